@@ -1,0 +1,70 @@
+"""Errors for people: each carries a source location and formats like an MLIR diagnostic.
+
+``str(error)`` is ``file:line:col: error: message``; the CLI prints exactly that.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .ir import Location, UNKNOWN_LOC
+
+__all__ = ["ShloError", "ParseError", "VerificationError", "ExecutionError", "Diagnostic",
+           "format_location"]
+
+
+def format_location(loc: Location | None, filename: str | None = None) -> str:
+    """`file:line:col` for a location, or the file name alone (or `<unknown>`)."""
+    flc = loc.file_line_col() if loc is not None else None
+    if flc:
+        return f"{flc[0]}:{flc[1]}:{flc[2]}"
+    return filename or "<unknown>"
+
+
+@dataclass
+class Diagnostic:
+    """One message: severity (`error`, `note`, `warning`), location, text, attached notes."""
+
+    message: str
+    location: Location = UNKNOWN_LOC
+    severity: str = "error"
+    notes: list["Diagnostic"] = field(default_factory=list)
+
+    def format(self, filename: str | None = None) -> str:
+        lines = [f"{format_location(self.location, filename)}: {self.severity}: {self.message}"]
+        lines += [n.format(filename) for n in self.notes]
+        return "\n".join(lines)
+
+    @property
+    def line(self) -> int | None:
+        flc = self.location.file_line_col()
+        return flc[1] if flc else None
+
+
+class ShloError(Exception):
+    """Base of shlo's errors; ``diagnostics`` holds one or more :class:`Diagnostic`."""
+
+    def __init__(self, message: str, location: Location | None = None,
+                 diagnostics: list[Diagnostic] | None = None, filename: str | None = None):
+        self.diagnostics = diagnostics or [Diagnostic(message, location or UNKNOWN_LOC)]
+        self.filename = filename
+        super().__init__(message)
+
+    @property
+    def location(self) -> Location:
+        return self.diagnostics[0].location
+
+    def __str__(self) -> str:
+        return "\n".join(d.format(self.filename) for d in self.diagnostics)
+
+
+class ParseError(ShloError):
+    """Malformed program text."""
+
+
+class VerificationError(ShloError):
+    """The program violates one or more constraints of the spec (all are in ``diagnostics``)."""
+
+
+class ExecutionError(ShloError):
+    """Running the program failed (bad arguments, unsupported custom_call, a failed collective)."""

@@ -1,0 +1,1 @@
+"""The interpreter: prepared evaluation of functions (evaluator.py) and the process grid."""

@@ -1,0 +1,195 @@
+"""Prepare once, run many (ARCHITECTURE.md principle 4; spec section "Execution").
+
+:class:`CompiledBlock` turns a block into a list of prepared steps: each op is resolved to the
+kernel its ops module registered, with attributes decoded and operand/result slots fixed in a
+flat frame. Running is a tight loop over those steps. Values a nested region uses from enclosing
+blocks are *captures*: the step owning the region binds them before calling its kernel.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from ..errors import ExecutionError, ShloError
+from ..ir import Block, Module, Operation, Region, Value, function_body
+from ..ops.registry import lookup
+
+__all__ = ["PrepareContext", "ProcessContext", "CompiledBlock", "RETURN_OPS"]
+
+RETURN_OPS = frozenset({"func.return", "stablehlo.return", "return", "chlo.return"})
+
+
+@dataclass
+class ProcessContext:
+    """What a running process knows about itself (spec "Process grid", "Feeds").
+
+    One is created per process; kernels of replica_id, partition_id, infeed, outfeed and the
+    collectives read it at run time (the grid and feeds may change between runs).
+    """
+
+    replica_id: int = 0
+    partition_id: int = 0
+    num_replicas: int = 1
+    num_partitions: int = 1
+    grid: Any = None  # the ProcessGrid when running on more than one process
+    infeed: list[Any] = field(default_factory=list)
+    outfeed: list[Any] = field(default_factory=list)
+    custom_calls: dict[str, Callable[..., Any]] = field(default_factory=dict)
+
+    @property
+    def process_id(self) -> int:
+        return self.replica_id * self.num_partitions + self.partition_id
+
+
+class PrepareContext:
+    """Handed to every prepare function: compiles regions and functions, knows the process."""
+
+    def __init__(self, module: Module | None, process: ProcessContext | None = None) -> None:
+        self.module = module
+        self.process = process or ProcessContext()
+        self._functions: dict[str, CompiledBlock] = {}
+        self._new_regions: list[CompiledBlock] = []
+
+    def region(self, region: Region) -> "CompiledBlock":
+        """Compile ``region`` (its entry block) into a callable ``fn(*args) -> list``."""
+        cb = CompiledBlock(region.blocks[0], self)
+        self._new_regions.append(cb)
+        return cb
+
+    def function(self, name: str) -> "CompiledBlock":
+        """The compiled body of function ``@name`` (compiled once per context)."""
+        cb = self._functions.get(name)
+        if cb is None:
+            if self.module is None:
+                raise ExecutionError(f"no module to look up function @{name} in")
+            func = self.module.functions.get(name)
+            if func is None:
+                raise ExecutionError(f"function @{name} is not defined")
+            cb = self._functions[name] = CompiledBlock.__new__(CompiledBlock)
+            cb._init(function_body(func), self)  # cache first: allows recursion
+        return cb
+
+    def prepare(self, op: Operation) -> Callable[..., Sequence[Any]]:
+        """Resolve ``op`` to its run-time kernel."""
+        d = lookup(op.name)
+        if d is None or d.prepare is None:
+            return _unsupported(op)
+        if not d.quantized_aware and _has_quantized(op):
+            from ..ops.registry import OPS
+
+            q = OPS.get("__dequantize_op_quantize__")
+            if q is not None and q.prepare is not None:
+                return q.prepare(op, self)
+        return d.prepare(op, self)
+
+
+def _has_quantized(op: Operation) -> bool:
+    from ..types import is_quantized
+
+    return any(is_quantized(v.type) for v in op.operands) or any(
+        is_quantized(v.type) for v in op.results)
+
+
+def _unsupported(op: Operation) -> Callable[..., Sequence[Any]]:
+    def run(*args: Any) -> Sequence[Any]:
+        raise ExecutionError(f"'{op.name}' op is not supported by the interpreter", op.location)
+
+    return run
+
+
+class CompiledBlock:
+    """A block turned into prepared steps; call it with the block's arguments."""
+
+    def __init__(self, block: Block, ctx: PrepareContext) -> None:
+        self._init(block, ctx)
+
+    def _init(self, block: Block, ctx: PrepareContext) -> None:
+        self.block = block
+        self.slots: dict[Value, int] = {}
+        self.capture_values: list[Value] = []
+        self.capture_slots: list[int] = []
+        self.bound: list[Any] = []
+        for v in block.arguments:
+            self.slots[v] = len(self.slots)
+        self.nargs = len(block.arguments)
+        self.steps: list[tuple[Any, ...]] = []
+        self.ret: list[int] = []
+        self.ops: list[Operation] = []
+        for op in block.operations:
+            if op.name in RETURN_OPS and op is block.operations[-1]:
+                self.ret = [self._slot(v) for v in op.operands]
+                break
+            saved = ctx._new_regions
+            ctx._new_regions = []
+            try:
+                kern = ctx.prepare(op)
+            except ShloError:
+                raise
+            except Exception as e:  # a bad attribute found while preparing
+                raise ExecutionError(f"'{op.name}' op: {e}", op.location) from e
+            regions, ctx._new_regions = ctx._new_regions, saved
+            ins = tuple(self._slot(v) for v in op.operands)
+            binds = tuple((r, tuple(self._slot(v) for v in r.capture_values))
+                          for r in regions if r.capture_values)
+            outs = tuple(self._new(v) for v in op.results)
+            self.steps.append((kern, ins, outs, binds))
+            self.ops.append(op)
+        self.size = len(self.slots)
+
+    def _new(self, v: Value) -> int:
+        s = self.slots[v] = len(self.slots)
+        return s
+
+    def _slot(self, v: Value) -> int:
+        s = self.slots.get(v)
+        if s is None:  # defined in an enclosing block: a capture
+            s = self._new(v)
+            self.capture_values.append(v)
+            self.capture_slots.append(s)
+        return s
+
+    @property
+    def single_op(self) -> str | None:
+        """The op name when the body is `return op(arg0, arg1)` (or `op(arg1, arg0)`).
+
+        Lets reductions recognise common bodies (add, max, ...) and call numpy directly.
+        """
+        b = self.block
+        if len(b.operations) != 2 or len(b.arguments) != 2:
+            return None
+        op, ret = b.operations
+        if len(op.operands) != 2 or len(ret.operands) != 1 or ret.operands[0] is not op.results[0]:
+            return None
+        if {id(op.operands[0]), id(op.operands[1])} != {id(b.arguments[0]), id(b.arguments[1])}:
+            return None
+        if op.operands[0] is not b.arguments[0] and op.name not in _COMMUTATIVE:
+            return None
+        return op.name
+
+    def __call__(self, *args: Any) -> list[Any]:
+        frame: list[Any] = list(args)
+        frame.extend([None] * (self.size - len(frame)))
+        for s, v in zip(self.capture_slots, self.bound):
+            frame[s] = v
+        i = 0
+        try:
+            for kern, ins, outs, binds in self.steps:
+                for r, cs in binds:
+                    r.bound = [frame[c] for c in cs]
+                res = kern(*[frame[s] for s in ins])
+                for s, v in zip(outs, res):
+                    frame[s] = v
+                i += 1
+        except ShloError:
+            raise
+        except Exception as e:
+            op = self.ops[i]
+            raise ExecutionError(f"'{op.name}' op: {type(e).__name__}: {e}", op.location) from e
+        return [frame[s] for s in self.ret]
+
+
+_COMMUTATIVE = frozenset({
+    "stablehlo.add", "stablehlo.multiply", "stablehlo.maximum", "stablehlo.minimum",
+    "stablehlo.and", "stablehlo.or", "stablehlo.xor",
+})

@@ -1,0 +1,1 @@
+"""Module -> Module transformations, registered under their upstream names."""

@@ -1,0 +1,1 @@
+"""Text <-> IR: lexer, parser (generic and pretty op forms), printer."""

@@ -1,0 +1,1 @@
+"""Running self-checking test files (split on `// -----`, check ops, run_parallel)."""

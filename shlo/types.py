@@ -1,0 +1,341 @@
+"""StableHLO types (spec section "Types") and their numpy dtypes.
+
+Types are immutable, hashable values; equal types compare equal. Element types are interned
+singletons reachable by their textual name through :func:`element_type`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import ml_dtypes
+import numpy as np
+
+__all__ = [
+    "Type", "ElementType", "IntegerType", "FloatType", "ComplexType", "QuantizedType",
+    "TensorType", "TokenType", "TupleType", "FunctionType", "OpaqueType",
+    "element_type", "I1", "I32", "I64", "F32", "F64", "BF16", "F16", "DYNAMIC",
+    "storage_dtype", "is_quantized", "tensor",
+]
+
+DYNAMIC = None
+"""A dynamic dimension (`?`) is stored as ``None`` in :attr:`TensorType.shape`."""
+
+
+class Type:
+    """Base of every type."""
+
+    __slots__ = ()
+
+
+class ElementType(Type):
+    """Base of tensor element types: integers, booleans, floats, complex, quantized."""
+
+    __slots__ = ()
+    name: str
+
+    @property
+    def dtype(self) -> np.dtype:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __repr__(self) -> str:
+        return self.name
+
+    # Kind predicates used all over the ops modules.
+    is_bool = False
+    is_integer = False  # signed or unsigned, not i1
+    is_signed = False
+    is_unsigned = False
+    is_float = False
+    is_complex = False
+    is_quantized = False
+
+
+@dataclass(frozen=True, repr=False)
+class IntegerType(ElementType):
+    """`iN` (signless, treated as signed), `siN` (signed), `uiN` (unsigned); `i1` is boolean."""
+
+    width: int
+    signedness: str = "signless"  # "signless" | "signed" | "unsigned"
+
+    @cached_property
+    def name(self) -> str:  # type: ignore[override]
+        prefix = {"signless": "i", "signed": "si", "unsigned": "ui"}[self.signedness]
+        return f"{prefix}{self.width}"
+
+    @cached_property
+    def dtype(self) -> np.dtype:  # type: ignore[override]
+        if self.width == 1:
+            return np.dtype(np.bool_)
+        key = ("u" if self.signedness == "unsigned" else "") + f"int{self.width}"
+        return np.dtype(_INT_DTYPES[key])
+
+    @property
+    def is_bool(self) -> bool:  # type: ignore[override]
+        return self.width == 1
+
+    @property
+    def is_integer(self) -> bool:  # type: ignore[override]
+        return self.width != 1
+
+    @property
+    def is_signed(self) -> bool:  # type: ignore[override]
+        return self.width != 1 and self.signedness != "unsigned"
+
+    @property
+    def is_unsigned(self) -> bool:  # type: ignore[override]
+        return self.width != 1 and self.signedness == "unsigned"
+
+    @property
+    def min(self) -> int:
+        return -(1 << (self.width - 1)) if self.is_signed else 0
+
+    @property
+    def max(self) -> int:
+        if self.width == 1:
+            return 1
+        return (1 << (self.width - 1)) - 1 if self.is_signed else (1 << self.width) - 1
+
+
+_INT_DTYPES = {
+    "int2": ml_dtypes.int2, "int4": ml_dtypes.int4, "int8": np.int8, "int16": np.int16,
+    "int32": np.int32, "int64": np.int64, "uint2": ml_dtypes.uint2, "uint4": ml_dtypes.uint4,
+    "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64,
+}
+
+_FLOAT_DTYPES = {
+    "f4E2M1FN": ml_dtypes.float4_e2m1fn,
+    "f6E2M3FN": ml_dtypes.float6_e2m3fn,
+    "f6E3M2FN": ml_dtypes.float6_e3m2fn,
+    "f8E3M4": ml_dtypes.float8_e3m4,
+    "f8E4M3": ml_dtypes.float8_e4m3,
+    "f8E4M3FN": ml_dtypes.float8_e4m3fn,
+    "f8E4M3FNUZ": ml_dtypes.float8_e4m3fnuz,
+    "f8E4M3B11FNUZ": ml_dtypes.float8_e4m3b11fnuz,
+    "f8E5M2": ml_dtypes.float8_e5m2,
+    "f8E5M2FNUZ": ml_dtypes.float8_e5m2fnuz,
+    "f8E8M0FNU": ml_dtypes.float8_e8m0fnu,
+    "bf16": ml_dtypes.bfloat16,
+    "f16": np.float16,
+    # tf32 has no storage format of its own: values are held in float32.
+    "tf32": np.float32,
+    "f32": np.float32,
+    "f64": np.float64,
+}
+
+
+_FLOAT_WIDTHS = {"bf16": 16, "f16": 16, "tf32": 19, "f32": 32, "f64": 64}
+
+
+@dataclass(frozen=True, repr=False)
+class FloatType(ElementType):
+    """A floating-point element type such as `f32`, `bf16` or `f8E4M3FN`."""
+
+    name: str  # type: ignore[misc]
+
+    @cached_property
+    def dtype(self) -> np.dtype:  # type: ignore[override]
+        return np.dtype(_FLOAT_DTYPES[self.name])
+
+    is_float = True
+
+    @property
+    def width(self) -> int:
+        """Bit width of the format (4 for f4E2M1FN, 19 for tf32)."""
+        return _FLOAT_WIDTHS.get(self.name) or int(self.name[1])
+
+
+@dataclass(frozen=True, repr=False)
+class ComplexType(ElementType):
+    """`complex<f32>` or `complex<f64>`."""
+
+    element: FloatType
+
+    @cached_property
+    def name(self) -> str:  # type: ignore[override]
+        return f"complex<{self.element.name}>"
+
+    @cached_property
+    def dtype(self) -> np.dtype:  # type: ignore[override]
+        return np.dtype(np.complex64 if self.element.name == "f32" else np.complex128)
+
+    is_complex = True
+
+
+@dataclass(frozen=True, repr=False)
+class QuantizedType(ElementType):
+    """`!quant.uniform<storage<:expressed, scales:zero_points>>` (spec "Quantized element types").
+
+    Per-tensor when ``quantization_dimension`` is None (one scale and one zero point), per-axis
+    otherwise. ``storage_min``/``storage_max`` default to the storage type's range.
+    """
+
+    storage_type: IntegerType
+    expressed_type: FloatType
+    scales: tuple[float, ...]
+    zero_points: tuple[int, ...]
+    quantization_dimension: int | None = None
+    storage_min: int | None = None
+    storage_max: int | None = None
+
+    @cached_property
+    def name(self) -> str:  # type: ignore[override]
+        from .syntax.printer import format_type  # late import: printing lives in syntax/
+
+        return format_type(self)
+
+    @property
+    def dtype(self) -> np.dtype:  # type: ignore[override]
+        return self.storage_type.dtype
+
+    @property
+    def min(self) -> int:
+        return self.storage_type.min if self.storage_min is None else self.storage_min
+
+    @property
+    def max(self) -> int:
+        return self.storage_type.max if self.storage_max is None else self.storage_max
+
+    @property
+    def is_per_axis(self) -> bool:
+        return self.quantization_dimension is not None
+
+    is_quantized = True
+
+
+@dataclass(frozen=True)
+class TensorType(Type):
+    """`tensor<d0 x d1 x ... x element_type [, encoding]>`.
+
+    ``shape`` holds ints, or ``None`` for a dynamic dimension; ``shape is None`` means unranked
+    (`tensor<*xf32>`, outside the spec but accepted by the parser). ``encoding`` is any attribute
+    (for example `#stablehlo.bounds<?, 5>`) kept as an attribute object.
+    """
+
+    shape: tuple[int | None, ...] | None
+    element_type: ElementType
+    encoding: object = None
+
+    @property
+    def rank(self) -> int:
+        assert self.shape is not None
+        return len(self.shape)
+
+    @property
+    def is_static(self) -> bool:
+        return self.shape is not None and all(d is not None for d in self.shape)
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.element_type.dtype
+
+    @property
+    def num_elements(self) -> int:
+        assert self.is_static
+        n = 1
+        for d in self.shape:  # type: ignore[union-attr]
+            n *= d  # type: ignore[operator]
+        return n
+
+    def __str__(self) -> str:
+        from .syntax.printer import format_type
+
+        return format_type(self)
+
+
+@dataclass(frozen=True)
+class TokenType(Type):
+    """`!stablehlo.token` (also written `token` in the spec)."""
+
+    def __str__(self) -> str:
+        return "!stablehlo.token"
+
+
+@dataclass(frozen=True)
+class TupleType(Type):
+    """`tuple<T0, T1, ...>`."""
+
+    types: tuple[Type, ...]
+
+    def __str__(self) -> str:
+        from .syntax.printer import format_type
+
+        return format_type(self)
+
+
+@dataclass(frozen=True)
+class FunctionType(Type):
+    """`(inputs) -> results`."""
+
+    inputs: tuple[Type, ...]
+    results: tuple[Type, ...]
+
+    def __str__(self) -> str:
+        from .syntax.printer import format_type
+
+        return format_type(self)
+
+
+@dataclass(frozen=True)
+class OpaqueType(Type):
+    """A type of another dialect (`!foo.bar<...>`, `index`, `memref<...>`), kept verbatim."""
+
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def element_type(name: str) -> ElementType:
+    """The element type spelled ``name`` (`f32`, `ui8`, `complex<f64>`, ...); KeyError if unknown."""
+    return _ELEMENT_TYPES[name]
+
+
+def _build_element_types() -> dict[str, ElementType]:
+    table: dict[str, ElementType] = {}
+    for w in (1, 2, 4, 8, 16, 32, 64):
+        t = IntegerType(w)
+        table[t.name] = t
+        if w != 1:
+            for s in ("signed", "unsigned"):
+                t = IntegerType(w, s)
+                table[t.name] = t
+    for n in _FLOAT_DTYPES:
+        table[n] = FloatType(n)
+    for n in ("f32", "f64"):
+        t = ComplexType(table[n])  # type: ignore[arg-type]
+        table[t.name] = t
+    return table
+
+
+_ELEMENT_TYPES = _build_element_types()
+
+I1 = _ELEMENT_TYPES["i1"]
+I32 = _ELEMENT_TYPES["i32"]
+I64 = _ELEMENT_TYPES["i64"]
+F16 = _ELEMENT_TYPES["f16"]
+BF16 = _ELEMENT_TYPES["bf16"]
+F32 = _ELEMENT_TYPES["f32"]
+F64 = _ELEMENT_TYPES["f64"]
+
+
+def tensor(shape: tuple[int | None, ...] | list[int], element: ElementType | str) -> TensorType:
+    """Shorthand: ``tensor((2, 3), "f32")``."""
+    et = element_type(element) if isinstance(element, str) else element
+    return TensorType(tuple(shape), et)
+
+
+def is_quantized(t: Type) -> bool:
+    """True for a tensor of quantized elements or a quantized element type."""
+    if isinstance(t, TensorType):
+        t = t.element_type
+    return isinstance(t, QuantizedType)
+
+
+def storage_dtype(t: TensorType) -> np.dtype:
+    """The numpy dtype of a runtime value of type ``t`` (storage type when quantized)."""
+    return t.element_type.dtype
