@@ -339,3 +339,12 @@ def is_quantized(t: Type) -> bool:
 def storage_dtype(t: TensorType) -> np.dtype:
     """The numpy dtype of a runtime value of type ``t`` (storage type when quantized)."""
     return t.element_type.dtype
+
+
+def element_type_for_dtype(dtype: np.dtype) -> ElementType:
+    """The element type whose run-time dtype is ``dtype`` (signless ints; `i1` for bool)."""
+    dtype = np.dtype(dtype)
+    for name, t in _ELEMENT_TYPES.items():
+        if t.dtype == dtype and not name.startswith("si") and name != "tf32":
+            return t
+    raise KeyError(f"no StableHLO element type for numpy dtype {dtype}")

@@ -36,6 +36,10 @@ class ProcessContext:
     infeed: list[Any] = field(default_factory=list)
     outfeed: list[Any] = field(default_factory=list)
     custom_calls: dict[str, Callable[..., Any]] = field(default_factory=dict)
+    # Failed check ops (shlo.ops.check) append a message here; running goes on.
+    check_failures: list[Any] = field(default_factory=list)
+    # Values recorded by `interpreter.probe`, by probe_id, in order (for expect_serialized_eq).
+    probes: dict[str, list[Any]] = field(default_factory=dict)
 
     @property
     def process_id(self) -> int:

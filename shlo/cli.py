@@ -1,0 +1,187 @@
+"""The `shlo` command: run | check | verify | fmt | opt.
+
+Bad input never shows a Python traceback: errors print as `file:line:col: error: ...` and the
+command exits 1. Set SHLO_DEBUG=1 to see tracebacks of internal errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any, Sequence
+
+import numpy as np
+
+from .errors import ShloError
+
+__all__ = ["main", "format_result"]
+
+
+def _cmd_fmt(a: argparse.Namespace) -> int:
+    from . import format, load
+
+    text = format(load(a.file), generic=a.generic)
+    if a.output:
+        with open(a.output, "w", encoding="utf-8") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    return 0
+
+
+def _load_args(a: argparse.Namespace) -> list[Any]:
+    args: list[Any] = []
+    for path in a.inputs:
+        args.append(np.load(path, allow_pickle=False))
+    if a.args:
+        with np.load(a.args, allow_pickle=False) as z:
+            keys = sorted(z.files, key=_natural_key)
+            args.extend(z[k] for k in keys)
+    return args
+
+
+def _natural_key(name: str) -> tuple:
+    import re
+
+    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name))
+
+
+def format_result(value: Any, type_text: str | None = None) -> str:
+    """A result in upstream's style: `tensor<2x3xf32>` then the values, numpy-summarised."""
+    if isinstance(value, tuple):
+        return "(" + ", ".join(format_result(v) for v in value) + ")"
+    arr = np.asarray(value)
+    if type_text is None:
+        from .syntax.printer import format_type
+        from .types import TensorType, element_type_for_dtype
+
+        type_text = format_type(TensorType(arr.shape, element_type_for_dtype(arr.dtype)))
+    shown = arr.astype(np.float32) if arr.dtype.kind == "V" or arr.dtype.itemsize == 1 and \
+        arr.dtype.kind == "f" else arr
+    body = np.array2string(np.asarray(shown), threshold=200, edgeitems=3, max_line_width=100,
+                           separator=", ")
+    return f"{type_text} {body}"
+
+
+def _cmd_run(a: argparse.Namespace) -> int:
+    from . import load
+    from .interpreter.api import run
+    from .ir import function_type
+    from .syntax.printer import format_type
+
+    module = load(a.file)
+    args = _load_args(a)
+    opts: dict[str, Any] = {}
+    if a.replicas is not None:
+        opts["replicas"] = a.replicas
+    if a.partitions is not None:
+        opts["partitions"] = a.partitions
+    results = run(module, *args, entry=a.entry, verify=not a.no_verify, **opts)
+    if a.out:
+        np.savez(a.out, **{f"result{i}": np.asarray(r) for i, r in enumerate(results)
+                           if not isinstance(r, tuple)})
+        return 0
+    types = function_type(module.function(a.entry)).results
+    grid = "replicas" in opts or "partitions" in opts
+    if grid and results and isinstance(results[0], list):  # per-process results
+        for pid, proc in enumerate(results):
+            print(f"// process {pid}")
+            for r, t in zip(proc, types):
+                print(format_result(r, format_type(t)))
+    else:
+        for r, t in zip(results, types):
+            print(format_result(r, format_type(t)))
+    return 0
+
+
+def _cmd_check(a: argparse.Namespace) -> int:
+    from .testing.runner import main as check_main
+
+    return check_main(a.paths, jobs=a.jobs, verify=not a.no_verify, timeout=a.timeout,
+                      quiet=a.quiet)
+
+
+def _cmd_verify(a: argparse.Namespace) -> int:
+    from .verifier import cli_main
+
+    return cli_main(a)
+
+
+def _cmd_opt(a: argparse.Namespace) -> int:
+    from . import format, load
+    from .passes import run_passes
+
+    module = run_passes(load(a.file), [p for spec in a.passes for p in spec.split(",") if p])
+    text = format(module, generic=a.generic)
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="shlo", description="StableHLO in Python.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    r = sub.add_parser("run", help="run a function on numpy inputs and print its results")
+    r.add_argument("file", help="program text (.mlir); - reads stdin")
+    r.add_argument("inputs", nargs="*", help="one .npy file per argument")
+    r.add_argument("--args", help="an .npz holding the arguments (in name order)")
+    r.add_argument("--entry", default="main", help="function to run (default: main)")
+    r.add_argument("--out", help="save the results to this .npz instead of printing them")
+    r.add_argument("--replicas", type=int, help="number of replicas of the process grid")
+    r.add_argument("--partitions", type=int, help="number of partitions of the process grid")
+    r.add_argument("--no-verify", action="store_true", help="skip verification")
+    r.set_defaults(fn=_cmd_run)
+
+    c = sub.add_parser("check", help="run self-checking test files and folders")
+    c.add_argument("paths", nargs="+")
+    c.add_argument("-j", "--jobs", type=int, help="worker processes (default: cores)")
+    c.add_argument("--timeout", type=float, default=120.0, help="seconds per case")
+    c.add_argument("--no-verify", action="store_true", help="skip verification")
+    c.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    c.set_defaults(fn=_cmd_check)
+
+    v = sub.add_parser("verify", help="check programs against the spec's constraints")
+    v.add_argument("files", nargs="+")
+    v.add_argument("--split-input-file", action="store_true")
+    v.add_argument("--verify-diagnostics", action="store_true")
+    v.add_argument("--strict-messages", action="store_true")
+    v.set_defaults(fn=_cmd_verify)
+
+    f = sub.add_parser("fmt", help="print a program in pretty (default) or generic form")
+    f.add_argument("file")
+    f.add_argument("--generic", action="store_true", help="print the generic op form")
+    f.add_argument("-o", "--output", help="write to this file instead of stdout")
+    f.set_defaults(fn=_cmd_fmt)
+
+    o = sub.add_parser("opt", help="transform a program with passes")
+    o.add_argument("file")
+    o.add_argument("--pass", dest="passes", action="append", default=[],
+                   help="pass names, comma separated (repeatable)")
+    o.add_argument("--generic", action="store_true")
+    o.set_defaults(fn=_cmd_opt)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.fn(args)
+    except ShloError as e:
+        print(str(e), file=sys.stderr)
+        return 1
+    except (OSError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except Exception as e:  # a bug in shlo: say so briefly
+        if os.environ.get("SHLO_DEBUG"):
+            raise
+        print(f"internal error: {type(e).__name__}: {e} (set SHLO_DEBUG=1 for a traceback)",
+              file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

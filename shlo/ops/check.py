@@ -1,0 +1,300 @@
+"""The `check` test dialect and the `@check.*` custom_call targets (conformance/SOURCE.md).
+
+A failing check does not stop the program: it appends a message to
+``ProcessContext.check_failures`` and running goes on, so a test file reports every mismatch.
+Tolerances follow the upstream tools:
+
+* `expect_eq`, `expect_eq_const`: element-wise `==` (NaN never equals NaN, +0 == -0).
+* `expect_almost_eq`, `expect_almost_eq_const`: |actual - expected| <= tolerance (default 1e-4;
+  1e-3 for the custom_call form), NaN matches NaN; complex parts are compared separately.
+* `expect_close`: ULP distance within [min_ulp_difference, max_ulp_difference] (op default
+  [0, 1], custom_call [0, 3]); for complex the larger of the part distances counts.
+* custom_call `@check.eq`: integers exactly, everything else as almost_eq with 1e-4; its i1
+  result says whether they matched.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from ..attributes import FloatAttr, IntegerAttr
+from ..errors import format_location
+from ..ir import Operation
+from ..types import FloatType, TensorType
+from .registry import TOKEN, kernel
+
+__all__ = ["compare_eq", "compare_almost_eq", "compare_close", "ulp_distance", "mismatch_report",
+           "CHECK_TARGETS"]
+
+# --- comparisons: each returns a boolean mask of matching elements ---------------------------
+
+
+def _wide(x: np.ndarray) -> np.ndarray:
+    """A float64/complex128/int/bool view of ``x`` suitable for arithmetic comparisons."""
+    x = np.asarray(x)
+    if x.dtype.kind == "c":
+        return x.astype(np.complex128)
+    if x.dtype.kind in "biu":
+        return x
+    return x.astype(np.float64)
+
+
+def compare_eq(actual: np.ndarray, expected: np.ndarray) -> np.ndarray:
+    a, e = _wide(actual), _wide(expected)
+    if a.dtype.kind in "iu" and e.dtype.kind in "iu":
+        return a.astype(object) == e.astype(object) if a.dtype != e.dtype else a == e
+    return a == e
+
+
+def compare_almost_eq(actual: np.ndarray, expected: np.ndarray, tolerance: float) -> np.ndarray:
+    a, e = _wide(actual), _wide(expected)
+    if a.dtype.kind in "biu" and e.dtype.kind in "biu":
+        return a == e
+    if a.dtype.kind == "c" or e.dtype.kind == "c":
+        a, e = a.astype(np.complex128), e.astype(np.complex128)
+        return (_almost(a.real, e.real, tolerance)) & (_almost(a.imag, e.imag, tolerance))
+    return _almost(a, e, tolerance)
+
+
+def _almost(a: np.ndarray, e: np.ndarray, tol: float) -> np.ndarray:
+    with np.errstate(invalid="ignore", over="ignore"):
+        close = np.abs(a - e) <= tol
+    return close | (np.isnan(a) & np.isnan(e)) | ((a == e) & np.isinf(a))
+
+
+_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def _sign_magnitude(x: np.ndarray, width: int, signed: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(sign bit set, magnitude bits as int64) of a float array's bit patterns."""
+    bits = x.view(_UINT[x.dtype.itemsize]).astype(np.uint64)
+    if not signed:
+        return np.zeros(bits.shape, dtype=bool), bits.astype(np.int64)
+    sign = np.uint64(1) << np.uint64(width - 1)
+    return (bits & sign) != 0, (bits & (sign - np.uint64(1))).astype(np.int64)
+
+
+def ulp_distance(actual: np.ndarray, expected: np.ndarray, ftype: FloatType) -> np.ndarray:
+    """ULP distance between same-typed float arrays (float64; inf when not comparable).
+
+    Bitwise-equal values and two NaNs are 0 apart; a finite and a non-finite value are
+    infinitely far apart; values of different signs are |a| + |b| ULPs apart.
+    """
+    a, e = np.asarray(actual), np.asarray(expected)
+    width = 32 if ftype.name == "tf32" else ftype.width
+    signed = ftype.name != "f8E8M0FNU"
+    sa, ma = _sign_magnitude(a, width, signed)
+    se, me = _sign_magnitude(e, width, signed)
+    same = np.abs(ma - me).astype(np.float64)
+    dist = np.where(sa == se, same, ma.astype(np.float64) + me.astype(np.float64))
+    fa, fe = a.astype(np.float64), e.astype(np.float64)
+    nan_a, nan_e = np.isnan(fa), np.isnan(fe)
+    fin_a, fin_e = np.isfinite(fa), np.isfinite(fe)
+    dist = np.where((fin_a != fin_e) | ((~fin_a) & (fa != fe)), np.inf, dist)
+    dist = np.where(nan_a & nan_e, 0.0, dist)
+    return np.where((sa == se) & (ma == me), 0.0, dist)
+
+
+def compare_close(actual: np.ndarray, expected: np.ndarray, ftype: Any, min_ulp: int,
+                  max_ulp: int) -> np.ndarray:
+    a, e = np.asarray(actual), np.asarray(expected)
+    if a.dtype.kind == "c":
+        part = FloatType("f32" if a.dtype == np.complex64 else "f64")
+        d = np.maximum(ulp_distance(np.ascontiguousarray(a.real), np.ascontiguousarray(e.real),
+                                    part),
+                       ulp_distance(np.ascontiguousarray(a.imag), np.ascontiguousarray(e.imag),
+                                    part))
+    elif a.dtype.kind in "biu":
+        d = np.abs(a.astype(np.float64) - e.astype(np.float64))
+    else:
+        d = ulp_distance(np.ascontiguousarray(a), np.ascontiguousarray(e), ftype)
+    return (d >= min_ulp) & (d <= max_ulp)
+
+
+def mismatch_report(actual: np.ndarray, expected: np.ndarray, ok: np.ndarray, what: str,
+                    limit: int = 3) -> str | None:
+    """None when every element matched, else a message naming the first mismatches."""
+    ok = np.asarray(ok)
+    a, e = np.asarray(actual), np.asarray(expected)
+    if a.shape != e.shape:
+        return f"{what}: shape mismatch: actual {a.shape}, expected {e.shape}"
+    if ok.all():
+        return None
+    bad = np.argwhere(~ok) if ok.ndim else np.zeros((1, 0), dtype=int)
+    parts = []
+    for idx in bad[:limit]:
+        i = tuple(int(k) for k in idx)
+        parts.append(f"at index {list(i)}: actual {a[i]!r}, expected {e[i]!r}")
+    more = f" (and {len(bad) - limit} more)" if len(bad) > limit else ""
+    return f"{what} failed: {len(bad)} of {max(a.size, 1)} elements differ; " + "; ".join(
+        parts) + more
+
+
+# --- kernels -----------------------------------------------------------------------------------
+
+
+def _float_type(op: Operation) -> Any:
+    t = op.operands[0].type
+    return t.element_type if isinstance(t, TensorType) else None
+
+
+def _reporter(op: Operation, ctx: Any, what: str) -> Callable[[str | None], None]:
+    failures = ctx.process.check_failures
+    where = format_location(op.location)
+
+    def report(msg: str | None) -> None:
+        if msg is not None:
+            failures.append(f"{where}: {msg}")
+
+    return report
+
+
+def _attr_value(a: Any, default: Any) -> Any:
+    if a is None:
+        return default
+    return a.value if isinstance(a, (FloatAttr, IntegerAttr)) else a
+
+
+@kernel("check.expect_eq", quantized_aware=True)
+def _expect_eq(op: Operation, ctx: Any):
+    report = _reporter(op, ctx, "check.expect_eq")
+
+    def run(actual: Any, expected: Any) -> tuple:
+        report(mismatch_report(actual, expected, compare_eq(actual, expected), "expect_eq"))
+        return ()
+
+    return run
+
+
+@kernel("check.expect_eq_const", quantized_aware=True)
+def _expect_eq_const(op: Operation, ctx: Any):
+    expected = op.attr("value").array
+    report = _reporter(op, ctx, "check.expect_eq_const")
+
+    def run(actual: Any) -> tuple:
+        report(mismatch_report(actual, expected, compare_eq(actual, expected),
+                               "expect_eq_const"))
+        return ()
+
+    return run
+
+
+@kernel("check.expect_almost_eq", quantized_aware=True)
+def _expect_almost_eq(op: Operation, ctx: Any):
+    tol = float(_attr_value(op.attr("tolerance"), 1e-4))
+    report = _reporter(op, ctx, "check.expect_almost_eq")
+
+    def run(actual: Any, expected: Any) -> tuple:
+        report(mismatch_report(actual, expected, compare_almost_eq(actual, expected, tol),
+                               f"expect_almost_eq (tolerance {tol})"))
+        return ()
+
+    return run
+
+
+@kernel("check.expect_almost_eq_const", quantized_aware=True)
+def _expect_almost_eq_const(op: Operation, ctx: Any):
+    tol = float(_attr_value(op.attr("tolerance"), 1e-4))
+    expected = op.attr("value").array
+    report = _reporter(op, ctx, "check.expect_almost_eq_const")
+
+    def run(actual: Any) -> tuple:
+        report(mismatch_report(actual, expected, compare_almost_eq(actual, expected, tol),
+                               f"expect_almost_eq_const (tolerance {tol})"))
+        return ()
+
+    return run
+
+
+@kernel("check.expect_close", quantized_aware=True)
+def _expect_close(op: Operation, ctx: Any):
+    lo = int(_attr_value(op.attr("min_ulp_difference"), 0))
+    hi = int(_attr_value(op.attr("max_ulp_difference"), 1))
+    ftype = _float_type(op)
+    report = _reporter(op, ctx, "check.expect_close")
+
+    def run(actual: Any, expected: Any) -> tuple:
+        report(mismatch_report(actual, expected, compare_close(actual, expected, ftype, lo, hi),
+                               f"expect_close (ULP distance in [{lo}, {hi}])"))
+        return ()
+
+    return run
+
+
+@kernel("check.expect_serialized_eq", quantized_aware=True)
+def _expect_serialized_eq(op: Operation, ctx: Any):
+    probe_id = op.attr("probe_id").value
+    iteration = int(_attr_value(op.attr("iter"), 0))
+    probes = ctx.process.probes
+    report = _reporter(op, ctx, "check.expect_serialized_eq")
+
+    def run(actual: Any) -> tuple:
+        recorded = probes.get(probe_id, [])
+        if iteration >= len(recorded):
+            report(f"expect_serialized_eq: probe '{probe_id}' has no value for iteration "
+                   f"{iteration}")
+        else:
+            expected = recorded[iteration]
+            same = np.asarray(actual).tobytes() == np.asarray(expected).tobytes()
+            report(None if same else f"expect_serialized_eq: value differs from probe "
+                   f"'{probe_id}' iteration {iteration}")
+        return ()
+
+    return run
+
+
+@kernel("interpreter.probe", quantized_aware=True)
+def _probe(op: Operation, ctx: Any):
+    probe_id = op.attr("probe_id").value
+    probes = ctx.process.probes
+
+    def run(x: Any) -> tuple:
+        probes.setdefault(probe_id, []).append(np.array(x, copy=True))
+        return (x,)
+
+    return run
+
+
+# --- custom_call targets: fn(op, ctx) -> run ---------------------------------------------------
+
+
+def _cc_expect(compare: Callable[[Any, Any, Any], np.ndarray], what: str):
+    def prepare(op: Operation, ctx: Any):
+        report = _reporter(op, ctx, what)
+        ftype = _float_type(op)
+        nres = len(op.results)
+
+        def run(actual: Any, expected: Any) -> tuple:
+            report(mismatch_report(actual, expected, compare(actual, expected, ftype), what))
+            return (TOKEN,) * nres
+
+        return run
+
+    return prepare
+
+
+def _cc_eq(op: Operation, ctx: Any):
+    report = _reporter(op, ctx, "check.eq")
+
+    def run(expected: Any, actual: Any) -> tuple:
+        a = np.asarray(actual)
+        ok = compare_eq(actual, expected) if a.dtype.kind in "biu" else compare_almost_eq(
+            actual, expected, 1e-4)
+        msg = mismatch_report(actual, expected, ok, "check.eq")
+        report(msg)
+        return (np.asarray(msg is None),)
+
+    return run
+
+
+CHECK_TARGETS: dict[str, Callable[[Operation, Any], Callable[..., Any]]] = {
+    "check.expect_eq": _cc_expect(lambda a, e, t: compare_eq(a, e), "check.expect_eq"),
+    "check.expect_almost_eq": _cc_expect(lambda a, e, t: compare_almost_eq(a, e, 1e-3),
+                                         "check.expect_almost_eq"),
+    "check.expect_close": _cc_expect(lambda a, e, t: compare_close(a, e, t, 0, 3),
+                                     "check.expect_close"),
+    "check.eq": _cc_eq,
+}
+"""custom_call targets handled by shlo itself (see control_flow.custom_call)."""

@@ -1,0 +1,211 @@
+"""Run self-checking StableHLO test files (`shlo check`).
+
+A file is split into cases on lines `// -----` (MLIR's -split-input-file). Each case is parsed,
+verified and run; it passes when nothing raised and no check op reported a mismatch. The entry
+is `@main` when the case has one, otherwise every function without arguments that no other
+function calls. Files run in parallel worker processes, each case under a time limit.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from ..errors import ShloError
+
+__all__ = ["CaseResult", "split_cases", "run_file", "run_paths", "collect_files", "main"]
+
+SPLIT = re.compile(r"^// -----\s*$", re.MULTILINE)
+
+
+@dataclass
+class CaseResult:
+    """The outcome of one case: `passed`, `failed` or `skipped`, with messages."""
+
+    file: str
+    line: int
+    status: str
+    messages: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def split_cases(text: str) -> Iterator[tuple[int, str]]:
+    """(first line number, text padded with blank lines so line numbers match the file)."""
+    pos, line = 0, 1
+    for m in SPLIT.finditer(text):
+        chunk = text[pos:m.start()]
+        yield line, "\n" * (line - 1) + chunk
+        line += chunk.count("\n") + 1
+        pos = m.end()
+    yield line, "\n" * (line - 1) + text[pos:]
+
+
+def _entries(module) -> list[str]:
+    funcs = module.functions
+    if "main" in funcs:
+        return ["main"]
+    called: set[str] = set()
+    for op in module.walk():
+        for key in ("callee", "decomposition"):
+            a = op.attr(key)
+            if a is not None and hasattr(a, "name"):
+                called.add(a.name)
+        progs = op.attr("programs")
+        if progs is not None:
+            for row in progs:
+                for p in row:
+                    called.add(getattr(p, "name", str(p)))
+    from ..ir import function_type
+
+    return [n for n, f in funcs.items() if n not in called and not function_type(f).inputs]
+
+
+class _Timeout(Exception):
+    pass
+
+
+def _on_alarm(signum, frame):  # pragma: no cover - timing dependent
+    raise _Timeout()
+
+
+def run_case(path: str, line: int, text: str, verify: bool = True,
+             timeout: float | None = 120.0) -> CaseResult:
+    """Parse, verify and run one case."""
+    from ..interpreter.evaluator import PrepareContext, ProcessContext
+    from ..syntax.parser import parse
+
+    start = time.perf_counter()
+    res = CaseResult(path, line, "passed")
+    use_alarm = timeout and hasattr(signal, "SIGALRM") and \
+        __import__("threading").current_thread() is __import__("threading").main_thread()
+    if use_alarm:
+        old = signal.signal(signal.SIGALRM, _on_alarm)
+        signal.setitimer(signal.ITIMER_REAL, timeout)
+    try:
+        module = parse(text, path)
+        if verify:
+            try:
+                from ..verifier import verify as _verify
+            except ImportError:
+                _verify = None
+            if _verify is not None:
+                _verify(module)
+        for name in _entries(module):
+            process = ProcessContext()
+            fn = PrepareContext(module, process).function(name)
+            fn()
+            res.messages.extend(process.check_failures)
+        if res.messages:
+            res.status = "failed"
+    except _Timeout:
+        res.status = "failed"
+        res.messages.append(f"{path}:{line}: timed out after {timeout} s")
+    except ShloError as e:
+        res.status = "failed"
+        res.messages.append(str(e))
+    except Exception as e:  # an interpreter bug: report it, keep going
+        res.status = "failed"
+        res.messages.append(f"{path}:{line}: internal error: {type(e).__name__}: {e}")
+    finally:
+        if use_alarm:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, old)
+    res.seconds = time.perf_counter() - start
+    return res
+
+
+def run_file(path: str, verify: bool = True, timeout: float | None = 120.0) -> list[CaseResult]:
+    """Run every case of the file at ``path``."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as e:
+        return [CaseResult(path, 0, "failed", [f"{path}: error: cannot read: {e}"])]
+    return [run_case(path, line, chunk, verify, timeout) for line, chunk in split_cases(text)]
+
+
+def collect_files(paths: Iterable[str]) -> list[str]:
+    """Every `.mlir` file under the given files and folders, sorted."""
+    out: list[str] = []
+    for p in paths:
+        q = Path(p)
+        if q.is_dir():
+            out.extend(str(f) for f in sorted(q.rglob("*.mlir")))
+        else:
+            out.append(str(q))
+    return out
+
+
+def _work(args: tuple[str, bool, float | None]) -> list[CaseResult]:
+    return run_file(*args)
+
+
+def run_paths(paths: Iterable[str], jobs: int | None = None, verify: bool = True,
+              timeout: float | None = 120.0, progress: bool = False) -> list[CaseResult]:
+    """Run every case of every file, files in parallel over ``jobs`` worker processes."""
+    files = collect_files(paths)
+    jobs = jobs or min(len(files), os.cpu_count() or 1) or 1
+    results: list[CaseResult] = []
+    work = [(f, verify, timeout) for f in files]
+    if jobs <= 1 or len(files) <= 1:
+        it: Iterable[list[CaseResult]] = map(_work, work)
+        pool = None
+    else:
+        import multiprocessing as mp
+
+        pool = mp.get_context("fork").Pool(jobs)
+        # Largest files first keeps the workers evenly loaded.
+        order = sorted(range(len(work)), key=lambda i: -_size(work[i][0]))
+        it = pool.imap_unordered(_work, [work[i] for i in order], chunksize=1)
+    try:
+        for n, file_results in enumerate(it, 1):
+            results.extend(file_results)
+            if progress:
+                failed = sum(r.status == "failed" for r in results)
+                sys.stderr.write(f"\r[{n}/{len(files)}] {len(results)} cases, {failed} failed")
+                sys.stderr.flush()
+    finally:
+        if pool is not None:
+            pool.close()
+            pool.join()
+    if progress:
+        sys.stderr.write("\n")
+    results.sort(key=lambda r: (r.file, r.line))
+    return results
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def summary_line(results: list[CaseResult]) -> str:
+    passed = sum(r.status == "passed" for r in results)
+    failed = sum(r.status == "failed" for r in results)
+    skipped = sum(r.status == "skipped" for r in results)
+    line = f"{passed} passed, {failed} failed"
+    return line + (f", {skipped} skipped" if skipped else "")
+
+
+def main(paths: list[str], jobs: int | None = None, verify: bool = True,
+         timeout: float | None = 120.0, quiet: bool = False) -> int:
+    """`shlo check`: print one line per failure and a last line `N passed, N failed`."""
+    progress = sys.stderr.isatty() and not quiet
+    results = run_paths(paths, jobs=jobs, verify=verify, timeout=timeout, progress=progress)
+    for r in results:
+        if r.status == "failed":
+            for m in r.messages or [f"{r.file}:{r.line}: failed"]:
+                first, *rest = m.splitlines() or [""]
+                print(first if first.startswith(r.file) else f"{r.file}:{r.line}: {first}")
+                for extra in rest[:3]:
+                    print("    " + extra)
+    print(summary_line(results))
+    return 1 if any(r.status == "failed" for r in results) else 0
+
