@@ -14,7 +14,7 @@ import numpy as np
 
 __all__ = [
     "Type", "ElementType", "IntegerType", "FloatType", "ComplexType", "QuantizedType",
-    "TensorType", "TokenType", "TupleType", "FunctionType", "OpaqueType",
+    "TensorType", "IndexType", "TokenType", "TupleType", "FunctionType", "OpaqueType",
     "element_type", "I1", "I32", "I64", "F32", "F64", "BF16", "F16", "DYNAMIC",
     "storage_dtype", "is_quantized", "tensor",
 ]
@@ -207,6 +207,24 @@ class QuantizedType(ElementType):
     is_quantized = True
 
 
+@dataclass(frozen=True, repr=False)
+class IndexType(ElementType):
+    """`index`: MLIR's target-sized integer, used by shape computations of dynamic ops (held as
+    int64 at run time)."""
+
+    name: str = "index"  # type: ignore[misc]
+
+    @property
+    def dtype(self) -> np.dtype:  # type: ignore[override]
+        return np.dtype(np.int64)
+
+    is_integer = True
+    is_signed = True
+    width = 64
+    min = -(1 << 63)
+    max = (1 << 63) - 1
+
+
 @dataclass(frozen=True)
 class TensorType(Type):
     """`tensor<d0 x d1 x ... x element_type [, encoding]>`.
@@ -309,6 +327,7 @@ def _build_element_types() -> dict[str, ElementType]:
     for n in ("f32", "f64"):
         t = ComplexType(table[n])  # type: ignore[arg-type]
         table[t.name] = t
+    table["index"] = IndexType()
     return table
 
 

@@ -85,7 +85,10 @@ def run(module: Module | str, *args: Any, entry: str = "main", verify: bool = Tr
     ``infeed`` is the list of values `infeed` ops take in order (each a tuple/list of arrays);
     values that `outfeed` ops emit are appended to ``outfeed`` when given. ``custom_calls`` maps
     a custom_call target name to a Python callable taking and returning numpy arrays.
-    ``replicas``/``partitions`` run on a process grid (see :mod:`shlo.interpreter.process_grid`).
+    ``replicas``/``partitions`` run on a process grid (see
+    :func:`shlo.interpreter.process_grid.run_grid` for the per-process arguments, feeds and
+    results, and the grid options ``programs``, ``process_args`` and ``timeout``): results
+    then come back as a list indexed by process id of each process's list of results.
     """
     if isinstance(module, str):
         from ..syntax.parser import parse
@@ -94,12 +97,20 @@ def run(module: Module | str, *args: Any, entry: str = "main", verify: bool = Tr
     if verify:
         _verify_once(module)
     num_replicas, num_partitions = _grid_size(module, replicas, partitions)
-    if num_replicas * num_partitions != 1 or grid_options:
+    explicit = replicas is not None or partitions is not None or "programs" in grid_options
+    if explicit or grid_options or num_replicas * num_partitions != 1:
+        # Results per process (a list by process id) when a grid was asked for or the
+        # module declares one; a 1x1 run that only passes grid options stays flat.
         from .process_grid import run_grid
 
-        return run_grid(module, *args, entry=entry, replicas=num_replicas,
-                        partitions=num_partitions, infeed=infeed, outfeed=outfeed,
-                        custom_calls=custom_calls, **grid_options)
+        feeds: list[Any] = []
+        per_process = run_grid(module, *args, entry=entry, replicas=replicas,
+                               partitions=partitions, infeed=infeed, outfeed=feeds,
+                               custom_calls=custom_calls, **grid_options)
+        flat = not explicit and len(per_process) == 1
+        if outfeed is not None:
+            outfeed.extend(feeds[0] if flat else feeds)
+        return per_process[0] if flat else per_process
     func = module.functions.get(entry)
     if func is None:
         raise ExecutionError(f"no function @{entry} in the module")

@@ -40,6 +40,8 @@ class ProcessContext:
     check_failures: list[Any] = field(default_factory=list)
     # Values recorded by `interpreter.probe`, by probe_id, in order (for expect_serialized_eq).
     probes: dict[str, list[Any]] = field(default_factory=dict)
+    # send/recv queues by channel id of a process run without a grid (one process).
+    channels: dict[int, Any] = field(default_factory=dict)
 
     @property
     def process_id(self) -> int:

@@ -126,7 +126,7 @@ def mismatch_report(actual: np.ndarray, expected: np.ndarray, ok: np.ndarray, wh
     parts = []
     for idx in bad[:limit]:
         i = tuple(int(k) for k in idx)
-        parts.append(f"at index {list(i)}: actual {a[i]!r}, expected {e[i]!r}")
+        parts.append(f"at index {list(i)}: actual {a[i]}, expected {e[i]}")
     more = f" (and {len(bad) - limit} more)" if len(bad) > limit else ""
     return f"{what} failed: {len(bad)} of {max(a.size, 1)} elements differ; " + "; ".join(
         parts) + more

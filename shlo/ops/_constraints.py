@@ -1,0 +1,828 @@
+"""Shared helpers for the ops' verifiers (spec "Ops" sections, constraints C1..Cn).
+
+Each op's ``@verifier`` function lives next to its kernel in its ops module and reports every
+violated constraint with ``diag.error(op, "C7", "what is wrong, with the values involved")``.
+This module holds what they share:
+
+* **type constraints** in the style of upstream's ODS definitions (:class:`TC`, the constants
+  ``TENSOR``, ``FP_TENSOR``, ...) and :func:`signature`, which checks operand/result counts, the
+  operand/result types, required attributes and the number of regions, the way upstream's
+  generated verifiers do before any op-specific check runs;
+* **compatibility** of types in the presence of dynamic dimensions (``?`` is compatible with any
+  size), quantization and encodings (:func:`compatible`), and :func:`check_inferred`, which
+  compares the result types the spec determines with the written ones;
+* the spec's helper functions (``baseline_type``, ``baseline_element_type``, ``is_unique``...),
+  attribute readers that never raise, and region helpers.
+
+Everything here is conservative: a helper that cannot tell (unknown attribute spelling, unranked
+or opaque types) answers "fine" so that a valid program is never rejected.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Sequence
+
+from ..attributes import (
+    ArrayAttr, BoolAttr, DenseArrayAttr, DenseElementsAttr, EnumAttr, FloatAttr, IntegerAttr,
+    StringAttr, StructAttr, SymbolRefAttr, UnitAttr,
+)
+from ..ir import Block, Operation
+from ..types import (
+    ComplexType, FloatType, FunctionType, IntegerType, OpaqueType, QuantizedType, TensorType,
+    TokenType, TupleType, Type,
+)
+
+__all__ = [
+    "F", "B", "SI", "UI", "I", "C", "Q", "QA", "INDEX", "TC", "element_kind",
+    "TENSOR", "TENSOR_QA", "ANY_TENSOR", "FP_TENSOR", "FP_Q_TENSOR", "FP_C_TENSOR",
+    "FP_C_Q_TENSOR", "INT_TENSOR", "PRED_TENSOR", "PRED_INT_TENSOR", "INT_FP_C_Q_TENSOR",
+    "SINT_FP_C_Q_TENSOR", "TOKEN", "TENSOR_OR_TOKEN", "TENSOR_QA_OR_TOKEN", "VALUE",
+    "DIMENSION_TENSOR", "signature", "type_str", "types_str", "dims_str", "compatible",
+    "compatible_shapes", "compatible_dims", "compatible_element_types", "check_inferred",
+    "baseline_element_type", "baseline_type", "expressed_or_self", "is_unique", "shape_of",
+    "rank_of", "elem", "int_attr", "ints_attr", "bool_attr", "float_attr", "enum_attr",
+    "str_attr", "region_block", "region_arg_types", "region_return_types", "region_terminator",
+    "is_ranked", "is_static", "num_bits", "dim", "valid_quantization_dimension",
+]
+
+# --- element kinds ---------------------------------------------------------------------------
+
+F = 1 << 0      # floating point
+B = 1 << 1      # i1 (bool)
+SI = 1 << 2     # signless or signed integer, not i1
+UI = 1 << 3     # unsigned integer
+C = 1 << 4      # complex
+Q = 1 << 5      # per-tensor quantized
+QA = 1 << 6     # per-axis quantized
+INDEX = 1 << 7  # the builtin `index` type (shape computations)
+I = SI | UI
+
+_KIND_CACHE: dict[Any, int] = {}
+
+
+def element_kind(et: Any) -> int:
+    """The kind bit of element type ``et`` (0 for anything shlo does not know)."""
+    k = _KIND_CACHE.get(et)
+    if k is not None:
+        return k
+    if isinstance(et, QuantizedType):
+        k = QA if et.quantization_dimension is not None else Q
+    elif isinstance(et, IntegerType):
+        k = B if et.width == 1 else (UI if et.signedness == "unsigned" else SI)
+    elif isinstance(et, FloatType):
+        k = F
+    elif isinstance(et, ComplexType):
+        k = C
+    elif isinstance(et, OpaqueType) and et.text == "index" or getattr(et, "name", None) == "index":
+        k = INDEX
+    else:
+        k = 0
+    try:
+        _KIND_CACHE[et] = k
+    except TypeError:  # unhashable: do not cache
+        pass
+    return k
+
+
+_KIND_WORDS = [
+    (F, "4/6/8/16/32/64-bit float"), (B, "bool"), (I, "2/4/8/16/32/64-bit integer"),
+    (SI, "2/4/8/16/32/64-bit signless integer"), (UI, "2/4/8/16/32/64-bit unsigned integer"),
+    (C, "complex type with 32/64-bit float elements"), (Q, "per-tensor integer quantized"),
+    (QA, "per-axis integer quantized"), (INDEX, "index"),
+]
+
+
+def _kinds_text(kinds: int) -> str:
+    words = []
+    left = kinds
+    for bit, word in _KIND_WORDS:
+        if left & bit == bit:
+            words.append(word)
+            left &= ~bit
+    return " or ".join(words)
+
+
+def valid_quantization_dimension(t: TensorType) -> bool:
+    """Types C12-C13 for a per-axis quantized tensor: the dimension exists and its size matches."""
+    et = t.element_type
+    if not isinstance(et, QuantizedType) or et.quantization_dimension is None:
+        return True
+    if t.shape is None:
+        return True
+    qd = et.quantization_dimension
+    if not 0 <= qd < len(t.shape):
+        return False
+    d = t.shape[qd]
+    return d is None or d == len(et.scales)
+
+
+class TC:
+    """A type constraint like upstream's ODS ones (`HLO_Tensor`, `HLO_FpTensor`, ...).
+
+    ``kinds`` are the allowed element kinds of tensors; ``only`` restricts element types by name
+    (`{"i32"}`); ``rank``/``static``/``ranked`` restrict the shape; ``token``/``tuple`` allow those
+    types; ``opaque`` allows types of other dialects (kept verbatim by the parser).
+    """
+
+    __slots__ = ("kinds", "ranked", "rank", "static", "token", "tuple", "only", "opaque",
+                 "description", "_cache")
+
+    def __init__(self, kinds: int = 0, *, ranked: bool = True, rank: int | None = None,
+                 static: bool = False, token: bool = False, tuple: bool = False,
+                 only: frozenset[str] | None = None, opaque: bool = False,
+                 description: str | None = None) -> None:
+        self.kinds = kinds
+        self.ranked = ranked
+        self.rank = rank
+        self.static = static
+        self.token = token
+        self.tuple = tuple
+        self.only = only
+        self.opaque = opaque
+        self.description = description or self._describe()
+        self._cache: dict[Any, bool] = {}
+
+    def _describe(self) -> str:
+        parts = []
+        if self.kinds or self.only:
+            shape = "ranked tensor" if self.ranked else "tensor"
+            if self.rank is not None:
+                shape = f"{self.rank}D tensor"
+            if self.static:
+                shape = "statically shaped " + shape
+            what = " or ".join(sorted(self.only)) if self.only else _kinds_text(self.kinds)
+            parts.append(f"{shape} of {what} values")
+        if self.token:
+            parts.append("token")
+        if self.tuple:
+            parts.append("nested tuple of tensors or tokens")
+        return " or ".join(parts) or "no value"
+
+    def accepts(self, t: Any) -> bool:
+        try:
+            hit = self._cache.get(t)
+        except TypeError:
+            return self._accepts(t)
+        if hit is None:
+            hit = self._cache[t] = self._accepts(t)
+        return hit
+
+    def _accepts(self, t: Any) -> bool:
+        if isinstance(t, TensorType):
+            if not (self.kinds or self.only):
+                return False
+            if t.shape is None:
+                if self.ranked or self.rank is not None or self.static:
+                    return False
+            else:
+                if self.rank is not None and len(t.shape) != self.rank:
+                    return False
+                if self.static and not t.is_static and t.encoding is None:
+                    return False
+            et = t.element_type
+            if self.only is not None:
+                return getattr(et, "name", None) in self.only
+            k = element_kind(et)
+            if not k & self.kinds:
+                return False
+            return k != QA or valid_quantization_dimension(t)
+        if isinstance(t, TokenType):
+            return self.token
+        if isinstance(t, TupleType):
+            return self.tuple and all(
+                isinstance(e, TupleType) and self._accepts(e) or
+                isinstance(e, (TensorType, TokenType)) for e in t.types)
+        return self.opaque
+
+    def __repr__(self) -> str:
+        return f"TC({self.description})"
+
+
+TENSOR = TC(F | B | I | C | Q)
+TENSOR_QA = TC(F | B | I | C | Q | QA)
+ANY_TENSOR = TC(F | B | I | C | Q | QA, ranked=False)
+FP_TENSOR = TC(F)
+FP_Q_TENSOR = TC(F | Q)
+FP_C_TENSOR = TC(F | C)
+FP_C_Q_TENSOR = TC(F | C | Q)
+INT_TENSOR = TC(I)
+PRED_TENSOR = TC(B)
+PRED_INT_TENSOR = TC(B | I)
+INT_FP_C_Q_TENSOR = TC(I | F | C | Q)
+SINT_FP_C_Q_TENSOR = TC(SI | F | C | Q)
+TOKEN = TC(token=True)
+TENSOR_OR_TOKEN = TC(F | B | I | C | Q, token=True)
+TENSOR_QA_OR_TOKEN = TC(F | B | I | C | Q | QA, token=True)
+VALUE = TC(F | B | I | C | Q | QA | INDEX, ranked=False, token=True, tuple=True, opaque=True,
+           description="any value")
+DIMENSION_TENSOR = TC(I | INDEX, rank=1, description="1D tensor of index or integer values")
+
+
+# --- formatting -------------------------------------------------------------------------------
+
+_format_type: Any = None
+
+
+def type_str(t: Any) -> str:
+    """A type as upstream prints it (`tensor<2x?xf32>`), quoted by callers as `'...'`."""
+    global _format_type
+    if _format_type is None:
+        try:
+            from ..syntax.printer import format_type
+            _format_type = format_type
+        except Exception:  # the printer is optional for the verifier
+            _format_type = _fallback_type_str
+    try:
+        return _format_type(t)
+    except Exception:
+        return _fallback_type_str(t)
+
+
+def _fmt_scale(s: float) -> str:
+    return f"{s:e}"
+
+
+def _fallback_type_str(t: Any) -> str:
+    if isinstance(t, TensorType):
+        et = _fallback_type_str(t.element_type)
+        if t.shape is None:
+            return f"tensor<*x{et}>"
+        dims = "".join(("?" if d is None else str(d)) + "x" for d in t.shape)
+        return f"tensor<{dims}{et}>"
+    if isinstance(t, QuantizedType):
+        st = t.storage_type.name
+        if t.storage_min is not None and (t.storage_min, t.storage_max) != \
+                (t.storage_type.min, t.storage_type.max):
+            st += f"<{t.storage_min}:{t.storage_max}>"
+        head = f"{st}:{t.expressed_type.name}"
+        params = [_fmt_scale(s) + (f":{z}" if z else "") for s, z in zip(t.scales, t.zero_points)]
+        if t.quantization_dimension is not None:
+            return f"!quant.uniform<{head}:{t.quantization_dimension}, {{{','.join(params)}}}>"
+        return f"!quant.uniform<{head}, {params[0] if params else ''}>"
+    if isinstance(t, TokenType):
+        return "!stablehlo.token"
+    if isinstance(t, TupleType):
+        return "tuple<" + ", ".join(_fallback_type_str(e) for e in t.types) + ">"
+    if isinstance(t, FunctionType):
+        return "(" + ", ".join(map(_fallback_type_str, t.inputs)) + ") -> (" + \
+            ", ".join(map(_fallback_type_str, t.results)) + ")"
+    name = getattr(t, "name", None)
+    return name if isinstance(name, str) else str(t)
+
+
+def types_str(ts: Iterable[Any]) -> str:
+    """`'t0', 't1'` as in upstream's "inferred type(s) ..." messages."""
+    return ", ".join(f"'{type_str(t)}'" for t in ts)
+
+
+def dims_str(dims: Iterable[Any]) -> str:
+    """`[2, ?, 3]`."""
+    return "[" + ", ".join("?" if d is None else str(d) for d in dims) + "]"
+
+
+# --- shapes and compatibility -------------------------------------------------------------------
+
+
+def is_ranked(t: Any) -> bool:
+    return isinstance(t, TensorType) and t.shape is not None
+
+
+def is_static(t: Any) -> bool:
+    return isinstance(t, TensorType) and t.shape is not None and None not in t.shape
+
+
+def shape_of(t: Any) -> tuple[int | None, ...] | None:
+    """The shape of a ranked tensor type, else None."""
+    return t.shape if isinstance(t, TensorType) else None
+
+
+def rank_of(t: Any) -> int | None:
+    s = shape_of(t)
+    return None if s is None else len(s)
+
+
+def dim(t: Any, i: int) -> int | None:
+    """Dimension ``i`` of tensor type ``t`` (None when dynamic, unranked or out of range)."""
+    s = shape_of(t)
+    if s is None or not -len(s) <= i < len(s):
+        return None
+    return s[i]
+
+
+def elem(t: Any) -> Any:
+    """The element type of a tensor type (None for other types)."""
+    return t.element_type if isinstance(t, TensorType) else None
+
+
+def compatible_dims(a: int | None, b: int | None) -> bool:
+    return a is None or b is None or a == b
+
+
+def compatible_shapes(a: Sequence[int | None] | None, b: Sequence[int | None] | None) -> bool:
+    """Same rank and equal sizes where both are static (unranked is compatible with anything)."""
+    if a is None or b is None:
+        return True
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x is not None and y is not None and x != y:
+            return False
+    return True
+
+
+def expressed_or_self(et: Any) -> Any:
+    return et.expressed_type if isinstance(et, QuantizedType) else et
+
+
+def compatible_element_types(a: Any, b: Any) -> bool:
+    """Upstream's compatibility of element types: equal, or both quantized with the same storage
+    type, storage range and expressed type (scales and zero points may differ). A quantized and
+    a non-quantized type are not compatible."""
+    if a is b or a == b:
+        return True
+    qa, qb = isinstance(a, QuantizedType), isinstance(b, QuantizedType)
+    if qa != qb:
+        return False
+    if qa and (a.storage_type != b.storage_type or a.min != b.min or a.max != b.max):
+        return False
+    return expressed_or_self(a) == expressed_or_self(b)
+
+
+def compatible(a: Any, b: Any) -> bool:
+    """Types compatible for type inference: shapes compatible (`?` matches any size),
+    element types compatible, tuples element-wise; anything else must be equal."""
+    if a is b:
+        return True
+    if isinstance(a, TensorType) and isinstance(b, TensorType):
+        return compatible_shapes(a.shape, b.shape) and \
+            compatible_element_types(a.element_type, b.element_type)
+    if isinstance(a, TupleType) and isinstance(b, TupleType):
+        return len(a.types) == len(b.types) and all(map(compatible, a.types, b.types))
+    if isinstance(a, OpaqueType) or isinstance(b, OpaqueType):
+        return True  # another dialect's type: nothing to check here
+    return a == b
+
+
+def check_inferred(op: Operation, diag: Any, label: str, inferred: Sequence[Any]) -> bool:
+    """Compare the result types the spec determines (``None`` = not determined) with the
+    written ones; on a mismatch report both, as upstream does. Returns True when they agree."""
+    actual = [v.type for v in op.results]
+    ok = len(inferred) == len(actual) and all(
+        i is None or compatible(i, a) for i, a in zip(inferred, actual))
+    if not ok:
+        shown = [i if i is not None else a for i, a in zip(inferred, actual)] + \
+            list(inferred[len(actual):])
+        diag.error(op, label, f"inferred type(s) {types_str(shown)} are incompatible with "
+                              f"return type(s) of operation {types_str(actual)}")
+    return ok
+
+
+def baseline_element_type(et: Any) -> Any:
+    """Spec `baseline_element_type`: quantized types without their scales and zero points."""
+    if isinstance(et, QuantizedType):
+        return ("quant", et.storage_type, et.min, et.max, et.expressed_type,
+                et.quantization_dimension)
+    return et
+
+
+def baseline_type(t: Any) -> Any:
+    """Spec `baseline_type`: the type with the baseline element type (a comparable key)."""
+    if isinstance(t, TensorType):
+        return (t.shape, baseline_element_type(t.element_type))
+    return t
+
+
+def num_bits(et: Any) -> int | None:
+    """Bit width of an element type (storage width for quantized ones)."""
+    if isinstance(et, QuantizedType):
+        et = et.storage_type
+    if isinstance(et, IntegerType):
+        return et.width
+    if isinstance(et, FloatType):
+        return et.width if et.name != "tf32" else 32
+    if isinstance(et, ComplexType):
+        return 2 * et.element.width
+    return None
+
+
+def is_unique(xs: Sequence[Any]) -> bool:
+    return len(set(xs)) == len(xs)
+
+
+# --- attributes (never raise) -----------------------------------------------------------------
+
+
+class _Missing:
+    pass
+
+
+MISSING = _Missing()
+
+
+def int_attr(op: Operation, name: str, default: Any = None) -> Any:
+    """Integer attribute ``name`` as a Python int; ``default`` when absent or malformed."""
+    a = op.attr(name)
+    if a is None:
+        return default
+    if isinstance(a, (IntegerAttr, BoolAttr)):
+        return int(a.value)
+    if isinstance(a, bool):
+        return int(a)
+    if isinstance(a, int):
+        return a
+    if isinstance(a, DenseElementsAttr) and a.array.size == 1:
+        return int(a.array.reshape(-1)[0])
+    return default
+
+
+def ints_attr(op: Operation, name: str, default: Any = None) -> Any:
+    """Integer-list attribute ``name`` (any spelling) as a tuple; ``default`` when absent."""
+    a = op.attr(name)
+    if a is None:
+        return default
+    return ints_of(a, default)
+
+
+def ints_of(a: Any, default: Any = None) -> Any:
+    try:
+        if isinstance(a, DenseArrayAttr):
+            return tuple(int(v) for v in a.values)
+        if isinstance(a, DenseElementsAttr):
+            return tuple(int(v) for v in a.array.reshape(-1))
+        if isinstance(a, ArrayAttr):
+            return tuple(int(v.value if isinstance(v, (IntegerAttr, BoolAttr)) else v)
+                         for v in a.values)
+        if isinstance(a, (tuple, list)):
+            return tuple(int(v.value if isinstance(v, (IntegerAttr, BoolAttr)) else v)
+                         for v in a)
+    except (TypeError, ValueError):
+        return default
+    return default
+
+
+def bool_attr(op: Operation, name: str, default: Any = None) -> Any:
+    a = op.attr(name)
+    if a is None:
+        return default
+    if isinstance(a, (BoolAttr, IntegerAttr)):
+        return bool(a.value)
+    if isinstance(a, bool):
+        return a
+    if isinstance(a, UnitAttr):
+        return True
+    return default
+
+
+def float_attr(op: Operation, name: str, default: Any = None) -> Any:
+    a = op.attr(name)
+    if isinstance(a, (FloatAttr, IntegerAttr)):
+        return float(a.value)
+    if isinstance(a, (int, float)):
+        return float(a)
+    return default
+
+
+def enum_attr(op: Operation, name: str, default: Any = None) -> Any:
+    """The case of an enum attribute (`LT` for `#stablehlo<comparison_direction LT>`)."""
+    a = op.attr(name)
+    if isinstance(a, EnumAttr):
+        return a.value
+    if isinstance(a, StringAttr):
+        return a.value
+    if isinstance(a, StructAttr):  # `#stablehlo<fft_type FFT>` may come as a struct
+        v = a.get("value")
+        if isinstance(v, str):
+            return v
+    if isinstance(a, str):
+        return a
+    return default
+
+
+def str_attr(op: Operation, name: str, default: Any = None) -> Any:
+    a = op.attr(name)
+    if isinstance(a, StringAttr):
+        return a.value
+    if isinstance(a, str):
+        return a
+    return default
+
+
+# --- regions ----------------------------------------------------------------------------------
+
+
+def region_block(op: Operation, i: int) -> Block | None:
+    """The entry block of region ``i`` (None when missing or empty)."""
+    if i >= len(op.regions) or not op.regions[i].blocks:
+        return None
+    return op.regions[i].blocks[0]
+
+
+def region_arg_types(op: Operation, i: int) -> list[Type] | None:
+    b = region_block(op, i)
+    return None if b is None else [a.type for a in b.arguments]
+
+
+def region_terminator(op: Operation, i: int) -> Operation | None:
+    b = region_block(op, i)
+    if b is None or not b.operations:
+        return None
+    return b.operations[-1]
+
+
+def region_return_types(op: Operation, i: int) -> list[Type] | None:
+    """Operand types of the terminator of region ``i`` (None when there is none)."""
+    t = region_terminator(op, i)
+    if t is None or t.name not in ("stablehlo.return", "func.return", "return"):
+        return None
+    return [v.type for v in t.operands]
+
+
+# --- the ODS-like signature check -----------------------------------------------------------------
+
+_ATTR_KINDS = {
+    "int": (IntegerAttr, int),
+    "bool": (BoolAttr, bool, IntegerAttr),
+    "str": (StringAttr, str),
+    "float": (FloatAttr, float, IntegerAttr),
+    "symbol": (SymbolRefAttr, StringAttr, str),
+}
+
+
+def _attr_ok(kind: str, a: Any) -> bool:
+    if kind == "ints":
+        return ints_of(a) is not None
+    types = _ATTR_KINDS.get(kind)
+    return types is None or isinstance(a, types)
+
+
+_ATTR_DESC = {"int": "64-bit signless integer attribute", "ints": "i64 dense array attribute",
+              "bool": "bool attribute", "str": "string attribute", "float": "float attribute",
+              "symbol": "flat symbol reference attribute"}
+
+
+def signature(op: Operation, diag: Any, operands: Sequence[Any] = (),
+              results: Sequence[Any] | None = None, attrs: dict[str, str] | None = None,
+              optional_attrs: dict[str, str] | None = None, regions: int | None = 0,
+              label: str = "") -> bool:
+    """Check the op's shape against its definition, like upstream's generated verifier.
+
+    ``operands`` and ``results`` are sequences of ``TC`` (one value) or ``(TC, "*")`` (a
+    variadic group: several groups share the remaining values equally) or ``(TC, "?")``
+    (optional). ``results=None`` skips the result check. ``attrs`` maps required attribute names
+    to kinds (`int`, `ints`, `bool`, `str`, `float`, `symbol`, `any`); ``optional_attrs`` the
+    same for optional ones. Returns False (after reporting) when the op is malformed, in which
+    case the op-specific checks should not run.
+    """
+    ok = True
+    for name, kind in (attrs or {}).items():
+        a = op.attr(name)
+        if a is None:
+            diag.error(op, label, f"requires attribute '{name}'")
+            ok = False
+        elif not _attr_ok(kind, a):
+            diag.error(op, label, f"attribute '{name}' failed to satisfy constraint: "
+                                  f"{_ATTR_DESC.get(kind, kind)}")
+            ok = False
+    for name, kind in (optional_attrs or {}).items():
+        a = op.attr(name)
+        if a is not None and not _attr_ok(kind, a):
+            diag.error(op, label, f"attribute '{name}' failed to satisfy constraint: "
+                                  f"{_ATTR_DESC.get(kind, kind)}")
+            ok = False
+    if not ok:
+        return False
+    ok = _check_values(op, diag, op.operands, operands, "operand", label) and ok
+    if results is not None:
+        ok = _check_values(op, diag, op.results, results, "result", label) and ok
+    if regions is not None and len(op.regions) != regions:
+        diag.error(op, label, f"requires {regions} region{'s' if regions != 1 else ''}, "
+                              f"but found {len(op.regions)}")
+        ok = False
+    return ok
+
+
+def _check_values(op: Operation, diag: Any, values: Sequence[Any], spec: Sequence[Any],
+                  what: str, label: str) -> bool:
+    groups: list[tuple[TC, str]] = [(s, "1") if isinstance(s, TC) else (s[0], s[1])
+                                    for s in spec]
+    n_single = sum(1 for _, k in groups if k == "1")
+    n_var = sum(1 for _, k in groups if k == "*")
+    n_opt = sum(1 for _, k in groups if k == "?")
+    n = len(values)
+    if n_var == 0 and n_opt == 0:
+        if n != n_single:
+            diag.error(op, label, f"expected {n_single} {what}s, but found {n}")
+            return False
+        sizes = [1] * n_single
+    elif n_var == 0:
+        if not n_single <= n <= n_single + n_opt:
+            diag.error(op, label, f"expected between {n_single} and {n_single + n_opt} "
+                                  f"{what}s, but found {n}")
+            return False
+        extra = n - n_single
+        sizes = []
+        for _, k in groups:
+            if k == "?":
+                sizes.append(1 if extra > 0 else 0)
+                extra -= 1 if extra > 0 else 0
+            else:
+                sizes.append(1)
+    else:
+        rest = n - n_single
+        if rest < 0 or rest % n_var:
+            diag.error(op, label, f"expected {n_single} {what}s plus {n_var} equally sized "
+                                  f"variadic group(s), but found {n} {what}s")
+            return False
+        each = rest // n_var
+        sizes = [each if k == "*" else 1 for _, k in groups]
+    ok = True
+    i = 0
+    for g, ((tc, kind), size) in enumerate(zip(groups, sizes)):
+        for _ in range(size):
+            t = values[i].type
+            if not tc.accepts(t):
+                desc = ("variadic of " if kind == "*" else "") + tc.description
+                lab = label or (f"I{g + 1}" if what == "operand" else "")
+                diag.error(op, lab, f"{what} #{i} must be {desc}, but got '{type_str(t)}'")
+                ok = False
+            i += 1
+    return ok
+
+
+# --- element-wise ops ---------------------------------------------------------------------------
+
+
+def same_shapes(op: Operation, diag: Any, label: str, types: Sequence[Any] | None = None,
+                message: str = "requires the same shape for all operands and results") -> bool:
+    """All ranked tensor types among ``types`` (default: operands and results) have compatible
+    shapes (`?` matches any size)."""
+    if types is None:
+        types = [v.type for v in op.operands] + [v.type for v in op.results]
+    shapes = [t.shape for t in types if isinstance(t, TensorType) and t.shape is not None]
+    for s in shapes[1:]:
+        if not compatible_shapes(shapes[0], s):
+            diag.error(op, label, f"{message}: {', '.join(dims_str(x) for x in shapes)}")
+            return False
+    return True
+
+
+def compatible_all(op: Operation, diag: Any, label: str,
+                   types: Sequence[Any] | None = None) -> bool:
+    """Upstream's CompatibleOperandsAndResultType: same shapes (up to `?`), compatible element
+    types (quantized types may differ in scales and zero points only)."""
+    if types is None:
+        types = [v.type for v in op.operands] + [v.type for v in op.results]
+    if not same_shapes(op, diag, label, types):
+        return False
+    ets = [t.element_type for t in types if isinstance(t, TensorType)]
+    for e in ets[1:]:
+        if not compatible_element_types(ets[0], e):
+            diag.error(op, label, "requires compatible types for all operands and results: "
+                                  + types_str(types))
+            return False
+    return True
+
+
+def result_accuracy(op: Operation, diag: Any, label: str = "") -> bool:
+    """`result_accuracy` of the transcendental ops: tolerances are non-negative and all zero in
+    mode HIGHEST."""
+    a = op.attr("result_accuracy")
+    if not isinstance(a, StructAttr):
+        return True
+    def num(key: str) -> float:
+        v = a.get(key, 0)
+        v = getattr(v, "value", v)
+        try:
+            return float(v)
+        except (TypeError, ValueError):
+            return 0.0
+    atol, rtol, ulps = num("atol"), num("rtol"), num("ulps")
+    mode = a.get("mode")
+    mode = getattr(mode, "value", mode)
+    if isinstance(mode, StructAttr):
+        mode = mode.get("value", mode)
+    if min(atol, rtol, ulps) < 0:
+        diag.error(op, label, f"Negative tolerance for ResultAccuracyAttr: atol = {atol}, "
+                              f"rtol = {rtol}, ulps = {ulps}")
+        return False
+    if isinstance(mode, str) and mode.endswith("HIGHEST") and (atol or rtol or ulps):
+        diag.error(op, label, "Invalid tolerances for ResultAccuracyAttr with mode HIGHEST, "
+                              "must be all zero.")
+        return False
+    return True
+
+
+# --- type equality up to spelling -----------------------------------------------------------------
+
+
+def _quant_key(q: QuantizedType) -> tuple:
+    return (q.storage_type, q.min, q.max, q.expressed_type, tuple(q.scales),
+            tuple(q.zero_points), q.quantization_dimension)
+
+
+def same_element_type(a: Any, b: Any) -> bool:
+    """Equal element types; quantized types compare by value (`i8` = `i8<-128:127>`)."""
+    if a is b or a == b:
+        return True
+    if isinstance(a, QuantizedType) and isinstance(b, QuantizedType):
+        return _quant_key(a) == _quant_key(b)
+    return False
+
+
+def same_type(a: Any, b: Any) -> bool:
+    """Equal types, up to the spelling of quantized storage ranges."""
+    if a is b or a == b:
+        return True
+    if isinstance(a, TensorType) and isinstance(b, TensorType):
+        return a.shape == b.shape and same_element_type(a.element_type, b.element_type) and \
+            a.encoding == b.encoding
+    if isinstance(a, TupleType) and isinstance(b, TupleType):
+        return len(a.types) == len(b.types) and all(map(same_type, a.types, b.types))
+    return False
+
+
+def quant_params_equal(a: Any, b: Any) -> bool:
+    return tuple(a.scales) == tuple(b.scales) and tuple(a.zero_points) == tuple(b.zero_points)
+
+
+def per_tensor_same_quant(op: Operation, diag: Any, label: str, operand: Any,
+                          result: Any) -> bool:
+    """C1 of reshape/transpose/broadcast_in_dim for per-tensor quantized types: the element
+    types are identical (scale and zero point included)."""
+    a, b = operand.element_type, result.element_type
+    if isinstance(a, QuantizedType) and isinstance(b, QuantizedType) and \
+            a.quantization_dimension is None and b.quantization_dimension is None:
+        if not same_element_type(a, b):
+            diag.error(op, label, f"expect same quantization scale and zero_point: "
+                                  f"{types_str([operand, result])}")
+            return False
+        return True
+    if isinstance(a, QuantizedType) != isinstance(b, QuantizedType) or \
+            not isinstance(a, QuantizedType) and not same_element_type(a, b):
+        diag.error(op, label, f"expects operand and result to have the same element type: "
+                              f"{types_str([operand, result])}")
+        return False
+    if isinstance(a, QuantizedType):
+        if (a.storage_type, a.min, a.max, a.expressed_type) != \
+                (b.storage_type, b.min, b.max, b.expressed_type) or \
+                (a.quantization_dimension is None) != (b.quantization_dimension is None):
+            diag.error(op, label, f"expects operand and result to have the same quantized "
+                                  f"storage and expressed types: {types_str([operand, result])}")
+            return False
+    return True
+
+
+def check_broadcast_in_dim(op: Operation, diag: Any, operand: Any, result: Any,
+                           dims: Sequence[int]) -> bool:
+    """broadcast_in_dim (C1-C6), shared with dynamic_broadcast_in_dim."""
+    if operand.shape is None or result.shape is None:
+        return True
+    r, rr = len(operand.shape), len(result.shape)
+    if len(dims) != r:
+        diag.error(op, "C2", f"broadcast_dimensions size ({len(dims)}) does not match operand "
+                             f"rank ({r})")
+        return False
+    ok = True
+    for d in dims:
+        if not 0 <= d < rr:
+            diag.error(op, "C3", f"broadcast_dimensions contains invalid value {d} for result "
+                                 f"with rank {rr}")
+            return False
+    if not is_unique(dims):
+        diag.error(op, "C4", f"broadcast_dimensions should not have duplicates: "
+                             f"{dims_str(dims)}")
+        return False
+    for i, d in enumerate(dims):
+        a, b = operand.shape[i], result.shape[d]
+        if a is not None and a != 1 and b is not None and a != b:
+            diag.error(op, "C5", f"size of operand dimension {i} ({a}) is not compatible with "
+                                 f"size of result dimension {d} ({b})")
+            ok = False
+    if not ok:
+        return False
+    a, b = operand.element_type, result.element_type
+    if isinstance(a, QuantizedType) and a.quantization_dimension is not None and \
+            isinstance(b, QuantizedType) and b.quantization_dimension is not None:
+        if (a.storage_type, a.min, a.max, a.expressed_type) != \
+                (b.storage_type, b.min, b.max, b.expressed_type):
+            diag.error(op, "C1", "expects operand and result to have the same quantized storage "
+                                 "and expressed types: " + types_str([operand, result]))
+            return False
+        qa, qb = a.quantization_dimension, b.quantization_dimension
+        if qa < r and qb != dims[qa]:
+            diag.error(op, "C6", f"result quantization_dimension {qb} not same as "
+                                 f"broadcast_dimensions[{qa}] = {dims[qa]}")
+            return False
+        if qa < r and operand.shape[qa] == 1:
+            for i in range(len(b.scales)):
+                if b.scales[i] != a.scales[0]:
+                    diag.error(op, "C6", f"mismatch result scale {i} ({b.scales[i]:e}) and "
+                                         f"operand scale 0 ({a.scales[0]:e})")
+                    return False
+                if b.zero_points[i] != a.zero_points[0]:
+                    diag.error(op, "C6", f"mismatch result zero_point {i} "
+                                         f"({b.zero_points[i]}) and operand zero_point 0 "
+                                         f"({a.zero_points[0]})")
+                    return False
+        return True
+    return per_tensor_same_quant(op, diag, "C1", operand, result)

@@ -1,0 +1,221 @@
+"""Numeric helpers for the element-wise ops: integer facts, float formats, correct rounding.
+
+Everything here is vectorized numpy and works on arrays of any shape and on numpy scalars.
+The two facts that need care (see docs/semantics/elementwise.md):
+
+* ml_dtypes has no arithmetic of its own for the sub-byte integers beyond add/subtract/multiply:
+  other ufuncs promote int2/int4/uint2/uint4 to int8. :class:`IntInfo` names the native
+  ``wide`` dtype to compute in; casting back with ``astype`` wraps (two's complement).
+* ml_dtypes converts float64 (and int64) to narrow floats through float32, rounding twice.
+  :func:`round_f64_to` rounds once: float64 -> float32 *round-to-odd*, then float32 -> target
+  round-to-nearest-even, which is exact rounding for every target of at most 22 significand bits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Callable
+
+import ml_dtypes
+import numpy as np
+
+from ..types import ElementType, FloatType, IntegerType
+
+__all__ = [
+    "IntInfo", "FloatInfo", "int_info", "float_info", "round_f64_to", "from_f64",
+    "int_to_float", "float_to_int", "total_order_key", "F64", "F32", "C128", "C64",
+]
+
+F32 = np.dtype(np.float32)
+F64 = np.dtype(np.float64)
+C64 = np.dtype(np.complex64)
+C128 = np.dtype(np.complex128)
+
+_UNSIGNED = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32),
+             8: np.dtype(np.uint64)}
+_SIGNED = {1: np.dtype(np.int8), 2: np.dtype(np.int16), 4: np.dtype(np.int32),
+           8: np.dtype(np.int64)}
+
+
+# --- integers -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class IntInfo:
+    """What the integer kernels need to know about an integer element type (not i1)."""
+
+    dtype: np.dtype      # the run-time dtype (ml_dtypes int4 etc. for sub-byte types)
+    width: int           # bits of the StableHLO type
+    signed: bool
+    wide: np.dtype       # a numpy-native dtype holding the same values (int8/uint8 for sub-byte)
+    unsigned: np.dtype   # native unsigned dtype of wide's size (for bit manipulation)
+    min: int
+    max: int
+
+    @property
+    def native(self) -> bool:
+        """True when numpy ufuncs work on ``dtype`` directly."""
+        return self.dtype == self.wide
+
+    @property
+    def mask(self) -> int:
+        """``width`` one bits."""
+        return (1 << self.width) - 1
+
+
+@lru_cache(maxsize=None)
+def int_info(et: IntegerType) -> IntInfo:
+    dt = et.dtype
+    signed = et.is_signed
+    nbytes = max(1, et.width // 8)
+    wide = (_SIGNED if signed else _UNSIGNED)[nbytes]
+    return IntInfo(dt, et.width, signed, wide, _UNSIGNED[nbytes], et.min, et.max)
+
+
+# --- floats ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FloatInfo:
+    """Bit layout of a floating-point element type."""
+
+    dtype: np.dtype
+    width: int           # bits of the format (4 for f4E2M1FN, stored in one byte)
+    mantissa_bits: int   # explicit significand bits
+    exponent_bits: int
+    has_sign: bool       # False only for f8E8M0FNU
+    has_inf: bool
+    bits: np.dtype       # unsigned storage dtype (uint8 for every format of at most 8 bits)
+
+    @property
+    def ieee_like(self) -> bool:
+        """True for formats laid out as IEEE-754 (bias 2^(e-1)-1, inf and NaN encodings)."""
+        return self.has_sign and self.has_inf
+
+
+@lru_cache(maxsize=None)
+def float_info(et: FloatType) -> FloatInfo:
+    dt = et.dtype
+    fi = np.finfo(dt) if dt in (np.dtype(np.float16), F32, F64) else ml_dtypes.finfo(dt)
+    width = int(fi.bits)
+    nmant, nexp = int(fi.nmant), int(fi.nexp)
+    has_sign = 1 + nexp + nmant == width
+    with np.errstate(all="ignore"):
+        has_inf = bool(np.isinf(np.array(np.inf, F32).astype(dt)))
+    return FloatInfo(dt, width, nmant, nexp, has_sign, has_inf, _UNSIGNED[dt.itemsize])
+
+
+def _rto_f32(x: np.ndarray) -> np.ndarray:
+    """float64 -> float32 rounding to odd (truncate, then set the last bit when inexact)."""
+    y = x.astype(F32)
+    back = y.astype(F64)
+    inexact = np.not_equal(back, x) & ~np.isnan(x)
+    away = np.greater(np.abs(back), np.abs(x))
+    bits = y.view(np.uint32)
+    bits = np.where(inexact & away, bits - np.uint32(1), bits)
+    bits = bits | inexact.astype(np.uint32)
+    return bits.view(F32)
+
+
+def round_f64_to(x: np.ndarray | np.generic, dt: np.dtype) -> np.ndarray:
+    """Round float64 values once, to nearest even, to the float dtype ``dt``."""
+    dt = np.dtype(dt)
+    if dt == F64:
+        return np.asarray(x, F64)
+    with np.errstate(all="ignore"):
+        if dt == F32:
+            return np.asarray(x, F64).astype(F32)
+        return _rto_f32(np.asarray(x, F64)).astype(dt)
+
+
+def from_f64(dt: np.dtype) -> Callable[[np.ndarray], np.ndarray]:
+    """The rounding function float64 -> ``dt`` (float or complex), chosen once."""
+    dt = np.dtype(dt)
+    if dt == F64 or dt == C128:
+        return lambda r: r
+    if dt == F32 or dt == C64:
+        return lambda r: r.astype(dt)
+    return lambda r: round_f64_to(r, dt)
+
+
+def _int64_to_f64_rto(x: np.ndarray) -> np.ndarray:
+    """64-bit integers -> float64 rounding to odd (exact TwoSum of the two 32-bit halves)."""
+    x = np.asarray(x)
+    if x.dtype == np.uint64:
+        hi = (x >> np.uint64(32)).astype(F64) * 4294967296.0
+    else:
+        hi = np.right_shift(x, 32).astype(F64) * 4294967296.0
+    lo = np.bitwise_and(x, 0xFFFFFFFF).astype(F64)
+    s = hi + lo
+    bb = s - hi
+    err = (hi - (s - bb)) + (lo - bb)
+    inexact = err != 0
+    away = inexact & ((err < 0) == (s > 0))  # s was rounded away from zero
+    bits = s.view(np.uint64)
+    bits = np.where(away, bits - np.uint64(1), bits)
+    bits = bits | inexact.astype(np.uint64)
+    return bits.view(F64)
+
+
+def int_to_float(x: np.ndarray | np.generic, dt: np.dtype) -> np.ndarray:
+    """Convert integers (any width, any signedness) to float dtype ``dt``, rounding once."""
+    x = np.asarray(x)
+    dt = np.dtype(dt)
+    if x.dtype.itemsize <= 1 and x.dtype.kind not in "iub":  # ml_dtypes int2/int4/uint2/uint4
+        x = x.astype(np.int16)
+    if dt == F64 or dt == F32 or x.dtype.itemsize <= 2:
+        return x.astype(dt)  # numpy's C casts round once (exact for <= 16-bit integers)
+    if x.dtype.itemsize == 4:
+        return round_f64_to(x.astype(F64), dt)  # exact in float64
+    return round_f64_to(_int64_to_f64_rto(x), dt)  # round-to-odd twice, then nearest even
+
+
+def float_to_int(x: np.ndarray | np.generic, info: IntInfo) -> np.ndarray:
+    """Truncate floats toward zero and saturate to the integer type; NaN gives 0 (as XLA)."""
+    x = np.asarray(x)
+    if x.dtype != F64 and x.dtype != F32:
+        x = x.astype(F64)  # exact for every narrower format
+    t = np.trunc(x.astype(F64))
+    hi = t >= float(info.max)  # float(max) may round up to 2^N; that is still "too big"
+    lo = t <= float(info.min)
+    bad = hi | lo | np.isnan(t)
+    r = np.where(bad, 0.0, t).astype(info.wide)
+    r = np.where(hi, info.wide.type(info.max), np.where(lo, info.wide.type(info.min), r))
+    return r if info.native else r.astype(info.dtype)
+
+
+# --- total order -------------------------------------------------------------------------------
+
+
+def total_order_key(x: np.ndarray | np.generic, info: FloatInfo) -> np.ndarray:
+    """Signed integers ordered as IEEE-754 totalOrder orders the floats ``x``.
+
+    -NaN < -inf < ... < -0 < +0 < ... < +inf < +NaN; sign-magnitude bits map to two's
+    complement by flipping the magnitude bits of negative values.
+    """
+    bits = np.asarray(x).view(info.bits)
+    if not info.has_sign:
+        return bits
+    sdt = _SIGNED[info.bits.itemsize]
+    if info.width == 8 * info.bits.itemsize:
+        s = bits.view(sdt)
+        flip = sdt.type((1 << (info.width - 1)) - 1)
+        return np.where(s < 0, np.bitwise_xor(s, flip), s)
+    # sub-byte formats (f4, f6): sign bit is bit width-1 of the byte
+    mag = np.bitwise_and(bits, (1 << (info.width - 1)) - 1).astype(np.int16)
+    neg = np.right_shift(bits, info.width - 1) != 0
+    return np.where(neg, np.subtract(np.negative(mag), 1), mag)
+
+
+def element_kind(et: ElementType) -> str:
+    """'bool', 'int', 'float', 'complex' or 'other' (quantized)."""
+    if et.is_bool:
+        return "bool"
+    if et.is_integer:
+        return "int"
+    if et.is_float:
+        return "float"
+    if et.is_complex:
+        return "complex"
+    return "other"

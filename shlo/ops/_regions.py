@@ -1,0 +1,361 @@
+"""Batched region machinery: evaluating a region body over whole arrays of element pairs.
+
+ARCHITECTURE.md principle 3: a region that the spec applies element by element (reduce,
+reduce_window, select_and_scatter, scatter, sort, map, all_reduce, ...) is evaluated **once per
+step over whole arrays**; its ops are element-wise on 0-d tensors, so they work on arrays of any
+shape. This module holds the reusable pieces:
+
+* :func:`call_body` calls a compiled region on arrays and normalises its results (shape, dtype);
+* :func:`ufunc_for` recognises a single-op body (``add``, ``maximum``, ...) as a numpy ufunc;
+* :func:`reduce_with_body` reduces arrays along axes with a body (fast numpy path or a pairwise
+  tree of batched body calls); collectives import it (``all_reduce``, ``reduce_scatter``);
+* :func:`combine_at` folds updates into positions of result arrays with a body, sequentially per
+  position, batched across positions (select_and_scatter, usable by scatter);
+* :func:`clone_subgraph` builds a one-argument region computing a value of another region
+  (used by sort to evaluate a comparator's key function on whole inputs).
+
+Reduction schedule (the spec's "implementation-defined full binary tree", docs/semantics):
+``body(init, tree(x0, ..., xn-1))`` where ``tree`` combines *adjacent* pairs level by level,
+``(x0 . x1), (x2 . x3), ...``, carrying an odd last element up unchanged; the in-order traversal
+is therefore ``init, x0, ..., xn-1`` as the spec requires, also for non-commutative bodies.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..ir import Block, Operation, Region, Value
+
+__all__ = [
+    "Body", "call_body", "ufunc_for", "reduce_with_body", "tree_reduce_last", "combine_at",
+    "clone_subgraph", "NATIVE_KINDS",
+]
+
+Body = Callable[..., Sequence[Any]]
+"""A compiled region (``ctx.region(...)``) or any ``fn(*args) -> list of arrays``."""
+
+NATIVE_KINDS = frozenset("biufc")
+"""numpy dtype kinds of numpy's own types (ml_dtypes types have kind 'V')."""
+
+
+# --- calling a body on arrays -------------------------------------------------------------------
+
+
+def call_body(body: Body, args: Sequence[Any], shape: tuple[int, ...],
+              dtypes: Sequence[np.dtype]) -> list[np.ndarray]:
+    """``body(*args)``, each result an array of ``shape`` and of the matching ``dtypes`` entry.
+
+    A body may return 0-d values (a constant, or ops on constants only) or numpy scalars: they
+    are broadcast to ``shape``.
+    """
+    out = body(*args)
+    res = []
+    for r, dt in zip(out, dtypes):
+        a = np.asarray(r)
+        if a.dtype != dt:
+            a = a.astype(dt)
+        if a.shape != shape:
+            a = np.array(np.broadcast_to(a, shape))
+        res.append(a)
+    return res
+
+
+# --- recognising single-op bodies ---------------------------------------------------------------
+
+_BINARY_UFUNCS: dict[str, tuple[np.ufunc, np.ufunc]] = {
+    # op name: (ufunc for numbers, ufunc for booleans)
+    "stablehlo.add": (np.add, np.logical_or),
+    "stablehlo.multiply": (np.multiply, np.logical_and),
+    "stablehlo.maximum": (np.maximum, np.logical_or),
+    "stablehlo.minimum": (np.minimum, np.logical_and),
+    "stablehlo.and": (np.bitwise_and, np.logical_and),
+    "stablehlo.or": (np.bitwise_or, np.logical_or),
+    "stablehlo.xor": (np.bitwise_xor, np.logical_xor),
+}
+_BITWISE = frozenset({"stablehlo.and", "stablehlo.or", "stablehlo.xor"})
+_WRAPPING = frozenset({"stablehlo.add", "stablehlo.multiply"})
+
+
+def ufunc_for(op_name: str | None, dtype: np.dtype) -> np.ufunc | None:
+    """The numpy ufunc computing the single-op body ``op_name`` on ``dtype``, or None.
+
+    None when the op is not a recognised commutative op or numpy cannot compute it exactly as
+    the spec does for this dtype (complex maximum/minimum, bitwise ops on floats, the ml_dtypes
+    integer types, whose arithmetic is done by :func:`reduce_with_body` through a wider type).
+    """
+    pair = _BINARY_UFUNCS.get(op_name or "")
+    if pair is None:
+        return None
+    if dtype == np.bool_:
+        return pair[1]
+    if op_name in _BITWISE and dtype.kind not in "iu":
+        return None
+    if dtype.kind == "c" and op_name in ("stablehlo.maximum", "stablehlo.minimum"):
+        return None
+    if dtype.kind == "V" and op_name in _BITWISE:
+        return None
+    return pair[0]
+
+
+def _subbyte_int_info(dtype: np.dtype) -> tuple[int, bool] | None:
+    """(bit width, signed) for the ml_dtypes integer types int2/int4/uint2/uint4, else None."""
+    name = dtype.name
+    if name in ("int2", "int4", "uint2", "uint4"):
+        return int(name[-1]), not name.startswith("u")
+    return None
+
+
+# --- reduction ----------------------------------------------------------------------------------
+
+
+def tree_reduce_last(combine: Callable[[list[np.ndarray], list[np.ndarray]], list[np.ndarray]],
+                     arrays: list[np.ndarray]) -> list[np.ndarray]:
+    """Reduce the last axis (length >= 1) of every array in ``arrays`` together, pairwise.
+
+    Level by level, adjacent elements are combined, ``combine(lhs, rhs)`` being called once per
+    level on whole arrays; an odd last element is carried to the next level. The result keeps
+    the in-order sequence of the inputs (so it equals a left fold for any associative body).
+    """
+    n = arrays[0].shape[-1]
+    while n > 1:
+        h = n // 2
+        lhs = [a[..., 0:2 * h:2] for a in arrays]
+        rhs = [a[..., 1:2 * h:2] for a in arrays]
+        out = combine(lhs, rhs)
+        if n % 2:
+            out = [np.concatenate([o, a[..., -1:]], axis=-1) for o, a in zip(out, arrays)]
+        arrays = out
+        n = h + n % 2
+    return [a[..., 0] for a in arrays]
+
+
+def _move_axes_last(a: np.ndarray, axes: Sequence[int]) -> np.ndarray:
+    """``a`` with ``axes`` moved to the end (in order) and merged into one axis."""
+    keep = [d for d in range(a.ndim) if d not in axes]
+    t = np.transpose(a, keep + list(axes))
+    return t.reshape(t.shape[:len(keep)] + (-1,))
+
+
+def reduce_with_body(body: Body, inputs: Sequence[np.ndarray],
+                     inits: Sequence[np.ndarray] | None = None,
+                     axes: Sequence[int] | None = None,
+                     single_op: str | None = None) -> list[np.ndarray]:
+    """Reduce ``inputs`` (N arrays of one shape) along ``axes`` with ``body``; spec "reduce".
+
+    ``body(*lhs, *rhs)`` takes N left and N right arrays and returns N arrays (a compiled region
+    from ``ctx.region`` or any such callable). ``inits`` are N 0-d values, or None to reduce
+    without init values (``all_reduce``); ``axes`` default to all axes. Result ``k`` has the shape
+    of ``inputs[k]`` without ``axes`` and the dtype of ``inits[k]`` (of ``inputs[k]`` when there
+    are no inits); inputs are converted to that dtype first.
+
+    When ``body`` is a single commutative op (``single_op``, or ``body.single_op`` of a compiled
+    region: add, multiply, maximum, minimum, and, or, xor) and N is 1, numpy computes it directly
+    (``ufunc.reduce`` on numpy's own dtypes, a pairwise tree of the ufunc on ml_dtypes floats and
+    f16 so that sums stay in the element type). Any other body is evaluated as a pairwise tree
+    (see :func:`tree_reduce_last`), one batched call per level; the result is
+    ``body(init, tree)``. Without inits, reducing zero elements is an error.
+    """
+    inputs = [np.asarray(x) for x in inputs]
+    n_in = len(inputs)
+    ndim = inputs[0].ndim
+    axes = tuple(range(ndim)) if axes is None else tuple(sorted(a % ndim if ndim else a
+                                                                for a in axes))
+    if inits is not None:
+        inits = [np.asarray(v) for v in inits]
+        dtypes = [v.dtype for v in inits]
+    else:
+        dtypes = [x.dtype for x in inputs]
+    flat = [_move_axes_last(x.astype(dt, copy=False), axes) for x, dt in zip(inputs, dtypes)]
+    out_shape = flat[0].shape[:-1]
+    n = flat[0].shape[-1]
+    if single_op is None:
+        single_op = getattr(body, "single_op", None)
+
+    if n_in == 1 and single_op is not None:
+        fast = _reduce_single_op(single_op, flat[0], inits[0] if inits is not None else None)
+        if fast is not None:
+            return [fast]
+
+    def combine(lhs: list[np.ndarray], rhs: list[np.ndarray]) -> list[np.ndarray]:
+        return call_body(body, lhs + rhs, lhs[0].shape, dtypes)
+
+    if n == 0:
+        if inits is None:
+            raise ValueError("reduction of zero elements without an init value")
+        return [np.full(out_shape, v, dtype=dt) for v, dt in zip(inits, dtypes)]
+    acc = tree_reduce_last(combine, flat)
+    if inits is None:
+        return [np.asarray(a) for a in acc]
+    init_arrays = [np.full(out_shape, v, dtype=dt) for v, dt in zip(inits, dtypes)]
+    return combine(init_arrays, [np.asarray(a) for a in acc])
+
+
+def _reduce_single_op(op_name: str, x: np.ndarray, init: np.ndarray | None) -> np.ndarray | None:
+    """Reduce the last axis of ``x`` with the single-op body ``op_name``, or None if unsupported."""
+    dtype = x.dtype
+    sub = _subbyte_int_info(dtype)
+    if sub is not None:
+        return _reduce_subbyte_int(op_name, x, init, sub)
+    uf = ufunc_for(op_name, dtype)
+    if uf is None:
+        return None
+    n = x.shape[-1]
+    if dtype.kind in NATIVE_KINDS and dtype != np.float16:
+        r = uf.reduce(x, axis=-1, dtype=dtype) if n else None
+    else:  # ml_dtypes floats and f16: pairwise, every partial result rounded to the type
+        r = tree_reduce_last(lambda l, rr: [uf(l[0], rr[0]).astype(dtype, copy=False)], [x])[0] \
+            if n else None
+    if r is None:
+        if init is None:
+            raise ValueError("reduction of zero elements without an init value")
+        return np.full(x.shape[:-1], init, dtype=dtype)
+    r = np.asarray(r, dtype=dtype)
+    if init is not None:
+        r = np.asarray(uf(np.asarray(init, dtype=dtype), r)).astype(dtype, copy=False)
+    if dtype.kind == "f" or dtype.kind == "V":
+        r = _fix_signed_zero(op_name, x, init, r)
+    if r.shape != x.shape[:-1]:
+        r = np.array(np.broadcast_to(r, x.shape[:-1]))
+    return r
+
+
+def _fix_signed_zero(op_name: str, x: np.ndarray, init: np.ndarray | None,
+                     r: np.ndarray) -> np.ndarray:
+    """IEEE-754 maximum/minimum order -0 < +0; numpy's keep whichever zero came first."""
+    if op_name not in ("stablehlo.maximum", "stablehlo.minimum"):
+        return r
+    zero = r == 0
+    if not zero.any():
+        return r
+    parts = [x] if init is None else [x, np.broadcast_to(np.asarray(init, x.dtype),
+                                                         x.shape[:-1] + (1,))]
+    pos = np.zeros(r.shape, bool)
+    neg = np.zeros(r.shape, bool)
+    for p in parts:
+        pz = p == 0
+        sb = np.signbit(p.astype(np.float32))
+        pos |= (pz & ~sb).any(axis=-1)
+        neg |= (pz & sb).any(axis=-1)
+    want_neg = neg if op_name == "stablehlo.minimum" else ~pos
+    neg_zero = np.array(-0.0).astype(r.dtype)
+    pos_zero = np.array(0.0).astype(r.dtype)
+    return np.where(zero, np.where(want_neg, neg_zero, pos_zero), r).astype(r.dtype)
+
+
+def _reduce_subbyte_int(op_name: str, x: np.ndarray, init: np.ndarray | None,
+                        info: tuple[int, bool]) -> np.ndarray | None:
+    """int2/int4/uint2/uint4: compute in int64, wrap modulo 2^width (spec: wrap on overflow)."""
+    width, signed = info
+    uf = ufunc_for(op_name, np.dtype(np.int64))
+    if uf is None:
+        return None
+    wide = x.astype(np.int64)
+    if init is not None:
+        wide = np.concatenate([np.broadcast_to(np.asarray(init).astype(np.int64),
+                                               x.shape[:-1] + (1,)), wide], axis=-1)
+    if wide.shape[-1] == 0:
+        raise ValueError("reduction of zero elements without an init value")
+    if op_name == "stablehlo.multiply":  # keep intermediate products small: wrap at each level
+        r = tree_reduce_last(lambda l, rr: [_wrap(l[0] * rr[0], width, signed)], [wide])[0]
+    else:
+        r = uf.reduce(wide, axis=-1)
+    return _wrap(np.asarray(r), width, signed).astype(x.dtype)
+
+
+def _wrap(v: np.ndarray, width: int, signed: bool) -> np.ndarray:
+    m = 1 << width
+    v = np.mod(v, m)
+    if signed:
+        v = np.where(v >= m // 2, v - m, v)
+    return v
+
+
+# --- folding updates into positions -------------------------------------------------------------
+
+
+def combine_at(body: Body, results: list[np.ndarray], indices: np.ndarray,
+               updates: list[np.ndarray], single_op: str | None = None) -> list[np.ndarray]:
+    """Fold ``updates`` into flat positions ``indices`` of the 1-d ``results``, in order.
+
+    For every ``i`` in order: ``results[:][indices[i]] = body(results[:][indices[i]],
+    updates[:][i])``. Positions may repeat: updates to one position are applied in their order
+    in ``indices``. Batched by rounds: round ``r`` applies the ``r``-th update of every position
+    in one body call (the number of calls is the largest multiplicity). A single-op body on
+    numpy's own dtypes uses ``ufunc.at``. Returns new arrays.
+    """
+    results = [r.copy() for r in results]
+    if indices.size == 0:
+        return results
+    if single_op is None:
+        single_op = getattr(body, "single_op", None)
+    if len(results) == 1 and single_op is not None:
+        dt = results[0].dtype
+        uf = ufunc_for(single_op, dt)
+        if uf is not None and dt.kind in NATIVE_KINDS and dt != np.float16:
+            uf.at(results[0], indices, updates[0].astype(dt, copy=False))
+            return results
+    order = np.argsort(indices, kind="stable")
+    sidx = indices[order]
+    start = np.r_[True, sidx[1:] != sidx[:-1]]
+    group_first = np.maximum.accumulate(np.where(start, np.arange(sidx.size), 0))
+    rank = np.arange(sidx.size) - group_first
+    dtypes = [r.dtype for r in results]
+    for r in range(int(rank.max()) + 1):
+        sel = order[rank == r]
+        pos = indices[sel]
+        cur = [res[pos] for res in results]
+        upd = [u[sel].astype(dt, copy=False) for u, dt in zip(updates, dtypes)]
+        new = call_body(body, cur + upd, pos.shape, dtypes)
+        for res, v in zip(results, new):
+            res[pos] = v
+    return results
+
+
+# --- cloning part of a region -------------------------------------------------------------------
+
+
+def clone_subgraph(root: Value, arg: Value) -> Region | None:
+    """A region ``^bb0(%x): ... return f(%x)`` computing ``root`` as a function of block ``arg``.
+
+    ``root`` must be computed, within ``arg``'s block, by region-free ops from ``arg``,
+    constants and values captured from enclosing blocks; None otherwise. Values captured from
+    outside stay references to the outer values (the evaluator binds them as captures).
+    """
+    block = arg.owner
+    if not isinstance(block, Block):
+        return None
+    if root is arg:
+        ops: list[Operation] = []
+    else:
+        needed: set[int] = set()
+        stack = [root]
+        while stack:
+            v = stack.pop()
+            if v is arg:
+                continue
+            if isinstance(v.owner, Block):
+                if v.owner is block:  # another argument of the same block
+                    return None
+                continue  # an outer block's argument: a capture
+            op = v.owner
+            if not isinstance(op, Operation) or op.parent is not block:
+                continue  # defined outside the block: a capture
+            if op.regions:
+                return None
+            if id(op) not in needed:
+                needed.add(id(op))
+                stack.extend(op.operands)
+        ops = [op for op in block.operations if id(op) in needed]
+    new_block = Block([arg.type])
+    mapping: dict[int, Value] = {id(arg): new_block.arguments[0]}
+    for op in ops:
+        clone = Operation(op.name, [mapping.get(id(v), v) for v in op.operands],
+                          [r.type for r in op.results], op.properties, op.attributes,
+                          location=op.location)
+        for old, new in zip(op.results, clone.results):
+            mapping[id(old)] = new
+        new_block.append(clone)
+    new_block.append(Operation("stablehlo.return", [mapping.get(id(root), root)]))
+    return Region([new_block])

@@ -1,0 +1,794 @@
+"""Linear-algebra ops: dot_general, dot, convolution, dynamic_conv, cholesky, triangular_solve,
+fft, batch_norm_training, batch_norm_inference, batch_norm_grad (spec sections of the same names).
+
+Every contraction (dot_general, dot, convolution) is reduced to one batched matrix product
+``(G, M, K) @ (G, K, N)`` done by :class:`Matmul`, which owns the numeric choices
+(docs/semantics/linalg.md):
+
+* integers are multiplied exactly (in float64 when every partial sum provably fits in 53 bits,
+  else in int64, whose wrap-around is arithmetic modulo 2**64) and wrapped once to the result
+  type; booleans use `and` for the product and `or` for the sum;
+* floats narrower than f32 (bf16, f16, f8, ...) are computed in float32 (their products are exact
+  there) and rounded once to the result type; f32, f64 and complex compute in their own precision
+  (or the result's, when it is wider);
+* ``precision_config`` is ignored (CPU numerics do not depend on it); a ``dot_algorithm`` rounds
+  float operands to its ``lhs/rhs_precision_type`` and accumulates in its ``accumulation_type``.
+
+The kernels never loop over elements: windows of `convolution` are strided views
+(``sliding_window_view``), `triangular_solve` loops over matrix rows (vectorized over batch and
+right-hand sides), `fft` calls ``numpy.fft``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Sequence
+
+import ml_dtypes
+import numpy as np
+
+from ..attributes import (
+    BoolAttr, ConvDimensionNumbers, DictAttr, EnumAttr, FloatAttr, IntegerAttr, StructAttr,
+    TypeAttr, ints,
+)
+from ..ir import Operation
+from ..types import ComplexType, ElementType, FloatType, IntegerType, TensorType, element_type
+from .registry import kernel
+
+Run = Callable[..., Sequence[Any]]
+
+__all__ = ["Matmul", "DotAlgorithm"]
+
+
+# --- attribute helpers -------------------------------------------------------------------------
+
+
+def _elem(t: Any) -> ElementType:
+    assert isinstance(t, TensorType), f"expected a tensor type, got {t}"
+    return t.element_type
+
+
+def _bool_attr(op: Operation, name: str, default: bool = False) -> bool:
+    a = op.attr(name)
+    if a is None:
+        return default
+    if isinstance(a, (BoolAttr, IntegerAttr)):
+        return bool(a.value)
+    return bool(a)
+
+
+def _int_attr(op: Operation, name: str, default: int) -> int:
+    a = op.attr(name)
+    if a is None:
+        return default
+    return int(a.value if isinstance(a, (IntegerAttr, BoolAttr)) else a)
+
+
+def _float_attr(op: Operation, name: str, default: float) -> float:
+    a = op.attr(name)
+    if a is None:
+        return default
+    return float(a.value if isinstance(a, (FloatAttr, IntegerAttr)) else a)
+
+
+def _enum_attr(op: Operation, name: str, default: str) -> str:
+    a = op.attr(name)
+    if a is None:
+        return default
+    if isinstance(a, EnumAttr):
+        return a.value
+    return str(getattr(a, "value", a))
+
+
+def _param(record: Any, name: str) -> Any:
+    """A parameter of a struct-like attribute (`#stablehlo.dot<...>`, a dict), or None."""
+    if isinstance(record, (StructAttr, DictAttr)):
+        return record.get(name)
+    if isinstance(record, dict):
+        return record.get(name)
+    return getattr(record, name, None)
+
+
+def _py(v: Any) -> Any:
+    """The Python value of a struct parameter (an int/bool or an IntegerAttr/BoolAttr)."""
+    return v.value if isinstance(v, (IntegerAttr, BoolAttr)) else v
+
+
+def _type_param(v: Any) -> ElementType | None:
+    if v is None:
+        return None
+    if isinstance(v, TypeAttr):
+        v = v.type
+    if isinstance(v, TensorType):
+        v = v.element_type
+    if isinstance(v, ElementType):
+        return v
+    if isinstance(v, str):
+        return element_type(v)
+    return None
+
+
+# --- numeric plumbing --------------------------------------------------------------------------
+
+_F32 = np.dtype(np.float32)
+_F64 = np.dtype(np.float64)
+_C64 = np.dtype(np.complex64)
+_C128 = np.dtype(np.complex128)
+_EXACT = float(2**53)
+
+
+def _mantissa_bits(t: ElementType) -> int:
+    """Explicit mantissa bits of a float type (tf32 has 10, stored in a float32)."""
+    if isinstance(t, FloatType) and t.name == "tf32":
+        return 10
+    return int(ml_dtypes.finfo(t.dtype).nmant)
+
+
+def _float_compute_dtype(t: ElementType) -> np.dtype:
+    """The dtype a float/complex element type is computed in: at least float32."""
+    if isinstance(t, ComplexType):
+        return t.dtype
+    if isinstance(t, FloatType):
+        return _F64 if t.dtype == _F64 else _F32
+    return _F64  # integers mixed with floats
+
+
+def _max_abs(t: ElementType) -> int:
+    if isinstance(t, IntegerType):
+        return 1 if t.is_bool else max(abs(t.min), abs(t.max))
+    return 1 << 64
+
+
+def _width(t: ElementType) -> int:
+    return t.width if isinstance(t, IntegerType) else 64
+
+
+def _round_tf32(x: np.ndarray) -> np.ndarray:
+    """Round float32 values to tf32 (10 mantissa bits), to nearest even; NaN stays NaN."""
+    u = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
+    lsb = (u >> np.uint32(13)) & np.uint32(1)
+    r = ((u + np.uint32(0xFFF) + lsb) & np.uint32(0xFFFFE000)).view(np.float32)
+    return np.where(np.isnan(x), x, r)
+
+
+def _rounder(t: ElementType | None, compute: np.dtype) -> Callable[[np.ndarray], np.ndarray] | None:
+    """A function rounding ``compute`` values to the precision of float type ``t`` (or None)."""
+    if not isinstance(t, FloatType) or compute.kind != "f":
+        return None
+    if _mantissa_bits(t) >= np.finfo(compute).nmant:
+        return None
+    if t.name == "tf32":
+        if compute == _F32:
+            return _round_tf32
+        return lambda x: _round_tf32(x.astype(np.float32)).astype(compute)
+    dt = t.dtype
+    return lambda x: x.astype(dt).astype(compute)
+
+
+def wrap_integers(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """Integer values (int64/uint64) to ``dtype`` modulo 2**bits (numpy and ml_dtypes wrap)."""
+    return x.astype(dtype)
+
+
+class DotAlgorithm:
+    """`#stablehlo.dot_algorithm<...>` decoded: the parts shlo honours (spec "dot_general").
+
+    Operands are rounded to ``lhs_precision_type`` / ``rhs_precision_type`` when those are
+    narrower than the computation and the component count is 1 (a count above 1 asks for a
+    multi-pass emulation of *higher* precision: computed directly instead); products are summed
+    in ``accumulation_type`` when it is wider than the computation, or the sum is rounded to it
+    once when it is narrower.
+    """
+
+    def __init__(self, attr: Any) -> None:
+        self.lhs_precision_type = _type_param(_param(attr, "lhs_precision_type"))
+        self.rhs_precision_type = _type_param(_param(attr, "rhs_precision_type"))
+        self.accumulation_type = _type_param(_param(attr, "accumulation_type"))
+        self.lhs_component_count = int(_py(_param(attr, "lhs_component_count")) or 1)
+        self.rhs_component_count = int(_py(_param(attr, "rhs_component_count")) or 1)
+        self.num_primitive_operations = int(_py(_param(attr, "num_primitive_operations")) or 1)
+        self.allow_imprecise_accumulation = bool(
+            _py(_param(attr, "allow_imprecise_accumulation")))
+
+
+class Matmul:
+    """Batched matrix product ``(G, M, K) @ (G, K, N) -> (G, M, N)`` of the result's dtype.
+
+    Decides once (from the operand and result element types and an optional dot algorithm) how
+    to compute; see the module docstring and docs/semantics/linalg.md.
+    """
+
+    def __init__(self, lhs: ElementType, rhs: ElementType, result: ElementType,
+                 algorithm: DotAlgorithm | None = None) -> None:
+        self.result_dtype = result.dtype
+        self.result_is_bool = isinstance(result, IntegerType) and result.is_bool
+        self.integral = isinstance(lhs, IntegerType) and isinstance(rhs, IntegerType)
+        self.lhs_round = self.rhs_round = self.acc_round = None
+        if self.integral:
+            # Largest |partial sum| per contracted element: decides float64 exactness.
+            self.bound = float(_max_abs(lhs)) * float(_max_abs(rhs))
+            self.lhs_width, self.rhs_width = _width(lhs), _width(rhs)
+            return
+        compute = np.result_type(_float_compute_dtype(lhs), _float_compute_dtype(rhs))
+        if isinstance(result, (FloatType, ComplexType)):
+            compute = np.result_type(compute, _float_compute_dtype(result))
+        if algorithm is not None:
+            acc = algorithm.accumulation_type
+            if isinstance(acc, FloatType) and compute.kind in "fc":
+                acc_dt = _float_compute_dtype(acc)
+                if np.finfo(acc_dt).nmant > np.finfo(compute).nmant:
+                    compute = np.result_type(compute, acc_dt)
+                else:
+                    real = np.dtype(np.finfo(compute).dtype)
+                    self.acc_round = _rounder(acc, real) if compute.kind == "f" else None
+            if algorithm.lhs_component_count == 1:
+                self.lhs_round = _rounder(algorithm.lhs_precision_type, compute)
+            if algorithm.rhs_component_count == 1:
+                self.rhs_round = _rounder(algorithm.rhs_precision_type, compute)
+        self.compute = np.dtype(compute)
+
+    def __call__(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        if self.integral:
+            return self._integral(a, b)
+        a = a.astype(self.compute, copy=False)
+        b = b.astype(self.compute, copy=False)
+        if self.lhs_round is not None:
+            a = self.lhs_round(a)
+        if self.rhs_round is not None:
+            b = self.rhs_round(b)
+        out = np.matmul(a, b)
+        if self.acc_round is not None:
+            out = self.acc_round(out)
+        if self.result_dtype.kind != "c" and out.dtype.kind == "c":
+            out = out.real
+        return out.astype(self.result_dtype, copy=False)
+
+    def _integral(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        k = max(a.shape[-1], 1)
+        if self.bound * k < _EXACT:
+            out = np.matmul(a.astype(_F64), b.astype(_F64))  # exact: every sum fits 53 bits
+            if self.result_dtype.kind in "fc":
+                return out.astype(self.result_dtype)
+            out = out.astype(np.int64)
+        else:
+            plan = self._limb_plan(k)
+            if plan is not None:
+                out = _limb_matmul(a.astype(np.int64), b.astype(np.int64), *plan)
+            else:
+                out = np.matmul(a.astype(np.int64), b.astype(np.int64))  # modulo 2**64
+        if self.result_is_bool:
+            return out != 0
+        return wrap_integers(out, self.result_dtype)
+
+    def _limb_plan(self, k: int) -> tuple[int, int, int] | None:
+        """Split both operands into n limbs of bl / br bits so limb products sum exactly in
+        float64 (n**2 BLAS matmuls beat numpy's integer matmul by far); None if n > 4."""
+        for n in (2, 3, 4):
+            bl, br = -(-self.lhs_width // n), -(-self.rhs_width // n)
+            if 2.0 ** (bl + br) * k < _EXACT:
+                return n, bl, br
+        return None
+
+
+def _limbs(x: np.ndarray, n: int, bits: int) -> list[np.ndarray]:
+    """``x`` (int64) as ``sum(limb[i] << bits * i)``: unsigned low limbs, a signed top limb."""
+    mask = np.int64((1 << bits) - 1)
+    out = []
+    for _ in range(n - 1):
+        out.append((x & mask).astype(_F64))
+        x = x >> np.int64(bits)
+    out.append(x.astype(_F64))
+    return out
+
+
+def _limb_matmul(a: np.ndarray, b: np.ndarray, n: int, bl: int, br: int) -> np.ndarray:
+    """Exact ``a @ b`` modulo 2**64 for int64 ``a``, ``b`` through float64 limb products."""
+    la, lb = _limbs(a, n, bl), _limbs(b, n, br)
+    out = None
+    for i, x in enumerate(la):
+        for j, y in enumerate(lb):
+            part = np.matmul(x, y).astype(np.int64) << np.int64(bl * i + br * j)  # wraps
+            out = part if out is None else out + part
+    return out
+
+
+# --- dot_general / dot -------------------------------------------------------------------------
+
+
+def _prepare_dot(op: Operation, lhs_batching_dimensions: Sequence[int],
+                 rhs_batching_dimensions: Sequence[int], lhs_contracting_dimensions: Sequence[int],
+                 rhs_contracting_dimensions: Sequence[int],
+                 algorithm: DotAlgorithm | None = None) -> Run:
+    lhs_t, rhs_t = op.operands[0].type, op.operands[1].type
+    lb, rb = tuple(lhs_batching_dimensions), tuple(rhs_batching_dimensions)
+    lc, rc = tuple(lhs_contracting_dimensions), tuple(rhs_contracting_dimensions)
+    lhs_result_dimensions = [d for d in range(lhs_t.rank) if d not in lb and d not in lc]
+    rhs_result_dimensions = [d for d in range(rhs_t.rank) if d not in rb and d not in rc]
+    lhs_perm = lb + tuple(lhs_result_dimensions) + lc
+    rhs_perm = rb + rc + tuple(rhs_result_dimensions)
+    nb, nm, nc = len(lb), len(lhs_result_dimensions), len(lc)
+    matmul = Matmul(_elem(lhs_t), _elem(rhs_t), _elem(op.results[0].type), algorithm)
+    prod = math.prod
+
+    def run(lhs: Any, rhs: Any) -> Sequence[Any]:
+        a = np.asarray(lhs).transpose(lhs_perm)
+        b = np.asarray(rhs).transpose(rhs_perm)
+        batch, free_l, contract = a.shape[:nb], a.shape[nb:nb + nm], a.shape[nb + nm:]
+        free_r = b.shape[nb + nc:]
+        g, m, k, n = prod(batch), prod(free_l), prod(contract), prod(free_r)
+        out = matmul(a.reshape(g, m, k), b.reshape(g, k, n))
+        return (out.reshape(batch + free_l + free_r),)
+
+    return run
+
+
+@kernel("stablehlo.dot_general")
+def dot_general(op: Operation, ctx: Any) -> Run:
+    """Spec "dot_general": dot products between slices of `lhs` and `rhs`.
+
+    ``result = transpose(lhs, batching + result + contracting) @ transpose(rhs, batching +
+    contracting + result)`` as one batched matrix product. ``precision_config`` is ignored;
+    ``algorithm`` is honoured as described in :class:`DotAlgorithm`.
+    """
+    dn = op.attr("dot_dimension_numbers")
+
+    def dims(name: str) -> tuple[int, ...]:
+        v = _param(dn, name) if dn is not None else None
+        if v is None:
+            v = op.attr(name)
+        return ints(v, ()) or ()
+
+    algo = op.attr("algorithm")
+    return _prepare_dot(op, dims("lhs_batching_dimensions"), dims("rhs_batching_dimensions"),
+                        dims("lhs_contracting_dimensions"), dims("rhs_contracting_dimensions"),
+                        DotAlgorithm(algo) if algo is not None else None)
+
+
+@kernel("stablehlo.dot")
+def dot(op: Operation, ctx: Any) -> Run:
+    """Legacy `stablehlo.dot` (spec "Not in HLO" ops): vector/matrix products of rank-1 or rank-2
+    operands, i.e. `dot_general` contracting the last dimension of `lhs` with the first of `rhs`.
+    """
+    lhs_rank = op.operands[0].type.rank
+    return _prepare_dot(op, (), (), (lhs_rank - 1,), (0,))
+
+
+# --- convolution -------------------------------------------------------------------------------
+
+
+def _conv_dimension_numbers(op: Operation) -> ConvDimensionNumbers:
+    dn = op.attr("dimension_numbers")
+    if isinstance(dn, ConvDimensionNumbers):
+        return dn
+    names = ConvDimensionNumbers.__dataclass_fields__
+    values = {}
+    for name in names:
+        v = _param(dn, name) if dn is not None else None
+        if v is None:
+            v = op.attr(name)
+        if v is None:
+            raise ValueError(f"convolution: missing dimension number `{name}`")
+        values[name] = ints(v) if name.endswith("dimensions") else int(
+            v.value if isinstance(v, IntegerAttr) else v)
+    return ConvDimensionNumbers(**values)
+
+
+def _pairs(values: Sequence[int] | None, n: int) -> list[tuple[int, int]]:
+    if values is None:
+        return [(0, 0)] * n
+    v = list(values)
+    if len(v) != 2 * n:
+        raise ValueError(f"padding has {len(v)} values, expected {2 * n}")
+    return [(int(v[2 * i]), int(v[2 * i + 1])) for i in range(n)]
+
+
+def _inverse(perm: Sequence[int]) -> tuple[int, ...]:
+    inv = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inv[p] = i
+    return tuple(inv)
+
+
+class _Convolution:
+    """A prepared convolution (spec "convolution"), run as im2col + one batched matmul.
+
+    Canonical layouts: lhs `(N, spatial..., C)`, rhs `(spatial..., I, O)`, result
+    `(N, spatial..., O)`; transposes to and from the op's dimension numbers are fixed here.
+    """
+
+    def __init__(self, op: Operation) -> None:
+        dn = _conv_dimension_numbers(op)
+        self.ns = ns = len(dn.input_spatial_dimensions)
+        self.lhs_perm = ((dn.input_batch_dimension,) + tuple(dn.input_spatial_dimensions)
+                         + (dn.input_feature_dimension,))
+        self.rhs_perm = (tuple(dn.kernel_spatial_dimensions)
+                         + (dn.kernel_input_feature_dimension, dn.kernel_output_feature_dimension))
+        self.out_perm = _inverse((dn.output_batch_dimension,) + tuple(dn.output_spatial_dimensions)
+                                 + (dn.output_feature_dimension,))
+        self.window_strides = ints(op.attr("window_strides"), (1,) * ns) or (1,) * ns
+        self.lhs_dilation = ints(op.attr("lhs_dilation"), (1,) * ns) or (1,) * ns
+        self.rhs_dilation = ints(op.attr("rhs_dilation"), (1,) * ns) or (1,) * ns
+        reversal = ints(op.attr("window_reversal"), (0,) * ns) or (0,) * ns
+        self.reversed_dims = tuple(i for i, r in enumerate(reversal) if r)
+        self.padding = _pairs(ints(op.attr("padding")), ns) if op.attr("padding") is not None \
+            else [(0, 0)] * ns
+        self.feature_group_count = _int_attr(op, "feature_group_count", 1)
+        self.batch_group_count = _int_attr(op, "batch_group_count", 1)
+        self.matmul = Matmul(_elem(op.operands[0].type), _elem(op.operands[1].type),
+                             _elem(op.results[0].type))
+        self.result_dtype = op.results[0].type.dtype
+
+    def _padded_lhs(self, x: np.ndarray, padding: Sequence[tuple[int, int]]) -> np.ndarray:
+        """`pad(lhs, 0, low, high, interior = lhs_dilation - 1)` on the spatial axes of ``x``."""
+        if all(d == 1 for d in self.lhs_dilation) and all(p == (0, 0) for p in padding):
+            return x
+        shape, place, crop = [x.shape[0]], [slice(None)], [slice(None)]
+        for i, (lo, hi) in enumerate(padding):
+            n, dil = x.shape[1 + i], self.lhs_dilation[i]
+            dilated = (n - 1) * dil + 1 if n else 0
+            size = max(lo, 0) + dilated + max(hi, 0)
+            shape.append(size)
+            place.append(slice(max(lo, 0), max(lo, 0) + dilated, dil))
+            crop.append(slice(max(-lo, 0), max(size - max(-hi, 0), max(-lo, 0))))
+        shape.append(x.shape[-1])
+        place.append(slice(None))
+        crop.append(slice(None))
+        buf = np.zeros(shape, dtype=x.dtype)
+        buf[tuple(place)] = x
+        return buf[tuple(crop)]
+
+    def __call__(self, lhs: Any, rhs: Any,
+                 padding: Sequence[tuple[int, int]] | None = None) -> np.ndarray:
+        ns = self.ns
+        x = np.asarray(lhs).transpose(self.lhs_perm)  # (N, spatial..., C)
+        w = np.asarray(rhs).transpose(self.rhs_perm)  # (spatial..., I, O)
+        if self.reversed_dims:
+            w = np.flip(w, self.reversed_dims)
+        x = self._padded_lhs(x, self.padding if padding is None else padding)
+        kernel = w.shape[:ns]
+        dilated_window = [(k - 1) * d + 1 if k else 0 for k, d in zip(kernel, self.rhs_dilation)]
+        padded = x.shape[1:1 + ns]
+        num_windows = [0 if p == 0 or dw > p else (p - dw) // s + 1
+                       for p, dw, s in zip(padded, dilated_window, self.window_strides)]
+        n, c, o = x.shape[0], x.shape[-1], w.shape[-1]
+        fgc, bgc = self.feature_group_count, self.batch_group_count
+        out_shape = (n // bgc, *num_windows, o)
+        if 0 in out_shape or 0 in kernel or c == 0:
+            return np.zeros(out_shape, self.result_dtype).transpose(self.out_perm)
+        # windows: (N, out..., C, k...) as a strided view of the padded input.
+        win = np.lib.stride_tricks.sliding_window_view(
+            x, dilated_window, axis=tuple(range(1, 1 + ns)))
+        win = win[(slice(None),) + tuple(slice(None, None, s) for s in self.window_strides)
+                  + (slice(None),) + tuple(slice(None, None, d) for d in self.rhs_dilation)]
+        kprod = math.prod(kernel)
+        if bgc > 1:
+            # lhs batch splits into bgc groups, rhs output features into bgc groups.
+            nb, ob = n // bgc, o // bgc
+            p = win.reshape((bgc, nb) + win.shape[1:])
+            p = p.transpose((0, 1) + tuple(range(2, 2 + ns)) + tuple(range(3 + ns, 3 + 2 * ns))
+                            + (2 + ns,))  # (G, Nb, out..., k..., C)
+            a = p.reshape(bgc, nb * math.prod(num_windows), kprod * c)
+            b = w.reshape(kernel + (c, bgc, ob)).transpose(
+                (ns + 1,) + tuple(range(ns)) + (ns, ns + 2)).reshape(bgc, kprod * c, ob)
+            out = self.matmul(a, b).reshape((bgc, nb, *num_windows, ob))
+            out = np.moveaxis(out, 0, -2).reshape(out_shape)
+        else:
+            g, cg, og = fgc, c // fgc, o // fgc
+            p = win.reshape((n,) + tuple(num_windows) + (g, cg) + tuple(kernel))
+            p = p.transpose((1 + ns,) + tuple(range(1 + ns)) + tuple(range(3 + ns, 3 + 2 * ns))
+                            + (2 + ns,))  # (G, N, out..., k..., Cg)
+            a = p.reshape(g, n * math.prod(num_windows), kprod * cg)
+            b = w.reshape(kernel + (cg, g, og)).transpose(
+                (ns + 1,) + tuple(range(ns)) + (ns, ns + 2)).reshape(g, kprod * cg, og)
+            out = self.matmul(a, b).reshape((g, n, *num_windows, og))
+            out = np.moveaxis(out, 0, -2).reshape(out_shape)
+        return out.transpose(self.out_perm)
+
+
+@kernel("stablehlo.convolution")
+def convolution(op: Operation, ctx: Any) -> Run:
+    """Spec "convolution": dot products between windows of `lhs` and slices of `rhs`.
+
+    lhs dilation and padding (negative padding crops) build the padded input once, windows are
+    a strided view (``rhs_dilation`` and ``window_strides`` are view strides), window reversal
+    flips the kernel, and feature/batch groups become the batch of one matmul.
+    """
+    conv = _Convolution(op)
+
+    def run(lhs: Any, rhs: Any) -> Sequence[Any]:
+        return (conv(lhs, rhs),)
+
+    return run
+
+
+@kernel("stablehlo.dynamic_conv")
+def dynamic_conv(op: Operation, ctx: Any) -> Run:
+    """`stablehlo.dynamic_conv` (spec "Dynamism" ops): `convolution` whose padding is the third
+    operand, a `(N-2)x2` integer tensor read at run time.
+    """
+    conv = _Convolution(op)
+    ns = conv.ns
+
+    def run(lhs: Any, rhs: Any, padding: Any) -> Sequence[Any]:
+        pad = _pairs([int(v) for v in np.asarray(padding).reshape(-1)], ns)
+        return (conv(lhs, rhs, pad),)
+
+    return run
+
+
+# --- cholesky ----------------------------------------------------------------------------------
+
+
+def _linalg_dtype(t: ElementType) -> np.dtype:
+    """The dtype a factorization of element type ``t`` runs in (LAPACK: f32/f64/c64/c128)."""
+    if isinstance(t, ComplexType):
+        return t.dtype
+    return _F64 if t.dtype == _F64 else _F32
+
+
+@kernel("stablehlo.cholesky")
+def cholesky(op: Operation, ctx: Any) -> Run:
+    """Spec "cholesky": Cholesky factor of each matrix `a[..., :, :]`.
+
+    Only the `lower` (or upper) triangle of `a` is read: the Hermitian matrix is rebuilt from it.
+    The opposite triangle of the result is zero. A matrix that is not Hermitian positive-definite
+    (undefined behaviour in the spec) gives a result filled with NaN, as XLA does.
+    """
+    lower = _bool_attr(op, "lower", False)
+    compute = _linalg_dtype(_elem(op.operands[0].type))
+    result_dtype = op.results[0].type.dtype
+
+    def factor(h: np.ndarray) -> np.ndarray:
+        try:
+            return np.linalg.cholesky(h)
+        except np.linalg.LinAlgError:
+            # Some matrix of the batch is not positive-definite: factor them one by one.
+            flat = h.reshape((-1,) + h.shape[-2:])
+            out = np.empty_like(flat)
+            for i in range(flat.shape[0]):  # a loop over matrices, on the error path only
+                try:
+                    out[i] = np.linalg.cholesky(flat[i])
+                except np.linalg.LinAlgError:
+                    out[i] = np.nan
+            return out.reshape(h.shape)
+
+    def run(a: Any) -> Sequence[Any]:
+        x = np.asarray(a).astype(compute)
+        if x.shape[-1] == 0:
+            return (x.astype(result_dtype),)
+        t = np.tril(x) if lower else np.triu(x)
+        strict = np.tril(x, -1) if lower else np.triu(x, 1)
+        h = t + np.conj(np.swapaxes(strict, -1, -2))  # Hermitian: lower factor reads tril only
+        with np.errstate(all="ignore"):
+            factor_lower = factor(h)
+            if lower:
+                res = factor_lower
+            else:
+                res = np.conj(np.swapaxes(factor_lower, -1, -2))
+        return (res.astype(result_dtype),)
+
+    return run
+
+
+# --- triangular_solve --------------------------------------------------------------------------
+
+
+def _substitute(t: np.ndarray, b: np.ndarray, lower: bool, unit_diagonal: bool) -> np.ndarray:
+    """Solve ``t @ x = b`` for triangular ``t`` (..., M, M), ``b`` (..., M, N) by substitution.
+
+    A loop over the M rows, each step vectorized over the batch and the N right-hand sides.
+    """
+    m = t.shape[-1]
+    x = np.empty(b.shape, dtype=np.result_type(t, b))
+    rows = range(m) if lower else range(m - 1, -1, -1)
+    for i in rows:
+        r = b[..., i, :]
+        done = slice(0, i) if lower else slice(i + 1, m)
+        if (i if lower else m - 1 - i) > 0:
+            r = r - np.matmul(t[..., i:i + 1, done], x[..., done, :])[..., 0, :]
+        x[..., i, :] = r if unit_diagonal else r / t[..., i, i][..., None]
+    return x
+
+
+@kernel("stablehlo.triangular_solve")
+def triangular_solve(op: Operation, ctx: Any) -> Run:
+    """Spec "triangular_solve": solves `op(a) @ x = b` (`left_side`) or `x @ op(a) = b`.
+
+    `op(a)` is `a`, `transpose(a)` or `adjoint(a)` (`transpose_a`); only the `lower` (or upper)
+    triangle of `a` is read, and with `unit_diagonal` its diagonal is taken as ones (not read).
+    A zero on the diagonal (undefined behaviour) gives inf/NaN as IEEE division does.
+    """
+    left_side = _bool_attr(op, "left_side", False)
+    lower = _bool_attr(op, "lower", False)
+    unit_diagonal = _bool_attr(op, "unit_diagonal", False)
+    transpose_a = _enum_attr(op, "transpose_a", "NO_TRANSPOSE")
+    if transpose_a not in ("NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"):
+        raise ValueError(f"triangular_solve: unknown transpose_a {transpose_a}")
+    compute = _linalg_dtype(_elem(op.operands[0].type))
+    if compute == _F32:
+        compute = _F64  # accuracy: substitution in double, rounded once
+    elif compute == _C64:
+        compute = _C128
+    result_dtype = op.results[0].type.dtype
+    # op(a) is lower-triangular iff `lower` xor transposed; right side solves the transpose.
+    effective_lower = lower != (transpose_a != "NO_TRANSPOSE")
+    if not left_side:
+        effective_lower = not effective_lower
+
+    def run(a: Any, b: Any) -> Sequence[Any]:
+        x = np.asarray(a).astype(compute)
+        t = np.tril(x) if lower else np.triu(x)
+        if transpose_a != "NO_TRANSPOSE":
+            t = np.swapaxes(t, -1, -2)
+            if transpose_a == "ADJOINT":
+                t = np.conj(t)
+        rhs = np.asarray(b).astype(compute)
+        if not left_side:  # x @ t = b  <=>  t^T @ x^T = b^T
+            t, rhs = np.swapaxes(t, -1, -2), np.swapaxes(rhs, -1, -2)
+        with np.errstate(all="ignore"):
+            res = _substitute(t, rhs, effective_lower, unit_diagonal)
+        if not left_side:
+            res = np.swapaxes(res, -1, -2)
+        return (np.ascontiguousarray(res).astype(result_dtype),)
+
+    return run
+
+
+# --- fft ---------------------------------------------------------------------------------------
+
+
+@kernel("stablehlo.fft")
+def fft(op: Operation, ctx: Any) -> Run:
+    """Spec "fft": FFT, IFFT, RFFT, IRFFT over the trailing `size(fft_length)` dimensions.
+
+    Computed by ``numpy.fft`` in double precision and rounded once to the result type; IFFT and
+    IRFFT are normalized by 1/prod(fft_length), as the spec's inverse transforms are.
+    """
+    fft_type = _enum_attr(op, "fft_type", "FFT")
+    fft_length = tuple(ints(op.attr("fft_length"), ()) or ())
+    axes = tuple(range(-len(fft_length), 0))
+    result_dtype = op.results[0].type.dtype
+    if fft_type == "FFT":
+        def transform(x: np.ndarray) -> np.ndarray:
+            return np.fft.fftn(x.astype(_C128), s=fft_length, axes=axes)
+    elif fft_type == "IFFT":
+        def transform(x: np.ndarray) -> np.ndarray:
+            return np.fft.ifftn(x.astype(_C128), s=fft_length, axes=axes)
+    elif fft_type == "RFFT":
+        def transform(x: np.ndarray) -> np.ndarray:
+            return np.fft.rfftn(x.astype(_F64), s=fft_length, axes=axes)
+    elif fft_type == "IRFFT":
+        def transform(x: np.ndarray) -> np.ndarray:
+            return np.fft.irfftn(x.astype(_C128), s=fft_length, axes=axes)
+    else:
+        raise ValueError(f"fft: unknown fft_type {fft_type}")
+
+    def run(operand: Any) -> Sequence[Any]:
+        x = np.asarray(operand)
+        if x.size == 0 or 0 in fft_length:
+            return (np.zeros(_fft_result_shape(x.shape, fft_type, fft_length), result_dtype),)
+        return (transform(x).astype(result_dtype),)
+
+    return run
+
+
+def _fft_result_shape(shape: tuple[int, ...], fft_type: str,
+                      fft_length: tuple[int, ...]) -> tuple[int, ...]:
+    if not fft_length:
+        return shape
+    if fft_type == "RFFT":
+        return shape[:-1] + (fft_length[-1] // 2 + 1,)
+    if fft_type == "IRFFT":
+        return shape[:-1] + (fft_length[-1],)
+    return shape
+
+
+# --- batch_norm_* ------------------------------------------------------------------------------
+
+
+def _norm_dtype(t: ElementType) -> np.dtype:
+    """batch_norm_* compute in float32 (f64 for f64) and round once to the element type."""
+    return _F64 if t.dtype == _F64 else _F32
+
+
+class _BatchNorm:
+    """Shared decoding of batch_norm_* attributes: `epsilon`, `feature_index`."""
+
+    def __init__(self, op: Operation) -> None:
+        operand_t = op.operands[0].type
+        self.rank = operand_t.rank
+        self.feature_index = _int_attr(op, "feature_index", 0)
+        self.compute = _norm_dtype(_elem(operand_t))
+        # epsilon is an f32 constant (spec I6): round it to f32 first.
+        self.epsilon = self.compute.type(np.float32(_float_attr(op, "epsilon", 0.0)))
+        self.reduce_axes = tuple(d for d in range(self.rank) if d != self.feature_index)
+        self.dtypes = [r.type.dtype for r in op.results]
+
+    def bcast(self, v: Any) -> np.ndarray:
+        """`broadcast_in_dim(v, [feature_index], shape(operand))` as a broadcastable view."""
+        shape = [1] * self.rank
+        shape[self.feature_index] = -1
+        return np.asarray(v).astype(self.compute).reshape(shape)
+
+    def compute_sum(self, x: np.ndarray) -> np.ndarray:
+        return np.sum(x, axis=self.reduce_axes)
+
+    def elements_per_feature(self, x: np.ndarray) -> Any:
+        n = x.shape[self.feature_index]
+        return self.compute.type(x.size / n if n else 0)
+
+    def compute_mean(self, x: np.ndarray) -> np.ndarray:
+        return self.compute_sum(x) / self.elements_per_feature(x)
+
+    def normalize(self, x: np.ndarray, scale: Any, offset: Any, mean: np.ndarray,
+                  variance: np.ndarray) -> np.ndarray:
+        stddev = np.sqrt(self.bcast(variance) + self.epsilon)
+        normalized = (x - self.bcast(mean)) / stddev
+        return self.bcast(scale) * normalized + self.bcast(offset)
+
+
+@kernel("stablehlo.batch_norm_inference")
+def batch_norm_inference(op: Operation, ctx: Any) -> Run:
+    """Spec "batch_norm_inference": `scale * (operand - mean) / sqrt(variance + epsilon) + offset`
+    along `feature_index`.
+    """
+    bn = _BatchNorm(op)
+
+    def run(operand: Any, scale: Any, offset: Any, mean: Any, variance: Any) -> Sequence[Any]:
+        x = np.asarray(operand).astype(bn.compute)
+        with np.errstate(all="ignore"):
+            out = bn.normalize(x, scale, offset, mean, variance)
+        return (out.astype(bn.dtypes[0]),)
+
+    return run
+
+
+@kernel("stablehlo.batch_norm_training")
+def batch_norm_training(op: Operation, ctx: Any) -> Run:
+    """Spec "batch_norm_training": mean and variance over all dimensions but `feature_index`,
+    then `batch_norm_inference` with them; results `(output, batch_mean, batch_var)`.
+    """
+    bn = _BatchNorm(op)
+
+    def run(operand: Any, scale: Any, offset: Any) -> Sequence[Any]:
+        x = np.asarray(operand).astype(bn.compute)
+        with np.errstate(all="ignore"):
+            mean = bn.compute_mean(x)
+            centered = x - bn.bcast(mean)
+            variance = bn.compute_mean(centered * centered)
+            out = bn.normalize(x, scale, offset, mean, variance)
+        return (out.astype(bn.dtypes[0]), mean.astype(bn.dtypes[1]),
+                variance.astype(bn.dtypes[2]))
+
+    return run
+
+
+@kernel("stablehlo.batch_norm_grad")
+def batch_norm_grad(op: Operation, ctx: Any) -> Run:
+    """Spec "batch_norm_grad": gradients of `batch_norm_training` with respect to operand, scale
+    and offset, by the spec's decomposition (XLA's batchnorm_expander formulas).
+    """
+    bn = _BatchNorm(op)
+
+    def run(operand: Any, scale: Any, mean: Any, variance: Any,
+            grad_output: Any) -> Sequence[Any]:
+        x = np.asarray(operand).astype(bn.compute)
+        dy = np.asarray(grad_output).astype(bn.compute)
+        with np.errstate(all="ignore"):
+            variance_eps = bn.bcast(variance) + bn.epsilon
+            centered_operand = x - bn.bcast(mean)
+            stddev = np.sqrt(variance_eps)
+            normalized_operand = centered_operand / stddev
+            elements_per_feature = bn.elements_per_feature(x)
+            i1 = dy * elements_per_feature
+            i2 = bn.bcast(bn.compute_sum(dy))
+            i3 = bn.bcast(bn.compute_sum(dy * centered_operand))
+            i4 = i3 * centered_operand
+            i5 = i4 / variance_eps
+            grad_operand = (bn.bcast(scale) / stddev / elements_per_feature) * ((i1 - i2) - i5)
+            grad_scale = bn.compute_sum(dy * normalized_operand)
+            grad_offset = bn.compute_sum(dy)
+        return (grad_operand.astype(bn.dtypes[0]), grad_scale.astype(bn.dtypes[1]),
+                grad_offset.astype(bn.dtypes[2]))
+
+    return run

@@ -1,0 +1,551 @@
+"""Reduction-family ops: reduce, reduce_window, select_and_scatter, map, sort (spec sections of
+the same names).
+
+Every region is evaluated over whole arrays (ARCHITECTURE.md principle 3); the machinery lives
+in :mod:`shlo.ops._regions`:
+
+* ``reduce`` / ``reduce_window``: a single-op body (add, multiply, maximum, minimum, and, or, xor)
+  becomes a numpy reduction; any other body is evaluated as a pairwise tree, one batched body call
+  per level (schedule: ``body(init, tree(x0, ..., xn-1))``, adjacent pairs first).
+* ``select_and_scatter``: the select body runs once per window position (vectorised over all
+  windows), then the scatter body folds the source values into the selected positions.
+* ``map``: the body is called once on the whole inputs.
+* ``sort``: comparators of the common shapes (one ``compare LT/GT`` of a key, or a lexicographic
+  ``or(lt, and(eq, ...))`` chain of them, keys being any function of one operand) become
+  ``np.argsort``/``np.lexsort`` on integer keys; any other comparator runs a bottom-up merge
+  sort that calls it on whole arrays of candidate pairs (vectorised binary search per pass).
+
+Implementation-defined choices are written in docs/semantics/reduction.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from ..attributes import EnumAttr, int_or_none, ints
+from ..ir import Block, Operation, Value
+from ..types import ComplexType, ElementType, FloatType, IntegerType, TensorType
+from ._numeric import float_info, total_order_key
+from ._regions import (Body, call_body, clone_subgraph, combine_at, reduce_with_body)
+from .registry import kernel
+
+__all__ = ["reduce_with_body"]
+
+Run = Callable[..., Sequence[Any]]
+
+
+# --- helpers ------------------------------------------------------------------------------------
+
+
+def _dtype(v: Value) -> np.dtype:
+    t = v.type
+    assert isinstance(t, TensorType), f"expected a tensor, got {t}"
+    return t.element_type.dtype
+
+
+def _as(x: Any, dtype: np.dtype) -> np.ndarray:
+    a = np.asarray(x)
+    return a if a.dtype == dtype else a.astype(dtype)
+
+
+def _padding_pairs(attr: Any, rank: int) -> list[tuple[int, int]]:
+    flat = ints(attr, (0,) * (2 * rank))
+    return [(flat[2 * i], flat[2 * i + 1]) for i in range(rank)]
+
+
+def _pad(x: np.ndarray, value: Any, pads: Sequence[tuple[int, int]],
+         interior: Sequence[int]) -> np.ndarray:
+    """Spec "pad": edge padding (may be negative) and interior padding, filled with ``value``."""
+    shape, sl_in, crop = [], [], []
+    for d, (lo, hi), it in zip(x.shape, pads, interior):
+        dil = d + max(d - 1, 0) * it
+        plo, phi = max(lo, 0), max(hi, 0)
+        shape.append(plo + dil + phi)
+        sl_in.append(slice(plo, plo + dil, it + 1))
+        crop.append(slice(-lo if lo < 0 else 0, plo + dil + phi - (-hi if hi < 0 else 0)))
+    buf = np.full(shape, value, dtype=x.dtype)
+    buf[tuple(sl_in)] = x
+    return buf[tuple(crop)]
+
+
+def _windows(buf: np.ndarray, window_dimensions: Sequence[int], window_strides: Sequence[int],
+             window_dilations: Sequence[int]) -> np.ndarray | None:
+    """All windows of ``buf``: shape ``num_windows + (prod(window_dimensions),)``, C order.
+
+    None when some dimension has no window (the result is empty).
+    """
+    dilated = [(w - 1) * d + 1 for w, d in zip(window_dimensions, window_dilations)]
+    if any(p < w for p, w in zip(buf.shape, dilated)) or buf.size == 0:
+        return None
+    v = sliding_window_view(buf, dilated)
+    v = v[tuple(slice(None, None, s) for s in window_strides)
+          + tuple(slice(None, None, d) for d in window_dilations)]
+    r = buf.ndim
+    return v.reshape(v.shape[:r] + (-1,))
+
+
+def _num_windows(shape: Sequence[int], window_dimensions: Sequence[int],
+                 window_strides: Sequence[int], window_dilations: Sequence[int]) -> tuple[int, ...]:
+    out = []
+    for p, w, s, d in zip(shape, window_dimensions, window_strides, window_dilations):
+        dw = (w - 1) * d + 1
+        out.append(0 if p == 0 or dw > p else (p - dw) // s + 1)
+    return tuple(out)
+
+
+# --- reduce -------------------------------------------------------------------------------------
+
+
+@kernel("stablehlo.reduce")
+def reduce(op: Operation, ctx: Any) -> Run:
+    """Spec "reduce": ``results[:][j] = reduce(inputs[:][j0, ..., :, ..., jR-1])`` over ``dimensions``.
+
+    Inputs and init values are converted to the result element types (the body's types, which
+    newer spec versions allow to be wider than the inputs'). See :func:`reduce_with_body`.
+    """
+    n = len(op.results)
+    dimensions = ints(op.attr("dimensions"), ())
+    body = ctx.region(op.regions[0])
+    dtypes = [_dtype(r) for r in op.results]
+
+    def run(*args: Any) -> list[np.ndarray]:
+        inputs = [_as(a, dt) for a, dt in zip(args[:n], dtypes)]
+        inits = [_as(a, dt) for a, dt in zip(args[n:], dtypes)]
+        return reduce_with_body(body, inputs, inits, dimensions)
+
+    return run
+
+
+# --- reduce_window ------------------------------------------------------------------------------
+
+
+@kernel("stablehlo.reduce_window")
+def reduce_window(op: Operation, ctx: Any) -> Run:
+    """Spec "reduce_window": ``results[:][i] = reduce(windows, init_values, axes, body)``.
+
+    ``padded_inputs = pad(inputs, init_values, padding[:, 0], padding[:, 1], base_dilations - 1)``
+    (edges and the holes of the base dilation hold the init value); the windows, strided and
+    dilated, are views of it (``sliding_window_view``), reduced with the body over their
+    flattened elements.
+    """
+    n = len(op.results)
+    window_dimensions = ints(op.attr("window_dimensions"))
+    rank = len(window_dimensions)
+    window_strides = ints(op.attr("window_strides"), (1,) * rank)
+    base_dilations = ints(op.attr("base_dilations"), (1,) * rank)
+    window_dilations = ints(op.attr("window_dilations"), (1,) * rank)
+    padding = _padding_pairs(op.attr("padding"), rank)
+    interior = [b - 1 for b in base_dilations]
+    body = ctx.region(op.regions[0])
+    dtypes = [_dtype(r) for r in op.results]
+
+    def run(*args: Any) -> list[np.ndarray]:
+        inits = [_as(a, dt) for a, dt in zip(args[n:], dtypes)]
+        padded = [_pad(_as(a, dt), v, padding, interior)
+                  for a, v, dt in zip(args[:n], inits, dtypes)]
+        wins = [_windows(p, window_dimensions, window_strides, window_dilations) for p in padded]
+        if wins[0] is None:
+            shape = _num_windows(padded[0].shape, window_dimensions, window_strides,
+                                 window_dilations)
+            return [np.empty(shape, dtype=dt) for dt in dtypes]
+        return reduce_with_body(body, wins, inits, (rank,))
+
+    return run
+
+
+# --- select_and_scatter -------------------------------------------------------------------------
+
+
+@kernel("stablehlo.select_and_scatter")
+def select_and_scatter(op: Operation, ctx: Any) -> Run:
+    """Spec "select_and_scatter".
+
+    For each window (one per ``source`` element) the select body picks one operand element:
+    walking the window's in-bounds elements in row-major order, the current candidate replaces
+    the selected one when ``select(selected, candidate)`` is false (as the upstream
+    interpreter). Padding positions are never selected; a window that lies entirely in padding
+    scatters nothing. Then ``result[i] = reduce([source values selected at i], init_value,
+    scatter)``, folded in source order, ``init_value`` where nothing was selected.
+    Vectorised: one select call per window position over all windows; scatter by rounds
+    (:func:`combine_at`).
+    """
+    dtype = _dtype(op.results[0])
+    operand_type = op.operands[0].type
+    rank = operand_type.rank if isinstance(operand_type, TensorType) and \
+        operand_type.shape is not None else len(ints(op.attr("window_dimensions")))
+    window_dimensions = ints(op.attr("window_dimensions"), (1,) * rank)
+    window_strides = ints(op.attr("window_strides"), (1,) * rank)
+    padding = _padding_pairs(op.attr("padding"), rank)
+    select = ctx.region(op.regions[0])
+    scatter = ctx.region(op.regions[1])
+    ones = (1,) * rank
+    zeros = (0,) * rank
+
+    def run(operand: Any, source: Any, init_value: Any) -> list[np.ndarray]:
+        operand = _as(operand, dtype)
+        source = _as(source, dtype)
+        init = _as(init_value, dtype)
+        shape = operand.shape
+        values = _windows(_pad(operand, init, padding, zeros), window_dimensions,
+                          window_strides, ones)
+        result = np.full(operand.size, init, dtype=dtype)
+        if values is None or source.size == 0:
+            return [result.reshape(shape)]
+        index = _windows(_pad(np.arange(operand.size).reshape(shape), -1, padding, zeros),
+                         window_dimensions, window_strides, ones)
+        values = values.reshape(-1, values.shape[-1])
+        index = index.reshape(-1, index.shape[-1])
+        sel_v, sel_i = values[:, 0], index[:, 0]
+        for k in range(1, values.shape[1]):
+            cand_v, cand_i = values[:, k], index[:, k]
+            keep = call_body(select, [sel_v, cand_v], sel_v.shape, [np.dtype(np.bool_)])[0]
+            take = (cand_i >= 0) & ((sel_i < 0) | ~keep)
+            sel_v = np.where(take, cand_v, sel_v)
+            sel_i = np.where(take, cand_i, sel_i)
+        valid = sel_i >= 0
+        src = source.reshape(-1)
+        if src.size != sel_i.size:
+            raise ValueError(f"source has {src.size} elements, expected one per window "
+                             f"({sel_i.size})")
+        (result,) = combine_at(scatter, [result], sel_i[valid], [src[valid]])
+        return [result.reshape(shape)]
+
+    return run
+
+
+# --- map ----------------------------------------------------------------------------------------
+
+
+@kernel("stablehlo.map")
+def map_(op: Operation, ctx: Any) -> Run:
+    """Spec "map": ``result[i] = computation(inputs[0][i], ..., inputs[N-1][i])``, in one call."""
+    body = ctx.region(op.regions[0])
+    dtypes = [_dtype(r) for r in op.results]
+    arg_dtypes = [a.type.element_type.dtype for a in op.regions[0].blocks[0].arguments]
+
+    def run(*inputs: Any) -> list[np.ndarray]:
+        args = [_as(x, dt) for x, dt in zip(inputs, arg_dtypes)]
+        return call_body(body, args, args[0].shape if args else (), dtypes)
+
+    return run
+
+
+# --- sort ---------------------------------------------------------------------------------------
+
+
+@kernel("stablehlo.sort")
+def sort(op: Operation, ctx: Any) -> Run:
+    """Spec "sort": sorts 1-d slices along ``dimension`` of all ``inputs`` together.
+
+    Always stable (also when ``is_stable`` is false: a stable sort is one of the allowed
+    results). Recognised comparators are turned into integer sort keys (:func:`_analyze`);
+    others run :func:`_merge_sort_order`.
+    """
+    comparator = ctx.region(op.regions[0])
+    dimension = int_or_none(op.attr("dimension"))
+    dimension = -1 if dimension is None else dimension
+    plan = _analyze(op.regions[0].blocks[0], ctx)
+
+    def run(*inputs: Any) -> list[np.ndarray]:
+        arrays = [np.asarray(x) for x in inputs]
+        d = dimension % arrays[0].ndim
+        moved = [np.moveaxis(a, d, -1) for a in arrays]
+        shape = moved[0].shape
+        n = shape[-1]
+        flat = [m.reshape(-1, n) for m in moved]
+        if n <= 1 or flat[0].shape[0] == 0:
+            return [a.copy() for a in arrays]
+        order = _lex_order(plan, flat) if plan is not None else None
+        if order is None:
+            order = _merge_sort_order(comparator, flat)
+        return [np.moveaxis(np.take_along_axis(f, order, axis=1).reshape(shape), -1, d)
+                for f in flat]
+
+    return run
+
+
+@dataclass
+class _Key:
+    """One key of a recognised comparator: ``compare direction, f(lhs_k), f(rhs_k)``."""
+
+    operand: int  # index k of the sorted input the key is computed from
+    fn: Body | None  # key function on whole arrays (None: the input itself)
+    element_type: ElementType  # element type of the compared values
+    compare_type: str
+    descending: bool
+
+
+def _direction(op: Operation) -> str | None:
+    a = op.attr("comparison_direction")
+    if isinstance(a, EnumAttr):
+        return a.value
+    return getattr(a, "value", a) if a is not None else None
+
+
+def _compare_type(op: Operation, et: ElementType) -> str | None:
+    """The compare op's compare_type, its default filled in from the element type."""
+    a = op.attr("compare_type")
+    if a is not None:
+        return a.value if isinstance(a, EnumAttr) else str(getattr(a, "value", a))
+    if isinstance(et, (FloatType, ComplexType)):
+        return "FLOAT"
+    if isinstance(et, IntegerType):
+        return "SIGNED" if et.is_signed else "UNSIGNED"
+    return None
+
+
+def _key_supported(et: ElementType, compare_type: str) -> bool:
+    if isinstance(et, IntegerType):
+        if et.is_bool or et.is_unsigned:
+            return compare_type == "UNSIGNED"
+        return compare_type == "SIGNED"
+    if isinstance(et, FloatType):
+        return compare_type in ("FLOAT", "TOTALORDER")
+    if isinstance(et, ComplexType):  # lexicographic on (real, imag), as the compare kernel
+        return compare_type == "FLOAT"
+    return False
+
+
+def _analyze(block: Block, ctx: Any) -> list[_Key] | None:
+    """The keys of a lexicographic comparator, or None when the comparator is not one.
+
+    Recognised: ``compare LT|GT, f(arg2k), f(arg2k+1)`` (or with the arguments swapped), where
+    ``f`` is any computation of one argument (identity, JAX's NaN/zero canonicalisation, ``real``
+    ...), and chains ``or(K, and(compare EQ (same operands), REST))`` of such keys (the form JAX
+    emits for multi-operand sorts), with the keys' integer, boolean or float types.
+    """
+    if not block.operations or len(block.operations[-1].operands) != 1:
+        return None
+    try:
+        raw = _chain(block.operations[-1].operands[0], block)
+    except RecursionError:  # pragma: no cover - absurdly deep comparator
+        return None
+    if raw is None:
+        return None
+    keys = []
+    for cmp, k, swapped in raw:
+        lhs, rhs = cmp.operands
+        et = lhs.type.element_type
+        ct = _compare_type(cmp, et)
+        if ct is None or not _key_supported(et, ct):
+            return None
+        own = rhs if swapped else lhs  # the side computed from arg 2k
+        arg = block.arguments[2 * k]
+        if own is arg:
+            fn = None
+        else:
+            region = clone_subgraph(own, arg)
+            if region is None:
+                return None
+            fn = ctx.region(region)
+        descending = (_direction(cmp) == "GT") != swapped
+        keys.append(_Key(k, fn, et, ct, descending))
+    return keys
+
+
+def _chain(v: Value, block: Block) -> list[tuple[Operation, int, bool]] | None:
+    op = _local_op(v, block)
+    if op is None:
+        return None
+    if op.name == "stablehlo.compare":
+        key = _key_compare(op, block)
+        return [key] if key is not None else None
+    if op.name != "stablehlo.or" or len(op.operands) != 2:
+        return None
+    for first, second in (op.operands, op.operands[::-1]):
+        cmp = _local_op(first, block)
+        and_op = _local_op(second, block)
+        if cmp is None or and_op is None or cmp.name != "stablehlo.compare" \
+                or and_op.name != "stablehlo.and" or len(and_op.operands) != 2:
+            continue
+        key = _key_compare(cmp, block)
+        if key is None:
+            continue
+        for eq_v, rest in (and_op.operands, and_op.operands[::-1]):
+            eq = _local_op(eq_v, block)
+            if eq is None or eq.name != "stablehlo.compare" or _direction(eq) != "EQ":
+                continue
+            et = cmp.operands[0].type.element_type
+            if _compare_type(eq, et) != _compare_type(cmp, et):
+                continue
+            a, b = cmp.operands
+            c, d = eq.operands
+            if not ((_same(a, c, block) and _same(b, d, block))
+                    or (_same(a, d, block) and _same(b, c, block))):
+                continue
+            tail = _chain(rest, block)
+            if tail is not None:
+                return [key] + tail
+    return None
+
+
+def _local_op(v: Value, block: Block) -> Operation | None:
+    op = v.owner
+    if isinstance(op, Operation) and op.parent is block:
+        return op
+    return None
+
+
+def _key_compare(op: Operation, block: Block) -> tuple[Operation, int, bool] | None:
+    if _direction(op) not in ("LT", "GT") or len(op.operands) != 2:
+        return None
+    state: dict[str, Any] = {}
+    if not _pair(op.operands[0], op.operands[1], block, state) or "k" not in state:
+        return None
+    return op, state["k"], state["swapped"]
+
+
+def _pair(a: Value, b: Value, block: Block, state: dict[str, Any]) -> bool:
+    """Whether ``a`` is ``f(arg2k)`` and ``b`` the same ``f(arg2k+1)`` (or swapped)."""
+    if a is b:
+        return not _depends_on_args(a, block)
+    if a.owner is block and b.owner is block:
+        ia, ib = a.index, b.index
+        if ia // 2 != ib // 2 or ia == ib:
+            return False
+        k, swapped = ia // 2, ia % 2 == 1
+        if state.setdefault("k", k) != k or state.setdefault("swapped", swapped) != swapped:
+            return False
+        return True
+    oa, ob = _local_op(a, block), _local_op(b, block)
+    if oa is None or ob is None or oa.regions or ob.regions:
+        return False
+    if (oa.name != ob.name or a.index != b.index or len(oa.operands) != len(ob.operands)
+            or oa.properties != ob.properties or oa.attributes != ob.attributes
+            or oa.result_types != ob.result_types):
+        return False
+    return all(_pair(x, y, block, state) for x, y in zip(oa.operands, ob.operands))
+
+
+def _same(a: Value, b: Value, block: Block) -> bool:
+    """Structural equality of two values of ``block`` (same ops on the same arguments)."""
+    if a is b:
+        return True
+    oa, ob = _local_op(a, block), _local_op(b, block)
+    if oa is None or ob is None or oa.regions or ob.regions:
+        return False
+    if (oa.name != ob.name or a.index != b.index or len(oa.operands) != len(ob.operands)
+            or oa.properties != ob.properties or oa.attributes != ob.attributes
+            or oa.result_types != ob.result_types):
+        return False
+    return all(_same(x, y, block) for x, y in zip(oa.operands, ob.operands))
+
+
+def _depends_on_args(v: Value, block: Block) -> bool:
+    stack, seen = [v], set()
+    while stack:
+        x = stack.pop()
+        if x.owner is block:
+            return True
+        op = _local_op(x, block)
+        if op is not None and id(op) not in seen:
+            seen.add(id(op))
+            stack.extend(op.operands)
+    return False
+
+
+def _float_key(values: np.ndarray) -> tuple[np.ndarray, bool]:
+    """FLOAT order as integers: -0 == +0, every NaN equal and after +inf; and whether NaN seen."""
+    v = values.astype(np.float64) + 0.0  # -0.0 + 0.0 = +0.0
+    nan = np.isnan(v)
+    has_nan = bool(nan.any())
+    if has_nan:
+        v = np.where(nan, np.nan, v)  # one positive NaN
+    return total_order_key(v, _F64_INFO).astype(np.int64), has_nan
+
+
+_F64_INFO = float_info(FloatType("f64"))
+
+
+def _integer_keys(values: np.ndarray, key: _Key) -> tuple[list[np.ndarray], bool]:
+    """int64/uint64 arrays ordering ``values`` as ``key`` does (lexicographically), and whether
+    a NaN was seen under FLOAT (where keys cannot express the comparator's meaning)."""
+    et, ct = key.element_type, key.compare_type
+    has_nan = False
+    if isinstance(et, IntegerType):
+        out = [values.astype(np.uint64 if et.is_unsigned or et.is_bool else np.int64)]
+    elif isinstance(et, ComplexType):
+        (re, n1), (im, n2) = _float_key(np.real(values)), _float_key(np.imag(values))
+        out, has_nan = [re, im], n1 or n2
+    elif ct == "TOTALORDER":
+        out = [total_order_key(values, float_info(et)).astype(np.int64)]
+    else:
+        k, has_nan = _float_key(values)
+        out = [k]
+    if key.descending:
+        out = [~k for k in out]
+    return out, has_nan
+
+
+def _lex_order(plan: list[_Key], flat: list[np.ndarray]) -> np.ndarray | None:
+    """The sorting permutation (per row) for a recognised comparator, or None to fall back.
+
+    Falls back when a FLOAT key that is followed by further keys (or a complex key) holds a
+    NaN: there the comparator treats NaN as unordered, which keys cannot express.
+    """
+    ints_keys: list[np.ndarray] = []
+    for i, key in enumerate(plan):
+        x = flat[key.operand]
+        if key.fn is not None:
+            values = call_body(key.fn, [x], x.shape, [key.element_type.dtype])[0]
+        else:
+            values = x
+        ks, has_nan = _integer_keys(values, key)
+        if has_nan and (i + 1 < len(plan) or len(ks) > 1):
+            return None
+        ints_keys.extend(ks)
+    if len(ints_keys) == 1:
+        return np.argsort(ints_keys[0], axis=-1, kind="stable")
+    return np.lexsort(ints_keys[::-1], axis=-1)
+
+
+def _merge_sort_order(comparator: Body, flat: list[np.ndarray]) -> np.ndarray:
+    """Stable bottom-up merge sort of every row of ``flat`` with any comparator.
+
+    Each pass merges runs of width ``w`` pairwise. An element of a left run moves forward by
+    the number of elements of the right run that compare less than it (``comparator(b, a)``);
+    an element of a right run by the number of left elements not greater than it
+    (``not comparator(b, a)``): both counts are found by a binary search run for all elements
+    of all rows at once, one comparator call per search step. New positions are applied with a
+    stable argsort, so the result is a permutation even for inconsistent comparators.
+    """
+    m, n = flat[0].shape
+    cur = [f for f in flat]
+    perm = np.broadcast_to(np.arange(n), (m, n))
+    pos = np.arange(n)
+    bool_dt = [np.dtype(np.bool_)]
+    w = 1
+    while w < n:
+        off = pos % (2 * w)
+        block_start = pos - off
+        is_left = off < w
+        left_len = np.minimum(w, n - block_start)
+        right_len = np.clip(n - block_start - w, 0, w)
+        partner_base = np.where(is_left, block_start + w, block_start)
+        lo = np.zeros((m, n), np.int64)
+        hi = np.broadcast_to(np.where(is_left, right_len, left_len), (m, n)).astype(np.int64)
+        while True:
+            active = lo < hi
+            if not active.any():
+                break
+            mid = (lo + hi) // 2
+            pidx = np.minimum(partner_base + mid, n - 1)
+            args = []
+            for c in cur:
+                partner = np.take_along_axis(c, pidx, axis=1)
+                args.append(np.where(is_left, partner, c))   # lhs: the right-run element
+                args.append(np.where(is_left, c, partner))   # rhs: the left-run element
+            less = call_body(comparator, args, (m, n), bool_dt)[0]
+            pred = np.where(is_left, less, ~less)
+            lo = np.where(active & pred, mid + 1, lo)
+            hi = np.where(active & ~pred, mid, hi)
+        target = block_start + np.where(is_left, off, off - w) + lo
+        order = np.argsort(target, axis=1, kind="stable")
+        cur = [np.take_along_axis(c, order, axis=1) for c in cur]
+        perm = np.take_along_axis(perm, order, axis=1)
+        w *= 2
+    return perm

@@ -1,0 +1,125 @@
+"""The lexer: one compiled master regular expression, matched lazily at the parser's position.
+
+Tokens are produced on demand (:meth:`Lexer.advance`), never as a list, so that the parser can
+switch to raw scanning of the text where MLIR's grammar is context sensitive (dimension lists
+`2x?x3xf32`, the bodies of `dense<...>` literals, verbatim capture of other dialects' attributes).
+Whitespace and `//` comments are consumed as the prefix of each token match.
+
+Token kinds are small integers (the group numbers of the master expression).
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+
+__all__ = [
+    "VALUE", "STRING", "TENSOR", "BARE", "FLOAT", "INTEGER", "CARET", "AT", "HASH", "BANG",
+    "PUNCT", "EOF", "BAD", "TOKEN_RE", "KIND_NAMES", "SKIP_RE", "LineIndex", "unescape_string",
+    "escape_string",
+]
+
+VALUE, STRING, TENSOR, BARE, FLOAT, INTEGER, CARET, AT, HASH, BANG, PUNCT, EOF, BAD = range(1, 14)
+
+KIND_NAMES = {
+    VALUE: "SSA value", STRING: "string", TENSOR: "type", BARE: "identifier", FLOAT: "float",
+    INTEGER: "integer", CARET: "block label", AT: "symbol", HASH: "attribute", BANG: "type",
+    PUNCT: "punctuation", EOF: "end of file", BAD: "character",
+}
+
+_STR = r'"[^"\\\n]*(?:\\.[^"\\\n]*)*"'
+_SKIP = r"(?:\s+|//[^\n]*)*"
+
+# Group numbers must match the constants above.
+TOKEN_RE = re.compile(
+    _SKIP
+    + r"(?:"
+    + r"(%[\w$.\-]+(?:#\d+)?)"  # 1 VALUE: %name, %0#1
+    + r"|(" + _STR + r")"  # 2 STRING
+    # 3 TENSOR: a whole static/dynamic tensor type without encoding, lexed as one token (fast path)
+    + r"|(tensor<(?:(?:\d+|\?)x)*(?:[a-z][a-zA-Z0-9]*|complex<f(?:32|64)>)>)"
+    + r"|([A-Za-z_][\w$.]*)"  # 4 BARE identifier / keyword / op name
+    + r"|([-+]?\d+\.\d*(?:[eE][-+]?\d+)?)"  # 5 FLOAT
+    + r"|(-?(?:0x[0-9a-fA-F]+|\d+))"  # 6 INTEGER
+    + r"|(\^[\w$.\-]+)"  # 7 CARET block label
+    + r"|(@[\w$.\-]+|@" + _STR + r")"  # 8 AT symbol
+    + r"|(#[\w$.\-]+)"  # 9 HASH attribute (alias or dialect attribute)
+    + r"|(![\w$.\-]+)"  # 10 BANG type (alias or dialect type)
+    + r"|(->|::|\{-#|#-\}|[(){}\[\]<>,:=?*+\-|])"  # 11 PUNCT
+    + r"|(\Z)"  # 12 EOF
+    + r"|(.)"  # 13 BAD
+    + r")",
+    re.S,
+)
+
+SKIP_RE = re.compile(_SKIP)
+
+
+class LineIndex:
+    """Maps character offsets of a text to 1-based (line, column), built lazily."""
+
+    __slots__ = ("text", "_starts")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._starts: list[int] | None = None
+
+    def line_col(self, offset: int) -> tuple[int, int]:
+        starts = self._starts
+        if starts is None:
+            starts = [0]
+            starts.extend(m.end() for m in re.finditer("\n", self.text))
+            self._starts = starts
+        i = bisect.bisect_right(starts, offset) - 1
+        return i + 1, offset - starts[i] + 1
+
+
+_ESCAPE_RE = re.compile(r'\\(?:([0-9a-fA-F]{2})|(.))', re.S)
+_SIMPLE_ESCAPES = {"n": "\n", "t": "\t", '"': '"', "\\": "\\"}
+
+
+def _unescape_bytes(body: str) -> bytes:
+    out = bytearray()
+    pos = 0
+    for m in _ESCAPE_RE.finditer(body):
+        out += body[pos:m.start()].encode("utf-8")
+        if m.group(1):
+            out.append(int(m.group(1), 16))
+        else:
+            c = m.group(2)
+            if c not in _SIMPLE_ESCAPES:
+                raise ValueError(f"unknown escape in string literal: \\{c}")
+            out += _SIMPLE_ESCAPES[c].encode("utf-8")
+        pos = m.end()
+    out += body[pos:].encode("utf-8")
+    return bytes(out)
+
+
+def unescape_string(token: str) -> str:
+    """The value of a string token (with its quotes): `\\"`, `\\\\`, `\\n`, `\\t`, hex `\\0A`.
+
+    Bytes that are not valid UTF-8 (binary payloads such as serialized protos) are kept through
+    the `surrogateescape` error handler, so that :func:`escape_string` restores them exactly.
+    """
+    body = token[1:-1]
+    if "\\" not in body:
+        return body
+    return _unescape_bytes(body).decode("utf-8", "surrogateescape")
+
+
+_NEEDS_ESCAPE_RE = re.compile(r'[^\x20-\x7e]|["\\]')
+
+
+def escape_string(value: str) -> str:
+    """A string literal (with quotes) for ``value``, escaped as MLIR prints it (`\\\\` and `\\XX`)."""
+    if not _NEEDS_ESCAPE_RE.search(value):
+        return '"' + value + '"'
+    out = []
+    for b in value.encode("utf-8", "surrogateescape"):
+        if b == 0x5C:
+            out.append("\\\\")
+        elif 0x20 <= b < 0x7F and b != 0x22:
+            out.append(chr(b))
+        else:
+            out.append("\\%02X" % b)
+    return '"' + "".join(out) + '"'

@@ -1,0 +1,669 @@
+"""The verifier: checks a program against the spec, reporting every violation for people.
+
+``verify(module)`` walks the module once and raises :class:`~shlo.errors.VerificationError`
+holding one :class:`~shlo.errors.Diagnostic` per violation, in source order, each formatted like
+an MLIR diagnostic::
+
+    model.mlir:12:8: error: 'stablehlo.dot_general' op (C10) contracting dimension sizes must
+    match: dim(lhs, 1) = 3, dim(rhs, 0) = 4
+
+What is checked:
+
+* **structure** (spec "Programs"): every value is defined before its use and visible where it
+  is used (functions are isolated from above, op regions see the enclosing values), every block
+  ends with the right terminator (`func.return` in functions, `stablehlo.return` in op regions),
+  function bodies match their signatures, `func.return` matches the function's result types,
+  `func.call` matches its callee, symbols are defined once and references resolve;
+* **types** (spec "Types"): the quantized element type constraints C1-C11, reported where the
+  type first appears;
+* **ops**: each op's constraints (spec "Ops", C1..Cn) and type inference, by the ``@verifier``
+  function its ops module registered next to its kernel (see ``shlo/ops/registry.py``); ops
+  beyond the seed spec get at least their arity and types checked there.
+
+The verifier is conservative: what it cannot judge (ops of other dialects, attributes it does not
+model), it accepts. A verifier function that fails with a Python exception is treated as
+"nothing to report" (set ``SHLO_DEBUG=1`` to see the exception).
+
+``cli_main`` implements ``shlo verify`` including ``--verify-diagnostics``, which checks
+``// expected-error@+N {{...}}`` annotations like ``mlir-opt -verify-diagnostics``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Sequence
+
+from .attributes import ArrayAttr, SymbolRefAttr, StringAttr, TypeAttr
+from .errors import Diagnostic, ParseError, VerificationError, format_location
+from .ir import Block, Location, Module, Operation, Value, UNKNOWN_LOC
+from .types import FloatType, FunctionType, IntegerType, QuantizedType, TensorType, TupleType
+
+__all__ = ["Diagnostics", "verify", "collect", "verify_text", "cli_main", "Expectation",
+           "parse_expectations", "check_expectations", "ChunkReport", "verify_file_diagnostics",
+           "KNOWN_OPS"]
+
+
+# --- diagnostics ----------------------------------------------------------------------------------
+
+
+_LABEL_RE = re.compile(r"\((?:[CI]\d+[^)]*)\) ")
+
+
+class Diagnostics:
+    """Collects diagnostics; ops' verifiers call :meth:`error`.
+
+    ``diag.error(op, "C7", "message")`` records
+    ``'stablehlo.op' op (C7) message`` at the op's location; ``label`` may be empty for checks
+    that have no spec label (structure, upstream-only rules). ``notes`` are ``(message,
+    location)`` pairs (location None means the op's).
+    """
+
+    __slots__ = ("items", "current")
+
+    def __init__(self) -> None:
+        self.items: list[Diagnostic] = []
+        self.current: Operation | None = None
+
+    def error(self, op: Operation | None, label: str, message: str,
+              notes: Sequence[tuple[str, Location | None]] = (),
+              location: Location | None = None) -> None:
+        op = op if op is not None else self.current
+        prefix = f"'{op.name}' op " if op is not None else ""
+        tag = f"({label}) " if label else ""
+        loc = location or (op.location if op is not None else UNKNOWN_LOC)
+        d = Diagnostic(prefix + tag + message, loc)
+        for text, nloc in notes:
+            d.notes.append(Diagnostic(text, nloc or loc, "note"))
+        self.items.append(d)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+
+# --- the ops shlo knows ---------------------------------------------------------------------------
+
+# Upstream StableHLO / CHLO op names (beyond those with kernels): an op of these dialects that is
+# in neither set is unknown, as upstream reports for unregistered ops.
+_STABLEHLO_OPS = """
+abs add after_all all_gather all_reduce all_to_all and async_done async_start atan2
+batch_norm_grad batch_norm_inference batch_norm_training bitcast_convert broadcast
+broadcast_in_dim case cbrt ceil cholesky clamp collective_broadcast collective_permute
+collective_reduce compare complex composite concatenate constant convert convolution cosine
+count_leading_zeros create_token cross-replica-sum custom_call divide dot dot_general
+dynamic_broadcast_in_dim dynamic_conv dynamic_gather dynamic_iota dynamic_pad dynamic_reshape
+dynamic_slice dynamic_update_slice einsum exponential exponential_minus_one fft floor gather
+get_dimension_size get_tuple_element if imag infeed iota is_finite log log_plus_one logistic map
+maximum minimum multiply negate not optimization_barrier or outfeed pad partition_id popcnt power
+real real_dynamic_slice recv reduce reduce_precision reduce_scatter reduce_window remainder
+replica_id reshape return reverse rng rng_bit_generator round_nearest_afz round_nearest_even
+rsqrt scatter select select_and_scatter send set_dimension_size shift_left
+shift_right_arithmetic shift_right_logical sign sine slice sort sqrt subtract tan tanh
+torch_index_select transpose triangular_solve tuple unary_einsum uniform_dequantize
+uniform_quantize while xor
+""".split()
+_CHLO_OPS = """
+_asin_acos_kernel acos acosh asin asinh atan atanh bessel_i1e broadcast_add broadcast_and
+broadcast_atan2 broadcast_compare broadcast_complex broadcast_divide broadcast_maximum
+broadcast_minimum broadcast_multiply broadcast_next_after broadcast_or broadcast_polygamma
+broadcast_power broadcast_remainder broadcast_select broadcast_shift_left
+broadcast_shift_right_arithmetic broadcast_shift_right_logical broadcast_subtract broadcast_xor
+broadcast_zeta conj constant constant_like cosh digamma erf erf_inv erfc is_inf is_neg_inf
+is_pos_inf lgamma mulhi next_after polygamma ragged_dot scan sinh square tan top_k zeta return
+""".split()
+KNOWN_OPS = frozenset(
+    [f"stablehlo.{n}" for n in _STABLEHLO_OPS] + [f"chlo.{n}" for n in _CHLO_OPS]
+    + ["func.func", "func.return", "func.call", "func.call_indirect", "func.constant",
+       "builtin.module", "module", "return", "call"])
+_CHECKED_DIALECTS = frozenset({"stablehlo", "chlo", "func", "builtin"})
+
+_TERMINATORS = frozenset({"func.return", "stablehlo.return", "return", "chlo.return"})
+_FUNC_RETURNS = frozenset({"func.return", "return"})
+
+
+def _verifier_table() -> dict[str, Callable[[Operation, Any], None]]:
+    from .ops import registry
+
+    registry._load_all()
+    return {name: d.verify for name, d in registry.OPS.items() if d.verify is not None}
+
+
+def _known_names() -> set[str]:
+    from .ops import registry
+
+    registry._load_all()
+    return set(KNOWN_OPS) | set(registry.OPS)
+
+
+# --- quantized element types (spec "Types", C1-C11) ------------------------------------------------
+
+
+def _float_range(ft: FloatType) -> tuple[float, float] | None:
+    """(smallest positive subnormal, largest finite) of a float type."""
+    try:
+        import ml_dtypes
+        import numpy as np
+
+        info = ml_dtypes.finfo(ft.dtype) if ft.dtype.kind == "V" or ft.name not in (
+            "f16", "f32", "f64") else np.finfo(ft.dtype)
+        return float(info.smallest_subnormal), float(info.max)
+    except Exception:
+        return None
+
+
+def quantized_type_problems(qt: QuantizedType) -> list[tuple[str, str]]:
+    """The quantized element type constraints (spec "Types": C1-C11) that ``qt`` violates, as
+    ``(label, message)`` pairs. C1 and C8 are op-level in upstream (reported by the ops' type
+    checks); everything else is reported where the type appears."""
+    out: list[tuple[str, str]] = []
+    st, et = qt.storage_type, qt.expressed_type
+    if not isinstance(st, IntegerType):
+        out.append(("C1", f"storage type must be an integer type, got {st}"))
+        return out
+    if not isinstance(et, FloatType):
+        out.append(("C5", f"expressed type must be a floating-point type, got {et}"))
+        return out
+    smin, smax = qt.min, qt.max
+    if qt.storage_min is not None and not st.min <= qt.storage_min <= st.max:
+        out.append(("C4", f"illegal storage type minimum: {qt.storage_min} (the range of "
+                          f"{st.name} is [{st.min}, {st.max}])"))
+    if qt.storage_max is not None and not st.min <= qt.storage_max <= st.max:
+        out.append(("C4", f"illegal storage type maximum: {qt.storage_max} (the range of "
+                          f"{st.name} is [{st.min}, {st.max}])"))
+    if qt.storage_min is not None and qt.storage_max is not None and smin >= smax:
+        out.append(("C4", f"storage_min {smin} must be less than storage_max {smax}"))
+    rng = _float_range(et)
+    for s in qt.scales:
+        if not math.isfinite(s):
+            out.append(("C7", f"illegal scale: {s:e} (scales must be finite)"))
+        elif s <= 0:
+            out.append(("C6", f"illegal scale: {s:e} (scales must be positive)"))
+        elif rng is not None and not rng[0] <= s <= rng[1]:
+            out.append(("C5", f"scale {s:e} out of expressed type range [{rng[0]:e}, "
+                              f"{rng[1]:e}] of {et.name}"))
+    if len(qt.scales) != len(qt.zero_points):
+        out.append(("C10", f"illegal number of scales and zero points: {len(qt.scales)} scales,"
+                           f" {len(qt.zero_points)} zero points"))
+    qd = qt.quantization_dimension
+    if qd is None and len(qt.scales) != 1:
+        out.append(("C11", f"a per-tensor quantized type has exactly one scale, got "
+                           f"{len(qt.scales)}"))
+    if qd is not None and qd < 0:
+        out.append(("C12", f"illegal quantized dimension: {qd}"))
+    return out
+
+
+def _quantized_in(t: Any) -> list[QuantizedType]:
+    """The quantized element types a type mentions."""
+    if isinstance(t, TensorType):
+        et = t.element_type
+        return [et] if isinstance(et, QuantizedType) else []
+    if isinstance(t, (TupleType,)):
+        return [q for e in t.types for q in _quantized_in(e)]
+    if isinstance(t, FunctionType):
+        return [q for e in (*t.inputs, *t.results) for q in _quantized_in(e)]
+    if isinstance(t, QuantizedType):
+        return [t]
+    return []
+
+
+# --- the walker -----------------------------------------------------------------------------------
+
+
+class _Walker:
+    """One verification run over a module."""
+
+    def __init__(self, module: Module) -> None:
+        self.module = module
+        self.diag = Diagnostics()
+        self.table = _verifier_table()
+        self.known = _known_names()
+        self.symbols: dict[str, Operation] = {}
+        self.visible: set[Value] = set()
+        # id(type) -> problems, with the type kept alive so that ids stay unique during the run.
+        self._types: dict[int, tuple[Any, bool]] = {}
+        self._reported_types: set[Any] = set()
+        self.debug = bool(os.environ.get("SHLO_DEBUG"))
+
+    # types ---------------------------------------------------------------------------------------
+
+    def check_type(self, t: Any, where: Operation) -> None:
+        """Report the quantized element types of ``t`` that break the spec's type constraints,
+        once per type, where the type first appears."""
+        hit = self._types.get(id(t))
+        if hit is not None and hit[0] is t:
+            return
+        self._types[id(t)] = (t, True)
+        for qt in _quantized_in(t):
+            try:
+                if qt in self._reported_types:
+                    continue
+                self._reported_types.add(qt)
+            except TypeError:
+                pass
+            problems = quantized_type_problems(qt)
+            if problems:
+                from .ops._constraints import type_str
+
+                for label, msg in problems:
+                    self.diag.error(None, label, f"{msg} in type '{type_str(qt)}'",
+                                    location=where.location)
+
+    # structure -----------------------------------------------------------------------------------
+
+    def run(self) -> list[Diagnostic]:
+        top = self.module.op
+        if not top.regions or not top.regions[0].blocks:
+            return self.diag.items
+        body = top.regions[0].blocks[0]
+        for op in body.operations:
+            name = op.attr("sym_name")
+            if isinstance(name, StringAttr):
+                if name.value in self.symbols:
+                    self.diag.error(op, "", f"redefinition of symbol named '{name.value}'",
+                                    notes=[("see existing symbol definition here",
+                                            self.symbols[name.value].location)])
+                else:
+                    self.symbols[name.value] = op
+        self.visit_block(body, isolated=True)
+        return self.diag.items
+
+    def visit_block(self, block: Block, isolated: bool = False) -> None:
+        outer = self.visible
+        if isolated:
+            self.visible = set()
+        added: list[Value] = []
+        visible = self.visible
+        owner = block.parent.parent if block.parent is not None else None
+        for a in block.arguments:
+            visible.add(a)
+            added.append(a)
+            if owner is not None:
+                self.check_type(a.type, owner)
+        ops = block.operations
+        last = len(ops) - 1
+        for i, op in enumerate(ops):
+            for k, v in enumerate(op.operands):
+                if v not in visible:
+                    self._bad_use(op, k, v)
+            self.check_op(op, i == last)
+            if op.regions:
+                iso = op.name in ("func.func", "builtin.module", "module")
+                for region in op.regions:
+                    for b in region.blocks:
+                        self.visit_block(b, isolated=iso)
+                    self.check_terminators(op, region)
+            for r in op.results:
+                visible.add(r)
+                added.append(r)
+                self.check_type(r.type, op)
+        if isolated:
+            self.visible = outer
+        else:
+            for v in added:
+                visible.discard(v)
+
+    def _bad_use(self, op: Operation, k: int, v: Value) -> None:
+        name = f"%{v.name}" if v.name else "value"
+        owner = v.owner
+        if isinstance(owner, Operation) and owner.parent is op.parent and owner.parent is not None:
+            self.diag.error(op, "", f"operand #{k} ({name}) does not dominate this use: it is "
+                                    f"defined later in the block",
+                            notes=[("operand defined here", owner.location)])
+        else:
+            self.diag.error(op, "", f"operand #{k} ({name}) is not visible here: it is defined "
+                                    f"in another function or region")
+
+    def check_terminators(self, op: Operation, region: Any) -> None:
+        if op.dialect not in _CHECKED_DIALECTS or op.name in ("builtin.module", "module"):
+            return
+        for b in region.blocks:
+            if not b.operations:
+                if op.name == "func.func":
+                    continue  # declarations have no body; handled by check_func
+                self.diag.error(op, "", "empty block: expect at least a terminator")
+                continue
+            t = b.operations[-1]
+            if op.name == "func.func":
+                if t.name not in _FUNC_RETURNS:
+                    self.diag.error(t, "", "block in a function must end with 'func.return'",
+                                    location=t.location)
+            elif t.name not in _TERMINATORS:
+                self.diag.error(op, "", f"block in a region of '{op.name}' must end with "
+                                        f"'stablehlo.return', found '{t.name}'",
+                                location=t.location)
+
+    def check_op(self, op: Operation, is_last: bool) -> None:
+        name = op.name
+        if name in _TERMINATORS and not is_last:
+            self.diag.error(op, "", "must be the last operation in the parent block")
+        if name == "func.func":
+            self.check_func(op)
+        elif name in _FUNC_RETURNS:
+            self.check_func_return(op)
+        elif name in ("func.call", "call"):
+            self.check_call(op)
+        elif name == "stablehlo.return":
+            self.check_region_return(op)
+        fn = self.table.get(name)
+        if fn is None:
+            if op.dialect in _CHECKED_DIALECTS and name not in self.known:
+                self.diag.error(None, "", f"unregistered operation '{name}' found in dialect "
+                                          f"('{op.dialect}')", location=op.location)
+            return
+        self.diag.current = op
+        try:
+            fn(op, self.diag)
+        except Exception:  # a verifier bug must not reject a program: report nothing
+            if self.debug:
+                raise
+
+    # functions -----------------------------------------------------------------------------------
+
+    def check_func(self, op: Operation) -> None:
+        ft_attr = op.attr("function_type")
+        ft = ft_attr.type if isinstance(ft_attr, TypeAttr) else ft_attr
+        if not isinstance(ft, FunctionType):
+            self.diag.error(op, "", "requires attribute 'function_type' holding a function type")
+            return
+        self.check_type(ft, op)
+        if not isinstance(op.attr("sym_name"), StringAttr):
+            self.diag.error(op, "", "requires attribute 'sym_name'")
+        if not op.regions or not op.regions[0].blocks:
+            vis = op.attr("sym_visibility")
+            if not (isinstance(vis, StringAttr) and vis.value in ("private", "nested")):
+                self.diag.error(op, "", "symbol declaration cannot have public visibility")
+            return
+        entry = op.regions[0].blocks[0]
+        args = entry.arguments
+        if len(args) != len(ft.inputs):
+            self.diag.error(op, "", f"entry block must have {len(ft.inputs)} arguments to match "
+                                    f"function signature, but has {len(args)}")
+            return
+        from .ops._constraints import type_str
+
+        for i, (a, t) in enumerate(zip(args, ft.inputs)):
+            if a.type != t:
+                self.diag.error(op, "", f"type of entry block argument #{i}('{type_str(a.type)}')"
+                                        f" must match the type of the corresponding argument in "
+                                        f"function signature('{type_str(t)}')")
+
+    def _enclosing_func(self, op: Operation) -> Operation | None:
+        b = op.parent
+        r = b.parent if b is not None else None
+        return r.parent if r is not None else None
+
+    def check_func_return(self, op: Operation) -> None:
+        func = self._enclosing_func(op)
+        if func is None or func.name != "func.func":
+            self.diag.error(op, "", "expects parent op 'func.func'")
+            return
+        ft_attr = func.attr("function_type")
+        ft = ft_attr.type if isinstance(ft_attr, TypeAttr) else ft_attr
+        if not isinstance(ft, FunctionType):
+            return
+        fname = getattr(func.attr("sym_name"), "value", "?")
+        if len(op.operands) != len(ft.results):
+            self.diag.error(op, "", f"has {len(op.operands)} operands, but enclosing function "
+                                    f"(@{fname}) returns {len(ft.results)}")
+            return
+        from .ops._constraints import type_str
+
+        for i, (v, t) in enumerate(zip(op.operands, ft.results)):
+            if v.type != t:
+                self.diag.error(op, "", f"type of return operand {i} ('{type_str(v.type)}') "
+                                        f"doesn't match function result type ('{type_str(t)}') "
+                                        f"in function @{fname}")
+
+    def check_region_return(self, op: Operation) -> None:
+        parent = self._enclosing_func(op)
+        if parent is None:
+            self.diag.error(op, "", "expects to be inside the region of an op")
+        elif parent.name == "func.func":
+            self.diag.error(op, "", "is not a valid terminator of a function body: use "
+                                    "'func.return'")
+
+    def check_call(self, op: Operation) -> None:
+        callee = op.attr("callee")
+        if isinstance(callee, SymbolRefAttr):
+            name = callee.name
+        elif isinstance(callee, StringAttr):
+            name = callee.value
+        else:
+            self.diag.error(op, "", "requires a 'callee' symbol reference attribute")
+            return
+        func = self.symbols.get(name)
+        if func is None or func.name != "func.func":
+            self.diag.error(op, "", f"'{name}' does not reference a valid function")
+            return
+        ft_attr = func.attr("function_type")
+        ft = ft_attr.type if isinstance(ft_attr, TypeAttr) else ft_attr
+        if not isinstance(ft, FunctionType):
+            return
+        from .ops._constraints import type_str, types_str
+
+        if len(op.operands) != len(ft.inputs):
+            self.diag.error(op, "", f"incorrect number of operands for callee: expected "
+                                    f"{len(ft.inputs)}, got {len(op.operands)}")
+        else:
+            for i, (v, t) in enumerate(zip(op.operands, ft.inputs)):
+                if v.type != t:
+                    self.diag.error(op, "", f"operand type mismatch: expected operand type "
+                                            f"'{type_str(t)}', but provided '{type_str(v.type)}'"
+                                            f" for operand number {i}")
+        if len(op.results) != len(ft.results):
+            self.diag.error(op, "", f"incorrect number of results for callee: expected "
+                                    f"{len(ft.results)}, got {len(op.results)}")
+        else:
+            for i, (r, t) in enumerate(zip(op.results, ft.results)):
+                if r.type != t:
+                    self.diag.error(op, "", f"result type mismatch at index {i}: op result "
+                                            f"types {types_str(op.result_types)}, function "
+                                            f"result types {types_str(ft.results)}")
+
+
+def collect(module: Module) -> list[Diagnostic]:
+    """Every violation in ``module``, in walk order (an empty list for a valid program)."""
+    return _Walker(module).run()
+
+
+def verify(module: Module) -> None:
+    """Raise :class:`VerificationError` listing every violation in ``module``."""
+    diags = collect(module)
+    if diags:
+        raise VerificationError(diags[0].message, diagnostics=diags,
+                                filename=getattr(module, "filename", None))
+
+
+def verify_text(text: str, filename: str | None = None) -> list[Diagnostic]:
+    """Parse and verify ``text``; parse errors come back as diagnostics too."""
+    from . import parse
+
+    try:
+        module = parse(text, filename)
+    except ParseError as e:
+        return list(e.diagnostics)
+    return collect(module)
+
+
+# --- --verify-diagnostics --------------------------------------------------------------------------
+
+_EXPECT_RE = re.compile(
+    r"expected-(error|note|remark|warning)(-re)? *(?:@([+-]\d+|above|below))? *\{\{(.*)\}\}\s*$")
+
+
+@dataclass
+class Expectation:
+    """One `// expected-error@+N {{message}}` annotation."""
+
+    kind: str       # error | note | remark | warning
+    line: int       # the line the diagnostic must be on (1-based, in the file)
+    message: str
+    regex: bool
+    source_line: int
+    matched: bool = False
+
+    def pattern(self) -> re.Pattern[str]:
+        """The message as a regex: literal text, `{{...}}` parts as regexes (for -re)."""
+        if not self.regex:
+            return re.compile(re.escape(self.message))
+        out, pos = [], 0
+        for m in re.finditer(r"\{\{(.*?)\}\}", self.message):
+            out.append(re.escape(self.message[pos:m.start()]))
+            out.append(f"(?:{m.group(1)})")
+            pos = m.end()
+        out.append(re.escape(self.message[pos:]))
+        return re.compile("".join(out))
+
+    def matches(self, message: str) -> bool:
+        p = self.pattern()
+        return bool(p.search(message) or p.search(_LABEL_RE.sub("", message, count=1)))
+
+
+def parse_expectations(text: str) -> list[Expectation]:
+    """The annotations of ``text`` (line numbers relative to ``text``)."""
+    out: list[Expectation] = []
+    for i, line in enumerate(text.split("\n"), 1):
+        if "expected-" not in line:
+            continue
+        m = _EXPECT_RE.search(line)
+        if not m:
+            continue
+        off = m.group(3)
+        if off is None:
+            target = i
+        elif off == "above":
+            target = i - 1
+        elif off == "below":
+            target = i + 1
+        else:
+            target = i + int(off)
+        out.append(Expectation(m.group(1), target, m.group(4), bool(m.group(2)), i))
+    return out
+
+
+@dataclass
+class ChunkReport:
+    """The outcome of checking the diagnostics of one chunk against its annotations."""
+
+    file: str
+    first_line: int
+    expectations: list[Expectation]
+    diagnostics: list[Diagnostic]
+    mismatches: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return not self.mismatches
+
+    @property
+    def annotated(self) -> bool:
+        return any(e.kind == "error" for e in self.expectations)
+
+    def lines_hit(self) -> bool:
+        """Every annotated error line got at least one error (messages ignored)."""
+        lines = {d.line for d in self.diagnostics if d.severity == "error"}
+        return all(e.line in lines for e in self.expectations if e.kind == "error")
+
+
+def _flatten(diags: Iterable[Diagnostic], with_notes: bool) -> list[Diagnostic]:
+    out: list[Diagnostic] = []
+    for d in diags:
+        out.append(d)
+        if with_notes:
+            out.extend(d.notes)
+    return out
+
+
+def check_expectations(path: str, text: str, first_line: int = 1,
+                       strict_messages: bool = False) -> ChunkReport:
+    """Verify ``text`` (a file or a chunk padded so that line numbers match the file) and match
+    its diagnostics against its annotations, as `mlir-opt -verify-diagnostics` does; with
+    ``strict_messages`` the annotated text must be found in the message, otherwise any
+    diagnostic of the right kind on the right line matches."""
+    expectations = parse_expectations(text)
+    diags = verify_text(text, path)
+    want_notes = any(e.kind == "note" for e in expectations)
+    report = ChunkReport(path, first_line, expectations, diags)
+    for d in _flatten(diags, want_notes):
+        line = d.line
+        hit = None
+        for e in expectations:
+            if e.kind == d.severity and e.line == line and \
+                    (not strict_messages or e.matches(d.message)):
+                hit = e
+                break
+        if hit is not None:
+            hit.matched = True
+        else:
+            report.mismatches.append(f"{format_location(d.location, path)}: error: unexpected "
+                                     f"{d.severity}: {d.message}")
+    for e in expectations:
+        if not e.matched:
+            report.mismatches.append(f"{path}:{e.line}: error: expected {e.kind} \"{e.message}\""
+                                     f" was not produced")
+    return report
+
+
+def _split(text: str, split: bool) -> list[tuple[int, str]]:
+    if not split:
+        return [(1, text)]
+    from .testing.runner import split_cases
+
+    return list(split_cases(text))
+
+
+def verify_file_diagnostics(path: str, text: str | None = None, split: bool = True,
+                            strict_messages: bool = False) -> list[ChunkReport]:
+    """Check every chunk of the file at ``path`` against its annotations."""
+    if text is None:
+        text = _read(path)
+    return [check_expectations(path, chunk, line, strict_messages)
+            for line, chunk in _split(text, split)]
+
+
+def _read(path: str) -> str:
+    if path == "-":
+        return sys.stdin.read()
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def cli_main(args: Any) -> int:
+    """`shlo verify FILE... [--split-input-file] [--verify-diagnostics] [--strict-messages]`.
+
+    Without ``--verify-diagnostics``: print every diagnostic, exit 1 when there is one. With it:
+    print one line per mismatch between diagnostics and annotations, then `N passed, N failed`
+    over the chunks; exit 1 when a chunk failed.
+    """
+    files = list(args.files)
+    split = bool(getattr(args, "split_input_file", False))
+    strict = bool(getattr(args, "strict_messages", False))
+    if getattr(args, "verify_diagnostics", False):
+        passed = failed = 0
+        for path in files:
+            for report in verify_file_diagnostics(path, split=split, strict_messages=strict):
+                if report.passed:
+                    passed += 1
+                else:
+                    failed += 1
+                    for line in report.mismatches:
+                        print(line)
+        print(f"{passed} passed, {failed} failed")
+        return 1 if failed else 0
+    bad = 0
+    chunks = 0
+    for path in files:
+        for line, chunk in _split(_read(path), split):
+            chunks += 1
+            diags = verify_text(chunk, "<stdin>" if path == "-" else path)
+            if diags:
+                bad += 1
+                for d in diags:
+                    print(d.format(path), file=sys.stderr)
+    if split:
+        print(f"{chunks - bad} passed, {bad} failed")
+    return 1 if bad else 0

@@ -1,0 +1,145 @@
+"""while, if, case, func.call, tuple ops, optimization_barrier, custom_call, composite."""
+
+import numpy as np
+import pytest
+
+import shlo
+from shlo.errors import ExecutionError
+
+
+def run(text, *args, **kw):
+    return shlo.run(shlo.parse(text), *args, verify=False, **kw)
+
+
+def test_while_sums_to_ten():
+    # Spec example of `while`: a loop computing the sum 0+1+...+9 style counter.
+    text = """
+    func.func @main(%init_i: tensor<i64>, %init_sum: tensor<i64>) -> (tensor<i64>, tensor<i64>) {
+      %one = stablehlo.constant dense<1> : tensor<i64>
+      %ten = stablehlo.constant dense<10> : tensor<i64>
+      %results0, %results1 = "stablehlo.while"(%init_i, %init_sum) ({
+        ^bb0(%arg0: tensor<i64>, %arg1: tensor<i64>):
+          %cond = "stablehlo.compare"(%arg0, %ten) {
+            comparison_direction = #stablehlo<comparison_direction LT>
+          } : (tensor<i64>, tensor<i64>) -> tensor<i1>
+          stablehlo.return %cond : tensor<i1>
+      }, {
+        ^bb0(%arg0: tensor<i64>, %arg1: tensor<i64>):
+          %new_sum = stablehlo.add %arg1, %one : tensor<i64>
+          %new_i = stablehlo.add %arg0, %one : tensor<i64>
+          stablehlo.return %new_i, %new_sum : tensor<i64>, tensor<i64>
+      }) : (tensor<i64>, tensor<i64>) -> (tensor<i64>, tensor<i64>)
+      func.return %results0, %results1 : tensor<i64>, tensor<i64>
+    }"""
+    i, s = run(text, np.int64(0), np.int64(0))
+    assert int(i) == 10 and int(s) == 10
+
+
+def test_while_captures_outer_values_in_nested_regions():
+    text = """
+    func.func @main(%n: tensor<i32>, %step: tensor<i32>) -> tensor<i32> {
+      %zero = stablehlo.constant dense<0> : tensor<i32>
+      %r = "stablehlo.while"(%zero) ({
+        ^bb0(%a: tensor<i32>):
+          %c = stablehlo.compare LT, %a, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>
+          stablehlo.return %c : tensor<i1>
+      }, {
+        ^bb0(%a: tensor<i32>):
+          %p = stablehlo.compare GT, %step, %zero : (tensor<i32>, tensor<i32>) -> tensor<i1>
+          %b = "stablehlo.if"(%p) ({
+            %s = stablehlo.add %a, %step : tensor<i32>
+            stablehlo.return %s : tensor<i32>
+          }, {
+            stablehlo.return %n : tensor<i32>
+          }) : (tensor<i1>) -> tensor<i32>
+          stablehlo.return %b : tensor<i32>
+      }) : (tensor<i32>) -> tensor<i32>
+      func.return %r : tensor<i32>
+    }"""
+    (r,) = run(text, np.int32(7), np.int32(3))
+    assert int(r) == 9
+    (r,) = run(text, np.int32(7), np.int32(0))
+    assert int(r) == 7
+
+
+@pytest.mark.parametrize("index,expected", [(0, 10), (1, 11), (2, 12), (5, 12), (-1, 12)])
+def test_case_out_of_range_runs_last_branch(index, expected):
+    text = """
+    func.func @main(%i: tensor<i32>) -> tensor<i64> {
+      %r = "stablehlo.case"(%i) ({
+        %c = stablehlo.constant dense<10> : tensor<i64>
+        stablehlo.return %c : tensor<i64>
+      }, {
+        %c = stablehlo.constant dense<11> : tensor<i64>
+        stablehlo.return %c : tensor<i64>
+      }, {
+        %c = stablehlo.constant dense<12> : tensor<i64>
+        stablehlo.return %c : tensor<i64>
+      }) : (tensor<i32>) -> tensor<i64>
+      func.return %r : tensor<i64>
+    }"""
+    (r,) = run(text, np.int32(index))
+    assert int(r) == expected
+
+
+def test_call_tuple_and_get_tuple_element():
+    text = """
+    func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+      %t = stablehlo.tuple %x, %x : tuple<tensor<2xf32>, tensor<2xf32>>
+      %a = stablehlo.get_tuple_element %t[1] : (tuple<tensor<2xf32>, tensor<2xf32>>) -> tensor<2xf32>
+      %b = call @double(%a) : (tensor<2xf32>) -> tensor<2xf32>
+      %c:2 = stablehlo.optimization_barrier %b, %a : tensor<2xf32>, tensor<2xf32>
+      return %c#0 : tensor<2xf32>
+    }
+    func.func private @double(%y: tensor<2xf32>) -> tensor<2xf32> {
+      %r = stablehlo.add %y, %y : tensor<2xf32>
+      return %r : tensor<2xf32>
+    }"""
+    (r,) = run(text, np.array([1.5, -2], dtype=np.float32))
+    np.testing.assert_array_equal(r, np.array([3.0, -4.0], dtype=np.float32))
+    assert r.dtype == np.float32
+
+
+def test_custom_call_unknown_target_is_an_error_naming_it():
+    text = """
+    func.func @main(%x: tensor<f32>) -> tensor<f32> {
+      %r = stablehlo.custom_call @my_op(%x) : (tensor<f32>) -> tensor<f32>
+      return %r : tensor<f32>
+    }"""
+    with pytest.raises(ExecutionError, match="my_op"):
+        run(text, np.float32(1))
+
+
+def test_custom_call_user_callable():
+    text = """
+    func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {
+      %r = stablehlo.custom_call @my_op(%x) : (tensor<3xf32>) -> tensor<3xf32>
+      return %r : tensor<3xf32>
+    }"""
+    (r,) = run(text, np.arange(3, dtype=np.float32), custom_calls={"my_op": lambda x: x * 2})
+    np.testing.assert_array_equal(r, [0, 2, 4])
+
+
+def test_composite_runs_its_decomposition():
+    text = """
+    func.func @main(%x: tensor<f32>) -> tensor<f32> {
+      %r = stablehlo.composite "my.square" %x {decomposition = @square} : (tensor<f32>) -> tensor<f32>
+      return %r : tensor<f32>
+    }
+    func.func private @square(%y: tensor<f32>) -> tensor<f32> {
+      %r = stablehlo.multiply %y, %y : tensor<f32>
+      return %r : tensor<f32>
+    }"""
+    (r,) = run(text, np.float32(3))
+    assert float(r) == 9.0
+
+
+def test_wrong_argument_shape_is_a_clear_error():
+    text = """
+    func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+      return %x : tensor<2xf32>
+    }"""
+    with pytest.raises(ExecutionError, match=r"expected shape \(2\)"):
+        run(text, np.zeros(3, np.float32))
+    with pytest.raises(ExecutionError, match="takes 1 arguments"):
+        run(text)
