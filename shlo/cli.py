@@ -47,29 +47,17 @@ def _natural_key(name: str) -> tuple:
     return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name))
 
 
-def format_result(value: Any, type_text: str | None = None) -> str:
-    """A result in upstream's style: `tensor<2x3xf32>` then the values, numpy-summarised."""
-    if isinstance(value, tuple):
-        return "(" + ", ".join(format_result(v) for v in value) + ")"
-    arr = np.asarray(value)
-    if type_text is None:
-        from .syntax.printer import format_type
-        from .types import TensorType, element_type_for_dtype
+def format_result(value: Any, type: Any = None) -> str:
+    """A result in the upstream interpreter's style (summarised when large)."""
+    from .interpreter.printing import format_value
 
-        type_text = format_type(TensorType(arr.shape, element_type_for_dtype(arr.dtype)))
-    shown = arr.astype(np.float32) if arr.dtype.kind == "V" or arr.dtype.itemsize == 1 and \
-        arr.dtype.kind == "f" else arr
-    body = np.array2string(np.asarray(shown), threshold=200, edgeitems=3, max_line_width=100,
-                           separator=", ")
-    return f"{type_text} {body}"
+    return format_value(value, type)
 
 
 def _cmd_run(a: argparse.Namespace) -> int:
     from . import load
     from .interpreter.api import run
     from .ir import function_type
-    from .syntax.printer import format_type
-
     module = load(a.file)
     args = _load_args(a)
     opts: dict[str, Any] = {}
@@ -88,10 +76,10 @@ def _cmd_run(a: argparse.Namespace) -> int:
         for pid, proc in enumerate(results):
             print(f"// process {pid}")
             for r, t in zip(proc, types):
-                print(format_result(r, format_type(t)))
+                print(format_result(r, t))
     else:
         for r, t in zip(results, types):
-            print(format_result(r, format_type(t)))
+            print(format_result(r, t))
     return 0
 
 

@@ -327,14 +327,11 @@ class _Walker:
                 self.diag.error(op, "", "empty block: expect at least a terminator")
                 continue
             t = b.operations[-1]
-            if op.name == "func.func":
-                if t.name not in _FUNC_RETURNS:
-                    self.diag.error(t, "", "block in a function must end with 'func.return'",
-                                    location=t.location)
-            elif t.name not in _TERMINATORS:
-                self.diag.error(op, "", f"block in a region of '{op.name}' must end with "
-                                        f"'stablehlo.return', found '{t.name}'",
-                                location=t.location)
+            if t.name not in _TERMINATORS:
+                what = "a function" if op.name == "func.func" else f"a region of '{op.name}'"
+                self.diag.error(op, "", f"block in {what} must end with a terminator "
+                                        f"('func.return' or 'stablehlo.return'), found "
+                                        f"'{t.name}'", location=t.location)
 
     def check_op(self, op: Operation, is_last: bool) -> None:
         name = op.name
@@ -422,9 +419,6 @@ class _Walker:
         parent = self._enclosing_func(op)
         if parent is None:
             self.diag.error(op, "", "expects to be inside the region of an op")
-        elif parent.name == "func.func":
-            self.diag.error(op, "", "is not a valid terminator of a function body: use "
-                                    "'func.return'")
 
     def check_call(self, op: Operation) -> None:
         callee = op.attr("callee")

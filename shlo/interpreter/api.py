@@ -125,7 +125,8 @@ def run(module: Module | str, *args: Any, entry: str = "main", verify: bool = Tr
     else:
         process = None
         fn = prepare_entry(module, entry)
-    results = fn(*values)
+    with np.errstate(all="ignore"):  # NaN/inf/overflow are values here, not warnings
+        results = fn(*values)
     if outfeed is not None and process is not None:
         outfeed.extend(process.outfeed)
     return [_to_numpy(r) for r in results]

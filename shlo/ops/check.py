@@ -298,3 +298,28 @@ CHECK_TARGETS: dict[str, Callable[[Operation, Any], Callable[..., Any]]] = {
     "check.eq": _cc_eq,
 }
 """custom_call targets handled by shlo itself (see control_flow.custom_call)."""
+
+
+@kernel("interpreter.print", quantized_aware=True)
+def _print(op: Operation, ctx: Any):
+    """`interpreter.print %x`: print the value in the upstream interpreter's format."""
+    import sys
+    import threading
+
+    from ..interpreter.printing import format_value
+
+    t = op.operands[0].type
+    name = op.operands[0].name
+    prefix = f"%{name} = " if name else ""
+
+    def run(x: Any) -> tuple:
+        with _PRINT_LOCK:
+            sys.stdout.write(prefix + format_value(x, t) + "\n")
+        return ()
+
+    return run
+
+
+import threading as _threading  # noqa: E402
+
+_PRINT_LOCK = _threading.Lock()

@@ -30,7 +30,8 @@ from ..attributes import EnumAttr, int_or_none, ints
 from ..ir import Block, Operation, Value
 from ..types import ComplexType, ElementType, FloatType, IntegerType, TensorType
 from ._numeric import float_info, total_order_key
-from ._regions import (Body, call_body, clone_subgraph, combine_at, reduce_with_body)
+from ._regions import (Body, call_body, clone_subgraph, combine_at, reduce_with_body,
+                       ufunc_for)
 from .registry import kernel
 
 __all__ = ["reduce_with_body"]
@@ -72,9 +73,10 @@ def _pad(x: np.ndarray, value: Any, pads: Sequence[tuple[int, int]],
     return buf[tuple(crop)]
 
 
-def _windows(buf: np.ndarray, window_dimensions: Sequence[int], window_strides: Sequence[int],
-             window_dilations: Sequence[int]) -> np.ndarray | None:
-    """All windows of ``buf``: shape ``num_windows + (prod(window_dimensions),)``, C order.
+def _window_views(buf: np.ndarray, window_dimensions: Sequence[int],
+                  window_strides: Sequence[int], window_dilations: Sequence[int]
+                  ) -> np.ndarray | None:
+    """All windows of ``buf`` as a view of shape ``num_windows + window_dimensions``.
 
     None when some dimension has no window (the result is empty).
     """
@@ -82,10 +84,17 @@ def _windows(buf: np.ndarray, window_dimensions: Sequence[int], window_strides: 
     if any(p < w for p, w in zip(buf.shape, dilated)) or buf.size == 0:
         return None
     v = sliding_window_view(buf, dilated)
-    v = v[tuple(slice(None, None, s) for s in window_strides)
-          + tuple(slice(None, None, d) for d in window_dilations)]
-    r = buf.ndim
-    return v.reshape(v.shape[:r] + (-1,))
+    return v[tuple(slice(None, None, s) for s in window_strides)
+             + tuple(slice(None, None, d) for d in window_dilations)]
+
+
+def _windows(buf: np.ndarray, window_dimensions: Sequence[int], window_strides: Sequence[int],
+             window_dilations: Sequence[int]) -> np.ndarray | None:
+    """All windows of ``buf``, flattened: shape ``num_windows + (prod(window_dimensions),)``."""
+    v = _window_views(buf, window_dimensions, window_strides, window_dilations)
+    if v is None:
+        return None
+    return v.reshape(v.shape[:buf.ndim] + (-1,))
 
 
 def _num_windows(shape: Sequence[int], window_dimensions: Sequence[int],
@@ -128,9 +137,11 @@ def reduce_window(op: Operation, ctx: Any) -> Run:
     """Spec "reduce_window": ``results[:][i] = reduce(windows, init_values, axes, body)``.
 
     ``padded_inputs = pad(inputs, init_values, padding[:, 0], padding[:, 1], base_dilations - 1)``
-    (edges and the holes of the base dilation hold the init value); the windows, strided and
-    dilated, are views of it (``sliding_window_view``), reduced with the body over their
-    flattened elements.
+    (edges and the holes of the base dilation hold the init value). The windows are strided,
+    dilated views of it (``sliding_window_view``, no copy). Schedule: a left fold over the window
+    positions in row-major order, ``acc = body(acc, window[k])`` starting from the init value, as
+    the upstream interpreter and XLA compute it; one batched body call per window position,
+    over all windows at once.
     """
     n = len(op.results)
     window_dimensions = ints(op.attr("window_dimensions"))
@@ -142,19 +153,54 @@ def reduce_window(op: Operation, ctx: Any) -> Run:
     interior = [b - 1 for b in base_dilations]
     body = ctx.region(op.regions[0])
     dtypes = [_dtype(r) for r in op.results]
+    step = _fold_step(body, dtypes)
+    offsets = list(np.ndindex(*window_dimensions))
 
     def run(*args: Any) -> list[np.ndarray]:
         inits = [_as(a, dt) for a, dt in zip(args[n:], dtypes)]
         padded = [_pad(_as(a, dt), v, padding, interior)
                   for a, v, dt in zip(args[:n], inits, dtypes)]
-        wins = [_windows(p, window_dimensions, window_strides, window_dilations) for p in padded]
-        if wins[0] is None:
+        views = [_window_views(p, window_dimensions, window_strides, window_dilations)
+                 for p in padded]
+        if views[0] is None:
             shape = _num_windows(padded[0].shape, window_dimensions, window_strides,
                                  window_dilations)
             return [np.empty(shape, dtype=dt) for dt in dtypes]
-        return reduce_with_body(body, wins, inits, (rank,))
+        shape = views[0].shape[:rank]
+        acc = [np.full(shape, v, dtype=dt) for v, dt in zip(inits, dtypes)]
+        for k in offsets:
+            acc = step(acc, [v[(Ellipsis,) + k] for v in views])
+        return acc
 
     return run
+
+
+def _fold_step(body: Body, dtypes: list[np.dtype]
+               ) -> Callable[[list[np.ndarray], list[np.ndarray]], list[np.ndarray]]:
+    """``(acc, x) -> body(acc, x)``; a numpy ufunc when it computes the single-op body exactly.
+
+    The ufunc is used for add/multiply/and/or/xor/maximum/minimum on bool and numpy's integers,
+    add/multiply on floats and complex (numpy and ml_dtypes round each result once to the
+    type); float maximum/minimum (NaN, signed zeros) and the ml_dtypes integers go through the
+    body's own kernel.
+    """
+    single = getattr(body, "single_op", None)
+    if len(dtypes) == 1 and single is not None:
+        dt = dtypes[0]
+        uf = ufunc_for(single, dt)
+        exact = uf is not None and (
+            dt.kind in "biu" or (single in ("stablehlo.add", "stablehlo.multiply")
+                                 and dt.kind in "fcV" and dt.name not in _SUBBYTE_INTS))
+        if exact:
+            return lambda acc, x: [_as(uf(acc[0], x[0]), dt)]
+
+    def step(acc: list[np.ndarray], x: list[np.ndarray]) -> list[np.ndarray]:
+        return call_body(body, acc + x, acc[0].shape, dtypes)
+
+    return step
+
+
+_SUBBYTE_INTS = frozenset({"int2", "int4", "uint2", "uint4"})
 
 
 # --- select_and_scatter -------------------------------------------------------------------------

@@ -330,3 +330,350 @@ def get_dimension_size(op: Operation, ctx: Any) -> Run:
         return (np.asarray(np.shape(operand)[dimension], dtype=dtype),)
 
     return run
+
+
+# --- constraints (spec "Ops" section, C1..Cn) ---------------------------------------------------
+# The verifiers of the shape ops (shlo/verifier.py calls them through the registry).
+
+from typing import Any  # noqa: E402
+
+from ..ir import Operation  # noqa: E402
+from ..types import QuantizedType as _QuantizedType, TensorType as _TensorType  # noqa: E402
+from . import _constraints as _c  # noqa: E402
+from .registry import verifier  # noqa: E402
+
+_STATIC_QA = _c.TC(_c.F | _c.B | _c.I | _c.C | _c.Q | _c.QA, static=True,
+                   description="statically shaped or single bounded dimension tensor of "
+                               "4/6/8/16/32/64-bit float or bool or 2/4/8/16/32/64-bit integer "
+                               "or complex type with 32/64-bit float elements or per-tensor "
+                               "integer quantized or per-axis integer quantized values")
+
+
+@verifier("stablehlo.constant")
+def _verify_constant(op: Operation, diag: Any) -> None:
+    """(C1) `type(value) = type(output)` (for a quantized output, the literal holds storage
+    values); the output is statically shaped."""
+    if not _c.signature(op, diag, [], [_c.TC(_c.F | _c.B | _c.I | _c.C | _c.Q | _c.QA,
+                                             static=True)],
+                        attrs={"value": "any"}):
+        return
+    value = op.attr("value")
+    out = op.results[0].type
+    vt = getattr(value, "type", None)
+    if not isinstance(vt, _TensorType) or _c.same_type(vt, out):
+        return
+    oe = out.element_type
+    if isinstance(oe, _QuantizedType) and vt.shape == out.shape and \
+            _c.same_element_type(vt.element_type, oe.storage_type):
+        return
+    diag.error(op, "C1", f"inferred type(s) {_c.types_str([vt])} are incompatible with return "
+                         f"type(s) of operation {_c.types_str([out])}")
+
+
+@verifier("stablehlo.iota")
+def _verify_iota(op: Operation, diag: Any) -> None:
+    """(C1) `0 <= iota_dimension < rank(output)`."""
+    if not _c.signature(op, diag, [], [_c.TC(_c.I | _c.F | _c.C | _c.Q, static=True)],
+                        attrs={"iota_dimension": "int"}):
+        return
+    d = _c.int_attr(op, "iota_dimension")
+    shape = op.results[0].type.shape
+    if d < 0:
+        diag.error(op, "C1", f"attribute 'iota_dimension' failed to satisfy constraint: 64-bit "
+                             f"signless integer attribute whose value is non-negative (got {d})")
+    elif not shape:
+        diag.error(op, "C1", "does not support scalars")
+    elif d >= len(shape):
+        diag.error(op, "C1", f"iota dimension cannot go beyond the output rank: iota_dimension "
+                             f"= {d}, rank = {len(shape)}")
+
+
+@verifier("stablehlo.broadcast_in_dim")
+def _verify_broadcast_in_dim(op: Operation, diag: Any) -> None:
+    """(C1) element types agree (per-axis parameters may differ); (C2) `size(
+    broadcast_dimensions) = rank(operand)`; (C3) `0 <= broadcast_dimensions < rank(result)`;
+    (C4) unique; (C5) each operand dimension is 1 or the result's; (C6) per-axis quantization
+    follows the broadcast dimension."""
+    if not _c.signature(op, diag, [_c.TENSOR_QA], [_STATIC_QA],
+                        attrs={"broadcast_dimensions": "ints"}):
+        return
+    _c.check_broadcast_in_dim(op, diag, op.operands[0].type, op.results[0].type,
+                              _c.ints_attr(op, "broadcast_dimensions"))
+
+
+@verifier("stablehlo.broadcast")
+def _verify_broadcast(op: Operation, diag: Any) -> None:
+    """`broadcast` (beyond the seed spec): the result shape is `broadcast_sizes` followed by the
+    operand's shape, with the operand's element type."""
+    if not _c.signature(op, diag, [_c.TENSOR], [_c.TENSOR_QA],
+                        attrs={"broadcast_sizes": "ints"}):
+        return
+    sizes = _c.ints_attr(op, "broadcast_sizes")
+    t = op.operands[0].type
+    if any(s < 0 for s in sizes):
+        diag.error(op, "C1", f"broadcast_sizes must be non-negative, got {_c.dims_str(sizes)}")
+        return
+    _c.check_inferred(op, diag, "C1", [_TensorType(tuple(sizes) + tuple(t.shape),
+                                                   t.element_type)])
+
+
+@verifier("stablehlo.concatenate")
+def _verify_concatenate(op: Operation, diag: Any) -> None:
+    """(C1) same element types; (C2) same shapes except along `dimension`; (C3) at least one
+    input; (C4) `0 <= dimension < rank(inputs[0])`; (C5-C6) the result type."""
+    if not _c.signature(op, diag, [(_c.TENSOR, "*")], [_c.TENSOR],
+                        attrs={"dimension": "int"}):
+        return
+    dim = _c.int_attr(op, "dimension")
+    types = [v.type for v in op.operands]
+    if not types:
+        diag.error(op, "C3", "expected 1 or more operands, but found 0")
+        return
+    if dim < 0:
+        diag.error(op, "C4", f"attribute 'dimension' failed to satisfy constraint: 64-bit "
+                             f"signless integer attribute whose value is non-negative (got {dim})")
+        return
+    first = types[0]
+    for i, t in enumerate(types[1:], 1):
+        if not _c.compatible_element_types(first.element_type, t.element_type):
+            diag.error(op, "C1", f"requires the same element type for all operands: operand "
+                                 f"(0) is {_c.types_str([first])}, operand ({i}) is "
+                                 f"{_c.types_str([t])}")
+            return
+    ranked = [(i, t) for i, t in enumerate(types) if t.shape is not None]
+    if not ranked:
+        return
+    i0, t0 = ranked[0]
+    rank = len(t0.shape)
+    if rank == 0:
+        diag.error(op, "C4", "rank-0 values cannot be concatenated")
+        return
+    if dim >= rank:
+        diag.error(op, "C4", f"dimension {dim} is out-of-bounds for input rank {rank}")
+        return
+    for i, t in ranked[1:]:
+        if len(t.shape) != rank:
+            diag.error(op, "C2", f"operands ({i0}) and ({i}) do not match rank")
+            return
+        for d in range(rank):
+            if d != dim and not _c.compatible_dims(t0.shape[d], t.shape[d]):
+                diag.error(op, "C2", f"shapes of operand ({i0}) and ({i}) are not compatible at "
+                                     f"non-concat index {d}: "
+                                     f"({', '.join(map(_dstr, t0.shape))}) != "
+                                     f"({', '.join(map(_dstr, t.shape))})")
+                return
+    shape = []
+    for d in range(rank):
+        if d == dim:
+            sizes = [t.shape[d] for _, t in ranked]
+            shape.append(None if len(ranked) != len(types) or None in sizes else sum(sizes))
+        else:
+            known = [t.shape[d] for _, t in ranked if t.shape[d] is not None]
+            shape.append(known[0] if known else None)
+    _c.check_inferred(op, diag, "C5, C6", [_TensorType(tuple(shape), first.element_type)])
+
+
+def _dstr(d: Any) -> str:
+    return "?" if d is None else str(d)
+
+
+@verifier("stablehlo.pad")
+def _verify_pad(op: Operation, diag: Any) -> None:
+    """(C1) element types agree; (C2) the padding sizes equal `rank(operand)`;
+    (C3) `0 <= interior_padding`; (C4) the result shape."""
+    if not _c.signature(op, diag, [_c.TENSOR, _c.TC(_c.F | _c.B | _c.I | _c.C | _c.Q, rank=0)],
+                        [_c.TENSOR], attrs={"edge_padding_low": "ints",
+                                            "edge_padding_high": "ints",
+                                            "interior_padding": "ints"}):
+        return
+    operand, pad_value = op.operands[0].type, op.operands[1].type
+    if not _c.compatible_element_types(operand.element_type, pad_value.element_type):
+        diag.error(op, "C1", "expects operand and padding_value to have the same element type: "
+                             + _c.types_str([operand, pad_value]))
+        return
+    low = _c.ints_attr(op, "edge_padding_low")
+    high = _c.ints_attr(op, "edge_padding_high")
+    interior = _c.ints_attr(op, "interior_padding")
+    if operand.shape is None:
+        return
+    rank = len(operand.shape)
+    for name, v in (("edge_padding_low", low), ("edge_padding_high", high),
+                    ("interior_padding", interior)):
+        if len(v) != rank:
+            diag.error(op, "C2", f"{name} length ({len(v)}) must match operand rank ({rank})")
+            return
+    for d, p in enumerate(interior):
+        if p < 0:
+            diag.error(op, "C3", f"Interior padding cannot be negative: {p} in dimension {d}")
+            return
+    shape = []
+    for d, n in enumerate(operand.shape):
+        if n is None:
+            shape.append(None)
+            continue
+        size = n + low[d] + high[d] + max(n - 1, 0) * interior[d]
+        if size < 0:
+            diag.error(op, "C4", f"Padding result in negative size for dimension {d}: {size}")
+            return
+        shape.append(size)
+    _c.check_inferred(op, diag, "C4", [_TensorType(tuple(shape), operand.element_type)])
+
+
+@verifier("stablehlo.reshape")
+def _verify_reshape(op: Operation, diag: Any) -> None:
+    """(C1) element types agree (per-axis quantization may move); (C2) `size(operand) =
+    size(result)`; (C3) per-axis quantization keeps the sizes around its dimension."""
+    if not _c.signature(op, diag, [_c.TENSOR_QA], [_STATIC_QA]):
+        return
+    operand, result = op.operands[0].type, op.results[0].type
+    if operand.is_static and result.is_static and operand.num_elements != result.num_elements:
+        diag.error(op, "C2", f"number of output elements ({result.num_elements}) doesn't match "
+                             f"expected number of elements ({operand.num_elements})")
+        return
+    a, b = operand.element_type, result.element_type
+    if isinstance(a, _QuantizedType) and a.quantization_dimension is not None and \
+            isinstance(b, _QuantizedType) and b.quantization_dimension is not None:
+        if not _c.quant_params_equal(a, b):
+            diag.error(op, "C1", "expect same quantization scales and zero_points")
+            return
+        if operand.is_static and result.is_static:
+            qa, qb = a.quantization_dimension, b.quantization_dimension
+            if qa < len(operand.shape) and qb < len(result.shape):
+                def prod(xs: Any) -> int:
+                    p = 1
+                    for x in xs:
+                        p *= x
+                    return p
+                if operand.shape[qa] != result.shape[qb] or \
+                        prod(operand.shape[:qa]) != prod(result.shape[:qb]):
+                    diag.error(op, "C3", f"expect same quantization dimension size and the "
+                                         f"same product of the dimensions before it: operand "
+                                         f"quantization_dimension {qa}, result "
+                                         f"quantization_dimension {qb}")
+        return
+    _c.per_tensor_same_quant(op, diag, "C1", operand, result)
+
+
+@verifier("stablehlo.reverse")
+def _verify_reverse(op: Operation, diag: Any) -> None:
+    """(C1) `type(operand) = type(result)`; (C2) `is_unique(dimensions)`;
+    (C3) `0 <= dimensions < rank(result)`."""
+    if not _c.signature(op, diag, [_c.TENSOR], [_c.TENSOR], attrs={"dimensions": "ints"}):
+        return
+    dims = _c.ints_attr(op, "dimensions")
+    if not _c.is_unique(dims):
+        diag.error(op, "C2", f"dimensions should be unique. Got: {', '.join(map(str, dims))}")
+        return
+    rank = _c.rank_of(op.results[0].type)
+    for d in dims:
+        if d < 0:
+            diag.error(op, "C3", f"all dimensions should be non-negative. Got dimension: {d}.")
+            return
+        if rank is not None and d >= rank:
+            diag.error(op, "C3", f"all dimensions should be between [0, {rank}). Got dimension: "
+                                 f"{d}.")
+            return
+    _c.compatible_all(op, diag, "C1")
+
+
+@verifier("stablehlo.slice")
+def _verify_slice(op: Operation, diag: Any) -> None:
+    """(C1) element types agree; (C2) index lists have `rank(operand)` entries;
+    (C3) `0 <= start_indices <= limit_indices <= shape(operand)`; (C4) `0 < strides`;
+    (C5) `shape(result) = ceil((limit_indices - start_indices) / strides)`."""
+    if not _c.signature(op, diag, [_c.TENSOR], [_c.TENSOR],
+                        attrs={"start_indices": "ints", "limit_indices": "ints",
+                               "strides": "ints"}):
+        return
+    operand = op.operands[0].type
+    start = _c.ints_attr(op, "start_indices")
+    limit = _c.ints_attr(op, "limit_indices")
+    strides = _c.ints_attr(op, "strides")
+    if operand.shape is None:
+        return
+    rank = len(operand.shape)
+    for name, v in (("start_indices", start), ("limit_indices", limit), ("strides", strides)):
+        if len(v) != rank:
+            diag.error(op, "C2", f"the number of elements in {name} ({len(v)}) does not match the"
+                                 f" rank of the operand ({rank})")
+            return
+    shape = []
+    for d in range(rank):
+        s, l, st, n = start[d], limit[d], strides[d], operand.shape[d]
+        if s < 0:
+            diag.error(op, "C3", f"negative start index {s} in dimension {d}")
+            return
+        if n is not None and l > n:
+            diag.error(op, "C3", f"limit index {l} is larger than dimension size {n} in "
+                                 f"dimension {d}")
+            return
+        if s > l:
+            diag.error(op, "C3", f"start index {s} is larger than limit index {l} in dimension "
+                                 f"{d}")
+            return
+        if st <= 0:
+            diag.error(op, "C4", f"stride must be positive but got {st} in dimension {d}")
+            return
+        shape.append(-(-(l - s) // st) if n is not None else None)
+    _c.check_inferred(op, diag, "C1, C5", [_TensorType(tuple(shape), operand.element_type)])
+
+
+@verifier("stablehlo.transpose")
+def _verify_transpose(op: Operation, diag: Any) -> None:
+    """(C1) element types agree (per-axis quantization may move); (C2) `permutation` is a
+    permutation of `range(rank(operand))`; (C3) `shape(result) = dim(operand, permutation...)`;
+    (C4) per-axis quantization follows the permutation."""
+    if not _c.signature(op, diag, [_c.TENSOR_QA], [_c.TENSOR_QA],
+                        attrs={"permutation": "ints"}):
+        return
+    operand, result = op.operands[0].type, op.results[0].type
+    perm = _c.ints_attr(op, "permutation")
+    if operand.shape is None:
+        return
+    rank = len(operand.shape)
+    if len(perm) != rank:
+        diag.error(op, "C2", f"TransposeOp operand rank {rank} does not match permutation size "
+                             f"{len(perm)}")
+        return
+    if sorted(perm) != list(range(rank)):
+        diag.error(op, "C2", f"attribute permutation must be a permutation of "
+                             f"[{', '.join(map(str, range(rank)))}] but got "
+                             f"{', '.join(map(str, perm))}")
+        return
+    a, b = operand.element_type, result.element_type
+    shape = tuple(operand.shape[p] for p in perm)
+    if isinstance(a, _QuantizedType) and a.quantization_dimension is not None and \
+            isinstance(b, _QuantizedType) and b.quantization_dimension is not None:
+        if not _c.quant_params_equal(a, b):
+            diag.error(op, "C1", "expect same quantization scales and zero_points")
+            return
+        qb = b.quantization_dimension
+        if qb < rank and a.quantization_dimension != perm[qb]:
+            diag.error(op, "C4", f"operand quantization_dimension {a.quantization_dimension} is "
+                                 f"not same as permutation[{qb}] = {perm[qb]}")
+            return
+        if result.shape is not None and not _c.compatible_shapes(shape, result.shape):
+            _c.check_inferred(op, diag, "C3", [_TensorType(shape, b)])
+        return
+    if not _c.per_tensor_same_quant(op, diag, "C1", operand, result):
+        return
+    _c.check_inferred(op, diag, "C3", [_TensorType(shape, b)])
+
+
+@verifier("stablehlo.get_dimension_size")
+def _verify_get_dimension_size(op: Operation, diag: Any) -> None:
+    """(C1) `0 <= dimension < rank(operand)`; the result is a 0-dimensional tensor of i32."""
+    if not _c.signature(op, diag, [_c.TENSOR_QA],
+                        [_c.TC(only=frozenset({"i32"}), description="ranked tensor of 32-bit "
+                                                                   "signless integer values")],
+                        attrs={"dimension": "int"}):
+        return
+    d = _c.int_attr(op, "dimension")
+    rank = _c.rank_of(op.operands[0].type)
+    if d < 0:
+        diag.error(op, "C1", f"attribute 'dimension' failed to satisfy constraint: 64-bit "
+                             f"signless integer attribute whose value is non-negative (got {d})")
+    elif rank is not None and d >= rank:
+        diag.error(op, "C1", f"requires dimension attribute in range [0, {rank}); found ({d})")
+    else:
+        _c.check_inferred(op, diag, "C1", [_TensorType((), op.results[0].type.element_type)])

@@ -317,26 +317,44 @@ class Printer:
     # --- naming --------------------------------------------------------------------------------
 
     def name_values(self, root: Operation) -> None:
-        """Assign names to every value defined under ``root`` (MLIR's SSANameState rules)."""
-        stack: list[tuple] = [(r, 0, 0, 0, frozenset()) for r in reversed(root.regions)]
+        """Assign names to every value defined under ``root`` (MLIR's SSANameState rules).
+
+        Pretty form: each region starts from the counters its parent region ended with, names
+        used in enclosing regions are taken, hints (`%c`, `%cst`, `%iterArg`...) are uniqued
+        with `_N`. Generic form: one global numbering, no hints (as upstream prints it).
+        """
+        unique_mode = self.generic
         names = self.names
+        g_nv = g_na = g_nc = 0
+        stack: list[tuple] = [(r, 0, 0, 0, None) for r in root.regions]
         while stack:
-            region, nv, na, nc, parent_used = stack.pop()
-            used = set(parent_used)
+            region, nv, na, nc, parent = stack.pop()
+            if unique_mode:
+                nv, na, nc = g_nv, g_na, g_nc
+            used: set[str] = set()
+            scope = (used, parent)
+
+            def taken(name: str) -> bool:
+                sc = scope
+                while sc is not None:
+                    if name in sc[0]:
+                        return True
+                    sc = sc[1]
+                return False
 
             def unique(hint: str) -> str:
                 nonlocal nc
                 name = hint
-                while name in used:
+                while taken(name):
                     name = f"{hint}_{nc}"
                     nc += 1
                 used.add(name)
                 return name
 
             children: list[Region] = []
+            hint = None if unique_mode else _block_arg_hint(region)
             for bi, block in enumerate(region.blocks):
                 self.block_names[block] = f"^bb{bi}"
-                hint = _block_arg_hint(region)
                 for a in block.arguments:
                     if hint is not None:
                         names[a] = "%" + unique(hint)
@@ -349,7 +367,7 @@ class Printer:
                 for op in block.operations:
                     res = op.results
                     if res:
-                        hints = _result_hints(op)
+                        hints = None if unique_mode else _result_hints(op)
                         if hints is not None:
                             for r, h in zip(res, hints):
                                 names[r] = "%" + unique(h)
@@ -362,9 +380,9 @@ class Printer:
                             nv += 1
                     if op.regions:
                         children.extend(op.regions)
-            frozen = frozenset(used)
-            for r in reversed(children):
-                stack.append((r, nv, na, nc, frozen))
+            g_nv, g_na, g_nc = nv, na, nc
+            for r in children:
+                stack.append((r, nv, na, nc, scope))
 
     # --- printing ------------------------------------------------------------------------------
 
@@ -435,7 +453,7 @@ class Printer:
         multi = len(region.blocks) > 1
         for bi, block in enumerate(region.blocks):
             show = bi > 0 or (print_entry_args and block.arguments) or \
-                (self.generic and bi == 0 and block.arguments)
+                (self.generic and (block.arguments or not block.operations))
             if show:
                 hdr = outer + self.block_names.get(block, f"^bb{bi}")
                 if block.arguments:

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
 
+import numpy as np
+
 from ..errors import ShloError
 
 __all__ = ["CaseResult", "split_cases", "run_file", "run_paths", "collect_files", "main"]
@@ -46,6 +48,20 @@ def split_cases(text: str) -> Iterator[tuple[int, str]]:
     yield line, "\n" * (line - 1) + text[pos:]
 
 
+_RUN_ARGS = re.compile(r'^// RUN:(?!.*\bnot\b).*--interpret.*--args="([^"]*)"', re.MULTILINE)
+
+
+def run_line_args(text: str) -> list | None:
+    """Arguments given by the file's `// RUN: ... --interpret --args="[dense<...>, ...]"`."""
+    m = _RUN_ARGS.search(text)
+    if m is None:
+        return None
+    from ..syntax.parser import Parser
+
+    attr = Parser(m.group(1)).parse_attribute()
+    return [a.array for a in attr]
+
+
 def _entries(module) -> list[str]:
     funcs = module.functions
     if "main" in funcs:
@@ -63,7 +79,7 @@ def _entries(module) -> list[str]:
                     called.add(getattr(p, "name", str(p)))
     from ..ir import function_type
 
-    return [n for n, f in funcs.items() if n not in called and not function_type(f).inputs]
+    return [n for n, f in funcs.items() if n not in called]
 
 
 class _Timeout(Exception):
@@ -75,7 +91,7 @@ def _on_alarm(signum, frame):  # pragma: no cover - timing dependent
 
 
 def run_case(path: str, line: int, text: str, verify: bool = True,
-             timeout: float | None = 120.0) -> CaseResult:
+             timeout: float | None = 120.0, args: list | None = None) -> CaseResult:
     """Parse, verify and run one case."""
     from ..interpreter.evaluator import PrepareContext, ProcessContext
     from ..syntax.parser import parse
@@ -96,12 +112,20 @@ def run_case(path: str, line: int, text: str, verify: bool = True,
                 _verify = None
             if _verify is not None:
                 _verify(module)
+        from ..ir import function_type
+
         for name in _entries(module):
+            nargs = len(function_type(module.functions[name]).inputs)
+            if nargs and (args is None or len(args) != nargs):
+                res.status = "skipped"
+                res.messages.append(f"@{name} takes {nargs} arguments and the file gives none")
+                continue
             process = ProcessContext()
             fn = PrepareContext(module, process).function(name)
-            fn()
+            with np.errstate(all="ignore"):
+                fn(*(args if nargs else ()))
             res.messages.extend(process.check_failures)
-        if res.messages:
+        if res.messages and res.status != "skipped":
             res.status = "failed"
     except _Timeout:
         res.status = "failed"
@@ -126,7 +150,12 @@ def run_file(path: str, verify: bool = True, timeout: float | None = 120.0) -> l
         text = Path(path).read_text(encoding="utf-8")
     except OSError as e:
         return [CaseResult(path, 0, "failed", [f"{path}: error: cannot read: {e}"])]
-    return [run_case(path, line, chunk, verify, timeout) for line, chunk in split_cases(text)]
+    try:
+        args = run_line_args(text)
+    except ShloError:
+        args = None
+    return [run_case(path, line, chunk, verify, timeout, args)
+            for line, chunk in split_cases(text)]
 
 
 def collect_files(paths: Iterable[str]) -> list[str]:
@@ -199,13 +228,20 @@ def main(paths: list[str], jobs: int | None = None, verify: bool = True,
     """`shlo check`: print one line per failure and a last line `N passed, N failed`."""
     progress = sys.stderr.isatty() and not quiet
     results = run_paths(paths, jobs=jobs, verify=verify, timeout=timeout, progress=progress)
+    skipped: dict[str, int] = {}
     for r in results:
+        if r.status == "skipped":
+            for m in r.messages:
+                reason = re.sub(r"@\S+", "@F", m)
+                skipped[reason] = skipped.get(reason, 0) + 1
         if r.status == "failed":
             for m in r.messages or [f"{r.file}:{r.line}: failed"]:
                 first, *rest = m.splitlines() or [""]
                 print(first if first.startswith(r.file) else f"{r.file}:{r.line}: {first}")
                 for extra in rest[:3]:
                     print("    " + extra)
+    for reason, n in sorted(skipped.items()):
+        print(f"skipped {n}: {reason}")
     print(summary_line(results))
     return 1 if any(r.status == "failed" for r in results) else 0
 
