@@ -21,7 +21,7 @@ demo: setup
 	$(VENV)/bin/shlo run examples/mlp.mlir examples/mlp_input.npy
 
 test: setup-test
-	$(PY) -m pytest -n 2 tests
+	OPENBLAS_NUM_THREADS=1 $(PY) -m pytest -n 2 tests
 
 bench: setup
 	$(PY) benchmarks/run_all.py

@@ -9,18 +9,26 @@
    copy of the weights, for several steps in a `while` loop; against one process training on
    the whole batch (no collective). The weights both produce are compared.
 
-Times are the best of several runs after a first (preparing) run.
+Times are the best of several runs after a first (preparing) run. BLAS runs one thread per
+call unless OPENBLAS_NUM_THREADS / OMP_NUM_THREADS say otherwise: the grid's processes are the
+parallelism, and 8 processes each starting a BLAS thread pool oversubscribe the cores (both
+sides of each ratio use the same setting).
 """
 
 from __future__ import annotations
 
-import argparse
-import sys
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import argparse  # noqa: E402
+import sys  # noqa: E402
 import time
 from pathlib import Path
 from typing import Any, Callable
 
-import numpy as np
+import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -196,7 +204,8 @@ def main() -> None:
           f"{r['grid'] / r['numpy']:.2f}")
     batch, d, h, c, steps = (16, 64, 128, 10, 5) if a.quick else (64, 256, 512, 10, 10)
     m = mlp_bench(batch, d, h, c, steps)
-    print(f"MLP {d}-{h}-{c}, {steps} SGD steps, global batch {batch * 8}")
+    print(f"MLP {d}-{h}-{c}, {steps} SGD steps, global batch {batch * 8} "
+          f"(BLAS threads: {os.environ['OPENBLAS_NUM_THREADS']})")
     print(f"  data-parallel on 4x2 grid {m['grid'] * 1e3:9.2f} ms")
     print(f"  one process, whole batch  {m['one'] * 1e3:9.2f} ms   grid/one = "
           f"{m['grid'] / m['one']:.2f}")

@@ -62,11 +62,13 @@ class Diagnostics:
     location)`` pairs (location None means the op's).
     """
 
-    __slots__ = ("items", "current")
+    __slots__ = ("items", "current", "symbols")
 
-    def __init__(self) -> None:
+    def __init__(self, symbols: dict[str, Operation] | None = None) -> None:
         self.items: list[Diagnostic] = []
         self.current: Operation | None = None
+        # The module's symbol table (name -> op), for verifiers that resolve references.
+        self.symbols = symbols
 
     def error(self, op: Operation | None, label: str, message: str,
               notes: Sequence[tuple[str, Location | None]] = (),
@@ -196,6 +198,17 @@ def quantized_type_problems(qt: QuantizedType) -> list[tuple[str, str]]:
     return out
 
 
+def _tensors_in(t: Any) -> list[TensorType]:
+    """The tensor types a type mentions."""
+    if isinstance(t, TensorType):
+        return [t]
+    if isinstance(t, TupleType):
+        return [x for e in t.types for x in _tensors_in(e)]
+    if isinstance(t, FunctionType):
+        return [x for e in (*t.inputs, *t.results) for x in _tensors_in(e)]
+    return []
+
+
 def _quantized_in(t: Any) -> list[QuantizedType]:
     """The quantized element types a type mentions."""
     if isinstance(t, TensorType):
@@ -218,10 +231,10 @@ class _Walker:
 
     def __init__(self, module: Module) -> None:
         self.module = module
-        self.diag = Diagnostics()
+        self.symbols: dict[str, Operation] = {}
+        self.diag = Diagnostics(self.symbols)
         self.table = _verifier_table()
         self.known = _known_names()
-        self.symbols: dict[str, Operation] = {}
         self.visible: set[Value] = set()
         # id(type) -> problems, with the type kept alive so that ids stay unique during the run.
         self._types: dict[int, tuple[Any, bool]] = {}
@@ -232,11 +245,14 @@ class _Walker:
 
     def check_type(self, t: Any, where: Operation) -> None:
         """Report the quantized element types of ``t`` that break the spec's type constraints,
-        once per type, where the type first appears."""
+        once per type, where the type first appears; and malformed bounds."""
         hit = self._types.get(id(t))
         if hit is not None and hit[0] is t:
             return
         self._types[id(t)] = (t, True)
+        for tt in _tensors_in(t):
+            if tt.encoding is not None:
+                self.check_bounds(tt, where)
         for qt in _quantized_in(t):
             try:
                 if qt in self._reported_types:
@@ -251,6 +267,34 @@ class _Walker:
                 for label, msg in problems:
                     self.diag.error(None, label, f"{msg} in type '{type_str(qt)}'",
                                     location=where.location)
+
+    def check_bounds(self, t: TensorType, where: Operation) -> None:
+        from .ops._constraints import bounds_of
+
+        b = bounds_of(t)
+        if b is None or t.shape is None:
+            return
+        try:
+            if t in self._reported_types:
+                return
+            self._reported_types.add(t)
+        except TypeError:
+            pass
+        if len(b) != len(t.shape):
+            self.diag.error(None, "", f"Bounds length is {len(b)}, expected to be equal to "
+                                      f"rank({len(t.shape)}) of the tensor",
+                            location=where.location)
+            return
+        for d, (n, bound) in enumerate(zip(t.shape, b)):
+            if n is not None and bound is not None:
+                self.diag.error(None, "", f"Static dimension {d} cannot have a bound, use "
+                                          f"ShapedType::kDynamic to indicate a missing bound",
+                                location=where.location)
+                return
+            if bound is not None and bound < 0:
+                self.diag.error(None, "", f"Bound {bound} of dimension {d} must be "
+                                          f"non-negative", location=where.location)
+                return
 
     # structure -----------------------------------------------------------------------------------
 

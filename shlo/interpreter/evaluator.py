@@ -142,6 +142,7 @@ class CompiledBlock:
             self.steps.append((kern, ins, outs, binds))
             self.ops.append(op)
         self.size = len(self.slots)
+        self.run: Callable[..., list[Any]] = self._generate()
 
     def _new(self, v: Value) -> int:
         s = self.slots[v] = len(self.slots)
@@ -173,26 +174,86 @@ class CompiledBlock:
             return None
         return op.name
 
+    def _generate(self) -> Callable[..., list[Any]]:
+        """Python source for this block: one line per step, values in local variables.
+
+        Locals are much faster than a frame list, each value is deleted after its last use (so
+        a long function holds only its live tensors), and the line of a failing step tells
+        which op failed.
+        """
+        env: dict[str, Any] = {"_self": self}
+        nargs = self.nargs
+        last_use: dict[int, int] = {}
+        for k, (_, ins, _, binds) in enumerate(self.steps):
+            for s in ins:
+                last_use[s] = k
+            for _, cs in binds:
+                for s in cs:
+                    last_use[s] = k
+        keep = set(self.ret)
+        dead_after: dict[int, list[int]] = {}
+        for s, k in last_use.items():
+            if s not in keep:
+                dead_after.setdefault(k, []).append(s)
+        args = ", ".join(f"v{i}" for i in range(nargs))
+        lines = [f"def run({args}):"]
+        if self.capture_slots:
+            lines.append("    " + "".join(f"v{c}, " for c in self.capture_slots) + "= _self.bound")
+        self._line_step: dict[int, int] = {}
+        for k, (kern, ins, outs, binds) in enumerate(self.steps):
+            env[f"k{k}"] = kern
+            for j, (r, cs) in enumerate(binds):
+                env[f"r{k}_{j}"] = r
+                lines.append(f"    r{k}_{j}.bound = [{', '.join(f'v{c}' for c in cs)}]")
+            call = f"k{k}({', '.join(f'v{x}' for x in ins)})"
+            if len(outs) == 1:
+                lines.append(f"    v{outs[0]} = {call}[0]")
+            elif outs:
+                lines.append(f"    {''.join(f'v{o}, ' for o in outs)}= {call}")
+            else:
+                lines.append(f"    {call}")
+            self._line_step[len(lines)] = k
+            for j, (r, cs) in enumerate(binds):
+                self._line_step[len(lines) - 1 - j] = k
+            dead = [f"v{x}" for x in dead_after.get(k, ())]
+            if dead:
+                lines.append(f"    del {', '.join(dead)}")
+        lines.append(f"    return [{', '.join(f'v{x}' for x in self.ret)}]")
+        code = compile("\n".join(lines), _GENERATED, "exec")
+        exec(code, env)
+        return env["run"]
+
     def __call__(self, *args: Any) -> list[Any]:
-        frame: list[Any] = list(args)
-        frame.extend([None] * (self.size - len(frame)))
-        for s, v in zip(self.capture_slots, self.bound):
-            frame[s] = v
-        i = 0
+        """Run the block; an exception in any op (here or in nested regions and calls, which
+        call each other's ``run`` directly) becomes an ExecutionError naming that op."""
         try:
-            for kern, ins, outs, binds in self.steps:
-                for r, cs in binds:
-                    r.bound = [frame[c] for c in cs]
-                res = kern(*[frame[s] for s in ins])
-                for s, v in zip(outs, res):
-                    frame[s] = v
-                i += 1
+            return self.run(*args)
         except ShloError:
             raise
         except Exception as e:
-            op = self.ops[i]
+            op = self._failing_op(e)
+            if op is None:
+                raise
             raise ExecutionError(f"'{op.name}' op: {type(e).__name__}: {e}", op.location) from e
-        return [frame[s] for s in self.ret]
+
+    @staticmethod
+    def _failing_op(e: BaseException) -> Operation | None:
+        """The innermost op whose step raised ``e`` (from the generated code's line numbers in
+        the traceback)."""
+        tb = e.__traceback__
+        found: tuple[CompiledBlock, int] | None = None
+        while tb is not None:
+            if tb.tb_frame.f_code.co_filename == _GENERATED:
+                found = (tb.tb_frame.f_globals["_self"], tb.tb_lineno)
+            tb = tb.tb_next
+        if found is None:
+            return None
+        cb, line = found
+        k = cb._line_step.get(line)
+        return cb.ops[k] if k is not None else None
+
+
+_GENERATED = "<shlo prepared block>"
 
 
 _COMMUTATIVE = frozenset({

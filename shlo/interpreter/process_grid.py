@@ -117,10 +117,10 @@ def process_groups(strategy: str, groups: Sequence[Sequence[int]], num_replicas:
     for g in clean:
         for i in g:
             if i >= bound:
-                plural = "es" if kind == "process" else "s"
-                raise ValueError(f"{kind} id {i} in the groups is out of range: the grid has "
-                                 f"{bound} {kind}{plural} ({num_replicas} replicas x "
-                                 f"{num_partitions} partitions)")
+                raise ValueError(f"{kind} id {i} in the groups is out of range for the "
+                                 f"{num_replicas}x{num_partitions} process grid "
+                                 f"({num_replicas} replicas x {num_partitions} partitions); "
+                                 f"run with replicas=/partitions= (--replicas/--partitions)")
     return _STRATEGIES[strategy](clean, num_replicas, num_partitions)
 
 
@@ -169,8 +169,10 @@ class _Wait:
 
     @property
     def what(self) -> str:
-        """`'stablehlo.recv' at f.mlir:3:5 on process (replica 0, partition 1) for ...`."""
-        return f"{_where(self.op)} on {process_label(self.me)}{self.detail}"
+        """`'stablehlo.recv' op on process (replica 0, partition 1) for ...` (errors about
+        this wait carry the op's location already)."""
+        name = f"'{self.op.name}' op" if self.op is not None else "a rendezvous"
+        return f"{name} on {process_label(self.me)}{self.detail}"
 
     @property
     def short(self) -> str:
@@ -363,7 +365,8 @@ class ProcessGrid:
             if s == _RUNNING or (isinstance(s, _Wait) and s.ready()):
                 return None
         lines = [f"  {process_label(p)}: {self._describe(s)}" for p, s in self._state.items()]
-        return _grid_error(w.op, "deadlock: no process can make progress\n" + "\n".join(lines))
+        return _grid_error(w.op, f"{w.what}: deadlock, no process can make progress:\n"
+                           + "\n".join(lines))
 
     @staticmethod
     def _describe(s: Any) -> str:
@@ -386,14 +389,6 @@ def _grid_error(op: Operation | None, message: str) -> ExecutionError:
     e = ExecutionError(message, op.location if op is not None else None)
     e.names_process = True  # type: ignore[attr-defined]
     return e
-
-
-def _single_process_grid(process: ProcessContext) -> ProcessGrid:
-    """The grid of a process run without one (1x1): created on first use."""
-    grid = process.grid
-    if grid is None:
-        grid = process.grid = ProcessGrid(process.num_replicas, process.num_partitions)
-    return grid
 
 
 # --- running functions on the grid -----------------------------------------------------------
@@ -540,7 +535,8 @@ def run_programs(module: Module, names: list[str], num_replicas: int, num_partit
         leftover = grid.unreceived()
         if leftover:
             c, m = leftover[0]
-            raise _grid_error(m.op, f"{_where(m.op)} on {process_label(m.sender)}: the value "
+            what = f"'{m.op.name}' op" if m.op is not None else "a send"
+            raise _grid_error(m.op, f"{what} on {process_label(m.sender)}: the value "
                               f"sent on channel {c} was never received"
                               + (f" ({len(leftover)} values in all)" if len(leftover) > 1
                                  else ""))
@@ -581,7 +577,10 @@ def _run_threads(grid: ProcessGrid, inst: _Instance, args: list[list[Any]],
                  results: list[Any]) -> bool:
     """Run every process in its own thread; False when some did not stop after an abort."""
     def work(i: int) -> None:
-        results[i] = _run_one(grid, inst, i, args[i])
+        try:
+            results[i] = _run_one(grid, inst, i, args[i])
+        except _Aborted:  # an interrupt that arrived after the process had finished
+            pass
 
     threads = [threading.Thread(target=work, args=(i,), daemon=True,
                                 name=f"shlo-{process_label(i, grid.num_partitions)}")
@@ -642,8 +641,9 @@ def run_grid(module: Module, *args: Any, entry: str = "main", replicas: int | No
     * The grid: ``replicas``/``partitions``, else the module's `mhlo.num_replicas` /
       `mhlo.num_partitions`, else 1. ``programs`` (MPMD) gives each process its function: a
       list of rows of function names, one row per replica and one name per partition (as
-      `interpreter.run_parallel`'s ``programs``), or a flat list indexed by process id;
-      otherwise every process runs ``entry`` (SPMD).
+      `interpreter.run_parallel`'s ``programs``), or a flat list indexed by process id (one
+      partition unless ``partitions`` says otherwise); otherwise every process runs ``entry``
+      (SPMD).
     * Arguments: each positional argument goes to every process, unless wrapped in
       :class:`PerProcess` (one value per process). ``process_args`` instead gives each
       process its whole argument list (for MPMD functions of different signatures).

@@ -66,7 +66,7 @@ def element_kind(et: Any) -> int:
     if k is not None:
         return k
     if isinstance(et, QuantizedType):
-        k = QA if et.quantization_dimension is not None else Q
+        k = (QA if et.quantization_dimension is not None else Q) if valid_quantized(et) else 0
     elif isinstance(et, IntegerType):
         k = B if et.width == 1 else (UI if et.signedness == "unsigned" else SI)
     elif isinstance(et, FloatType):
@@ -100,6 +100,20 @@ def _kinds_text(kinds: int) -> str:
             words.append(word)
             left &= ~bit
     return " or ".join(words)
+
+
+def valid_quantized(q: QuantizedType) -> bool:
+    """Upstream's op-level validity of a quantized element type: a signless or unsigned storage
+    type (`si8` is not a StableHLO storage type), zero points within the storage range
+    (Types C8) and one scale per zero point (C10). Types C1 (storage narrower than expressed) is
+    not required: upstream and real programs use `i32:f32`."""
+    st = q.storage_type
+    if not isinstance(st, IntegerType) or st.signedness == "signed" or st.width == 1:
+        return False
+    if len(q.scales) != len(q.zero_points):
+        return False
+    lo, hi = q.min, q.max
+    return all(lo <= z <= hi for z in q.zero_points)
 
 
 def valid_quantization_dimension(t: TensorType) -> bool:
@@ -177,8 +191,11 @@ class TC:
             else:
                 if self.rank is not None and len(t.shape) != self.rank:
                     return False
-                if self.static and not t.is_static and t.encoding is None:
-                    return False
+                if self.static and not t.is_static:
+                    b = bounds_of(t)
+                    dyn = [d for d, n in enumerate(t.shape) if n is None]
+                    if b is None or len(dyn) != 1 or dyn[0] >= len(b) or b[dyn[0]] is None:
+                        return False
             et = t.element_type
             if self.only is not None:
                 return getattr(et, "name", None) in self.only
@@ -330,6 +347,30 @@ def compatible_shapes(a: Sequence[int | None] | None, b: Sequence[int | None] | 
     return True
 
 
+def bounds_of(t: Any) -> tuple | None:
+    """The bounds of a bounded-dynamic tensor type (`#stablehlo.bounds<?, 5>` or
+    `#stablehlo.type_extensions<bounds = [...]>`), None entries for unbounded dimensions."""
+    enc = getattr(t, "encoding", None)
+    if isinstance(enc, StructAttr) and enc.name in ("stablehlo.bounds",
+                                                    "stablehlo.type_extensions"):
+        b = enc.get("bounds")
+        if isinstance(b, (tuple, list)):
+            return tuple(None if x is None else int(getattr(x, "value", x)) for x in b)
+    return None
+
+
+def _bounds_fit(a: Any, b: Any) -> bool:
+    """Static sizes of one type do not exceed the bounds of the other's dynamic dimensions."""
+    for x, y in ((a, b), (b, a)):
+        bx = bounds_of(x)
+        if bx is None or y.shape is None or x.shape is None:
+            continue
+        for d, (bound, size) in enumerate(zip(bx, y.shape)):
+            if bound is not None and size is not None and x.shape[d] is None and size > bound:
+                return False
+    return True
+
+
 def expressed_or_self(et: Any) -> Any:
     return et.expressed_type if isinstance(et, QuantizedType) else et
 
@@ -355,7 +396,8 @@ def compatible(a: Any, b: Any) -> bool:
         return True
     if isinstance(a, TensorType) and isinstance(b, TensorType):
         return compatible_shapes(a.shape, b.shape) and \
-            compatible_element_types(a.element_type, b.element_type)
+            compatible_element_types(a.element_type, b.element_type) and \
+            (a.encoding is None and b.encoding is None or _bounds_fit(a, b))
     if isinstance(a, TupleType) and isinstance(b, TupleType):
         return len(a.types) == len(b.types) and all(map(compatible, a.types, b.types))
     if isinstance(a, OpaqueType) or isinstance(b, OpaqueType):
@@ -654,15 +696,36 @@ def _check_values(op: Operation, diag: Any, values: Sequence[Any], spec: Sequenc
 
 def same_shapes(op: Operation, diag: Any, label: str, types: Sequence[Any] | None = None,
                 message: str = "requires the same shape for all operands and results") -> bool:
-    """All ranked tensor types among ``types`` (default: operands and results) have compatible
-    shapes (`?` matches any size)."""
+    """All ranked tensor types among ``types`` (default: operands and results) have the same
+    rank and, in each dimension, at most one static size (`?` matches any size)."""
     if types is None:
         types = [v.type for v in op.operands] + [v.type for v in op.results]
     shapes = [t.shape for t in types if isinstance(t, TensorType) and t.shape is not None]
-    for s in shapes[1:]:
-        if not compatible_shapes(shapes[0], s):
-            diag.error(op, label, f"{message}: {', '.join(dims_str(x) for x in shapes)}")
-            return False
+    if not shapes:
+        return True
+    rank = len(shapes[0])
+    ok = all(len(s) == rank for s in shapes)
+    if ok:
+        for d in range(rank):
+            sizes = {s[d] for s in shapes if s[d] is not None}
+            if len(sizes) > 1:
+                ok = False
+                break
+    if not ok:
+        diag.error(op, label, f"{message}: {', '.join(dims_str(x) for x in shapes)}")
+        return False
+    ranked = [t for t in types if isinstance(t, TensorType) and t.shape is not None]
+    for t in ranked:
+        bt = bounds_of(t)
+        if bt is None:
+            continue
+        for u in ranked:
+            for d, (bound, size) in enumerate(zip(bt, u.shape)):
+                if bound is not None and size is not None and t.shape[d] is None and \
+                        size > bound:
+                    diag.error(op, label, f"Mismatched dimension size {size} and bound {bound} "
+                                          f"in dimension {d}")
+                    return False
     return True
 
 
@@ -826,3 +889,534 @@ def check_broadcast_in_dim(op: Operation, diag: Any, operand: Any, result: Any,
                     return False
         return True
     return per_tensor_same_quant(op, diag, "C1", operand, result)
+
+
+# --- reducer regions (reduce, reduce_window, scatter, select_and_scatter, all_reduce, ...) ---------
+
+
+def _width(et: Any) -> int:
+    if isinstance(et, QuantizedType):
+        return et.storage_type.width
+    if isinstance(et, ComplexType):
+        return et.element.width
+    return getattr(et, "width", 0)
+
+
+def is_promotable(a: Any, b: Any) -> bool:
+    """Spec `is_promotable(a, b)` as upstream checks it: the same kind of element type, and
+    ``b`` at least as wide (any float to any float; quantized types keep their expressed type)."""
+    if same_element_type(a, b):
+        return True
+    if isinstance(a, QuantizedType) or isinstance(b, QuantizedType):
+        return isinstance(a, QuantizedType) and isinstance(b, QuantizedType) and \
+            a.expressed_type == b.expressed_type and _width(a) <= _width(b)
+    if isinstance(a, FloatType) and isinstance(b, FloatType):
+        return True
+    if isinstance(a, IntegerType) and isinstance(b, IntegerType):
+        return a.width <= b.width
+    if isinstance(a, ComplexType) and isinstance(b, ComplexType):
+        return _width(a) <= _width(b)
+    return False
+
+
+def check_reducer(op: Operation, diag: Any, label: str, region_index: int,
+                  input_types: Sequence[Any], init_types: Sequence[Any],
+                  allowed_dims: Sequence[int | None] | None) -> list[Any] | None:
+    """A reducer region (spec: `body` has type `(tensor<E0>, ..., tensor<E0>, ...) ->
+    (tensor<E0>, ...)` with `is_promotable(element_type(inputs[i]), Ei)`). ``allowed_dims`` is the
+    shape the block arguments may be a sub-sequence of (None: unranked inputs). Returns the
+    types the region returns, or None after reporting a violation."""
+    block = region_block(op, region_index)
+    if block is None:
+        diag.error(op, label, f"requires a non-empty region #{region_index}")
+        return None
+    n = len(input_types)
+    args = [a.type for a in block.arguments]
+    if len(args) != 2 * n:
+        diag.error(op, label, f"Reduction-region must take {2 * n} parameters, but takes "
+                              f"{len(args)} parameter(s)")
+        return None
+    rets = region_return_types(op, region_index)
+    if not rets:
+        diag.error(op, label, "The reduction-region expected to return some value(s)")
+        return None
+    if len(rets) != n:
+        diag.error(op, label, f"Reduction-region here must produce {n} tensors, but produces "
+                              f"{len(rets)} instead")
+        return None
+    for r in rets:
+        if not isinstance(r, TensorType):
+            diag.error(op, label, f"Reduction-region here must produce tensor-typed result(s), "
+                                  f"but produces '{type_str(r)}' instead")
+            return None
+    for i in range(n):
+        acc = rets[i]
+        for k in (i, n + i):
+            a = args[k]
+            if not (isinstance(a, TensorType) and compatible_shapes(a.shape, acc.shape) and
+                    (same_element_type(a.element_type, acc.element_type) or
+                     k >= n and isinstance(a.element_type, FloatType) and
+                     isinstance(acc.element_type, FloatType))):
+                diag.error(op, label, f"The type of reduction-region's parameter at index {k} is "
+                                      f"different than the corresponding result type: "
+                                      f"'{type_str(a)}' vs '{type_str(acc)}'")
+                return None
+        init = init_types[i]
+        if isinstance(init, TensorType):
+            if not compatible_shapes(acc.shape, init.shape):
+                diag.error(op, label, f"The shape of reduction-region's result type at index {i} "
+                                      f"differs from the op's corresponding init-value type: "
+                                      f"'{type_str(acc)}' vs '{type_str(init)}'")
+                return None
+            if not is_promotable(init.element_type, acc.element_type):
+                diag.error(op, label, f"The element-type of reduction-region's result type at "
+                                      f"index {i} is expected to be promotable from the op's "
+                                      f"corresponding init-value element-type: "
+                                      f"'{type_str(acc)}' vs '{type_str(init)}'")
+                return None
+        inp = input_types[i]
+        arg = args[n + i]
+        if isinstance(inp, TensorType) and not is_promotable(inp.element_type, arg.element_type):
+            diag.error(op, label, f"The element-type of reduction-region's argument at index "
+                                  f"{n + i} is expected to be promotable from "
+                                  f"'{type_str(inp.element_type)}', but got "
+                                  f"'{type_str(arg.element_type)}'")
+            return None
+        if allowed_dims is None or arg.shape is None:
+            continue
+        if len(arg.shape) > len(allowed_dims):
+            diag.error(op, label, f"The rank of reduction-region's argument at index {n + i} is "
+                                  f"expected to be <= {len(allowed_dims)}, got {len(arg.shape)}")
+            return None
+        j = 0
+        for d in allowed_dims:
+            if j < len(arg.shape) and (d is None or arg.shape[j] == d):
+                j += 1
+        if j != len(arg.shape):
+            diag.error(op, label, f"The shape of reduction-region's argument at index {n + i} is "
+                                  f"not compatible with that of reduce-op's input-parameter at "
+                                  f"index {i}")
+            return None
+    return rets
+
+
+# --- windows (reduce_window, select_and_scatter, convolution) --------------------------------------
+
+
+def padding_pairs(op: Operation, diag: Any, label: str, n: int,
+                  name: str = "padding") -> list[tuple[int, int]] | None:
+    """The `padding` attribute as N pairs (zeros when absent); None after a violation."""
+    a = op.attr(name)
+    if a is None:
+        return [(0, 0)] * n
+    shape = None
+    flat = ints_of(a)
+    if isinstance(a, DenseElementsAttr):
+        shape = tuple(a.array.shape)
+    elif flat is not None:
+        shape = (len(flat),)
+    if not flat:  # absent or empty: no padding
+        return [(0, 0)] * n
+    if len(shape) != 2 or shape[1] != 2:
+        diag.error(op, label, f"expects the shape of padding-attribute to be {{N, 2}}, but got "
+                              f"{{{', '.join(map(str, shape))}}}.")
+        return None
+    if shape[0] != n:
+        diag.error(op, label, f"expects padding-entries to have same dimension-size as size of "
+                              f"window dimensions ({n}), but got: {shape[0]}.")
+        return None
+    return [(flat[2 * i], flat[2 * i + 1]) for i in range(n)]
+
+
+def window_list(op: Operation, diag: Any, label: str, name: str, what: str, n: int,
+                default: int = 1, positive: str | None = None,
+                check_size: bool = True) -> list[int] | None:
+    """An optional per-dimension window attribute (strides, dilations): its size must be ``n``
+    and, when ``positive`` names it, its entries positive."""
+    v = ints_attr(op, name)
+    if not v:  # absent or empty: the default
+        return [default] * n
+    if len(v) != n and check_size:
+        diag.error(op, label, f"expects {what} to have same dimension-size as size of window "
+                              f"dimensions ({n}), but got: {len(v)}.")
+        return None
+    if len(v) != n:
+        v = (list(v) + [default] * n)[:n]
+    if positive:
+        for i, x in enumerate(v):
+            if x <= 0:
+                diag.error(op, label, f"expects window to have positive {positive} for {i}-th "
+                                      f"window dimension, but got {x}.")
+                return None
+    return list(v)
+
+
+def num_windows(size: int | None, window: int, stride: int, pad: tuple[int, int],
+                base_dilation: int = 1, window_dilation: int = 1) -> int | None:
+    """Spec `num_windows` for one dimension (None when the input size is dynamic)."""
+    if size is None:
+        return None
+    dilated = 0 if size == 0 else (size - 1) * base_dilation + 1
+    padded = pad[0] + dilated + pad[1]
+    dwin = 0 if window == 0 else (window - 1) * window_dilation + 1
+    if padded <= 0 or dwin > padded:
+        return 0
+    return (padded - dwin) // stride + 1
+
+
+# --- gather / scatter -----------------------------------------------------------------------------
+
+
+def _sorted(xs: Sequence[int]) -> bool:
+    return all(a <= b for a, b in zip(xs, xs[1:]))
+
+
+def _in_range(op: Operation, diag: Any, label: str, name: str, xs: Sequence[int], hi: int,
+              of: str) -> bool:
+    for x in xs:
+        if not 0 <= x < hi:
+            diag.error(op, label, f"Expects each element of {name} to be in range [0, {of}) i.e. "
+                                  f"[0, {hi}). got: {x}.")
+            return False
+    return True
+
+
+def _disjoint(op: Operation, diag: Any, label: str, a: Sequence[int], b: Sequence[int],
+              an: str, bn: str) -> bool:
+    seen: set[int] = set()
+    for x in list(a) + list(b):
+        if x in seen:
+            diag.error(op, label, f"has duplicated dimension from {an} and {bn}: {x}")
+            return False
+        seen.add(x)
+    return True
+
+
+def struct_ints(attr: Any, key: str) -> tuple[int, ...]:
+    v = attr.get(key) if isinstance(attr, StructAttr) else None
+    r = ints_of(v, None) if v is not None and not isinstance(v, int) else None
+    return r if r is not None else ()
+
+
+def struct_int(attr: Any, key: str, default: int = 0) -> int:
+    v = attr.get(key) if isinstance(attr, StructAttr) else None
+    if v is None:
+        return default
+    if isinstance(v, (IntegerAttr, BoolAttr)):
+        return int(v.value)
+    try:
+        return int(v)
+    except (TypeError, ValueError):
+        return default
+
+
+def check_gather(op: Operation, diag: Any, operand: Any, start_indices: Any,
+                 slice_sizes: Sequence[int | None] | None, dn: Any) -> tuple | None:
+    """gather (C1-C13) with batching dimensions; ``slice_sizes`` None when not static
+    (dynamic_gather). Returns the inferred result shape (None entries for `?`), or None."""
+    if not isinstance(dn, StructAttr):  # a spelling the parser kept verbatim: cannot judge
+        return None
+    offset_dims = struct_ints(dn, "offset_dims")
+    collapsed = struct_ints(dn, "collapsed_slice_dims")
+    obatch = struct_ints(dn, "operand_batching_dims")
+    sbatch = struct_ints(dn, "start_indices_batching_dims")
+    start_index_map = struct_ints(dn, "start_index_map")
+    ivd = struct_int(dn, "index_vector_dim", 0)
+    oshape = operand.shape if isinstance(operand, TensorType) else None
+    sshape = start_indices.shape if isinstance(start_indices, TensorType) else None
+    if oshape is not None:
+        r = len(oshape)
+        if len(offset_dims) + len(collapsed) + len(obatch) != r:
+            diag.error(op, "C1", f"offset_dims size ({len(offset_dims)}) plus collapse_slice_dims "
+                                 f"size ({len(collapsed)}) plus operand_batching_dims size "
+                                 f"({len(obatch)}) is not equal to operand rank ({r})")
+            return None
+    if sshape is not None:
+        if not 0 <= ivd <= len(sshape):
+            diag.error(op, "C2", f"Expects index_vector_dim to be in range [0, "
+                                 f"rank-of('start_indices')] i.e. [0, {len(sshape)}]. got: {ivd}.")
+            return None
+        n_idx = sshape[ivd] if ivd < len(sshape) else 1
+        if n_idx is not None and len(start_index_map) != n_idx:
+            diag.error(op, "C3", f"start_index_map size ({len(start_index_map)}) is not equal to "
+                                 f"size of index dimension ({ivd}) of start_indices ({n_idx})")
+            return None
+    if not _sorted(offset_dims):
+        diag.error(op, "C4", f"expects offset_dims to be sorted, got: {dims_str(offset_dims)}")
+        return None
+    if not is_unique(offset_dims):
+        diag.error(op, "C4", f"expects offset_dims to not repeat, got: {dims_str(offset_dims)}")
+        return None
+    if sshape is not None:
+        implied = len(offset_dims) + len(sshape) - (1 if ivd < len(sshape) else 0)
+        if not _in_range(op, diag, "C5", "offset_dims", offset_dims, implied,
+                         "implied-result-rank"):
+            return None
+    if not _disjoint(op, diag, "C6", collapsed, obatch, "collapsed_slice_dims",
+                     "operand_batching_dims"):
+        return None
+    if not _sorted(collapsed):
+        diag.error(op, "C7", f"expects collapsed_slice_dims to be sorted, got: "
+                             f"{dims_str(collapsed)}")
+        return None
+    if oshape is not None and not _in_range(op, diag, "C8", "collapsed_slice_dims", collapsed,
+                                            len(oshape), "rank-of('operand')"):
+        return None
+    if slice_sizes is not None:
+        for d in collapsed:
+            if 0 <= d < len(slice_sizes) and slice_sizes[d] is not None and slice_sizes[d] > 1:
+                diag.error(op, "C9", f"Expects that for each dim in collapsed_slice_dims, "
+                                     f"slice_sizes[dim] should be <= 1, but got "
+                                     f"{slice_sizes[d]}")
+                return None
+    if not _sorted(obatch):
+        diag.error(op, "C10", f"expects operand_batching_dims to be sorted, got: "
+                              f"{dims_str(obatch)}")
+        return None
+    if oshape is not None and not _in_range(op, diag, "C11", "operand_batching_dims", obatch,
+                                            len(oshape), "rank-of('operand')"):
+        return None
+    if slice_sizes is not None:
+        for d in obatch:
+            if 0 <= d < len(slice_sizes) and slice_sizes[d] is not None and slice_sizes[d] > 1:
+                diag.error(op, "C12", f"Expects that for each dim in operand_batching_dims, "
+                                      f"slice_sizes[dim] should be <= 1, but got "
+                                      f"{slice_sizes[d]}")
+                return None
+    if not is_unique(sbatch):
+        diag.error(op, "C13", f"expects start_indices_batching_dims to not repeat, got: "
+                              f"{dims_str(sbatch)}")
+        return None
+    if sshape is not None:
+        if not _in_range(op, diag, "C14", "start_indices_batching_dims", sbatch, len(sshape),
+                         "rank-of('start_indices')"):
+            return None
+        if ivd in sbatch:
+            diag.error(op, "C15", f"expects start_indices_batching_dims not to include "
+                                  f"index_vector_dim {ivd}")
+            return None
+    if len(obatch) != len(sbatch):
+        diag.error(op, "C16", f"operand_batching_dims and start_indices_batching_dims should "
+                              f"have the same size: {len(obatch)} vs {len(sbatch)}")
+        return None
+    if oshape is not None and sshape is not None:
+        for i, (a, b) in enumerate(zip(obatch, sbatch)):
+            if not compatible_dims(oshape[a], sshape[b]):
+                diag.error(op, "C17", f"operand_batching_dims[{i}] and "
+                                      f"start_indices_batching_dims[{i}] must have compatible "
+                                      f"sizes, but got {oshape[a]} and {sshape[b]}")
+                return None
+    if not _disjoint(op, diag, "C18", start_index_map, obatch, "start_index_map",
+                     "operand_batching_dims"):
+        return None
+    if oshape is not None and not _in_range(op, diag, "C19", "start_index_map",
+                                            start_index_map, len(oshape), "rank-of('operand')"):
+        return None
+    if slice_sizes is not None and oshape is not None:
+        if len(slice_sizes) != len(oshape):
+            diag.error(op, "C20", f"slice_sizes size ({len(slice_sizes)}) not equal to operand "
+                                  f"rank ({len(oshape)})")
+            return None
+        for i, (s, n) in enumerate(zip(slice_sizes, oshape)):
+            if s is not None and (s < 0 or n is not None and s > n):
+                diag.error(op, "C21", f"slice size ({s}) is out of bounds for operand dimension "
+                                      f"({n}) at index {i}")
+                return None
+    if sshape is None or oshape is None:
+        return None
+    batch = [d for i, d in enumerate(sshape) if i != ivd]
+    sizes = slice_sizes if slice_sizes is not None else [None] * len(oshape)
+    offsets = [sizes[d] for d in range(len(oshape)) if d not in collapsed and d not in obatch]
+    rank = len(batch) + len(offset_dims)
+    shape: list[int | None] = []
+    bi = oi = 0
+    for d in range(rank):
+        if d in offset_dims and oi < len(offsets):
+            shape.append(offsets[oi])
+            oi += 1
+        elif bi < len(batch):
+            shape.append(batch[bi])
+            bi += 1
+        else:
+            shape.append(None)
+    return tuple(shape)
+
+
+def check_scatter_dims(op: Operation, diag: Any, inputs: Sequence[Any], indices: Any,
+                       updates: Sequence[Any], dn: Any) -> bool:
+    """scatter (C1-C14) with batching dimensions."""
+    if not isinstance(dn, StructAttr):  # a spelling the parser kept verbatim: cannot judge
+        return True
+    uwd = struct_ints(dn, "update_window_dims")
+    iwd = struct_ints(dn, "inserted_window_dims")
+    ibd = struct_ints(dn, "input_batching_dims")
+    sibd = struct_ints(dn, "scatter_indices_batching_dims")
+    sdtod = struct_ints(dn, "scatter_dims_to_operand_dims")
+    ivd = struct_int(dn, "index_vector_dim", 0)
+    ranked_in = [t for t in inputs if isinstance(t, TensorType) and t.shape is not None]
+    for t in ranked_in[1:]:
+        if not compatible_shapes(ranked_in[0].shape, t.shape):
+            diag.error(op, "C1", "Not all inputs have compatible shapes.")
+            return False
+    ranked_up = [t for t in updates if isinstance(t, TensorType) and t.shape is not None]
+    for t in ranked_up[1:]:
+        if not compatible_shapes(ranked_up[0].shape, t.shape):
+            diag.error(op, "C3", "Not all updates have compatible shapes.")
+            return False
+    oshape = ranked_in[0].shape if ranked_in else None
+    ushape = ranked_up[0].shape if ranked_up else None
+    sshape = indices.shape if isinstance(indices, TensorType) else None
+    if oshape is not None and len(oshape) != len(uwd) + len(iwd) + len(ibd):
+        diag.error(op, "C2", f"Expects rank-of operand to match size-of('update_window_dims') + "
+                             f"size-of('inserted_window_dims') + size-of('input_batching_dims') "
+                             f"i.e. {len(uwd) + len(iwd) + len(ibd)} but got {len(oshape)}.")
+        return False
+    if sshape is not None and not 0 <= ivd <= len(sshape):
+        diag.error(op, "C19", f"Expects index_vector_dim to be in range [0, "
+                              f"rank-of('scatter_indices')] i.e. [0, {len(sshape)}]. got: {ivd}.")
+        return False
+    if not _sorted(uwd):
+        diag.error(op, "C7", f"Expects update_window_dims to be sorted; got: {dims_str(uwd)}.")
+        return False
+    if not is_unique(uwd):
+        diag.error(op, "C7", f"Expects update_window_dims to not repeat; got: {dims_str(uwd)}.")
+        return False
+    if ushape is not None and not _in_range(op, diag, "C8", "update_window_dims", uwd,
+                                            len(ushape), "rank-of('updates')"):
+        return False
+    if not _disjoint(op, diag, "C9", iwd, ibd, "inserted_window_dims", "input_batching_dims"):
+        return False
+    if not _sorted(iwd):
+        diag.error(op, "C9", f"Expects inserted_window_dims to be sorted; got: {dims_str(iwd)}.")
+        return False
+    if oshape is not None and not _in_range(op, diag, "C10", "inserted_window_dims", iwd,
+                                            len(oshape), "rank-of('operand')"):
+        return False
+    if not _sorted(ibd):
+        diag.error(op, "C11", f"Expects input_batching_dims to be sorted; got: {dims_str(ibd)}.")
+        return False
+    if oshape is not None and not _in_range(op, diag, "C12", "input_batching_dims", ibd,
+                                            len(oshape), "rank-of('operand')"):
+        return False
+    if not is_unique(sibd):
+        diag.error(op, "C13", f"Expects scatter_indices_batching_dims to not repeat; got: "
+                              f"{dims_str(sibd)}.")
+        return False
+    if sshape is not None:
+        if not _in_range(op, diag, "C14", "scatter_indices_batching_dims", sibd, len(sshape),
+                         "rank-of('scatter_indices')"):
+            return False
+        if ivd in sibd:
+            diag.error(op, "C15", f"expects scatter_indices_batching_dims not to include "
+                                  f"index_vector_dim {ivd}")
+            return False
+    if len(ibd) != len(sibd):
+        diag.error(op, "C16", "input_batching_dims and scatter_indices_batching_dims should have "
+                              "the same size.")
+        return False
+    if oshape is not None and sshape is not None:
+        for i, (a, b) in enumerate(zip(ibd, sibd)):
+            if not compatible_dims(oshape[a], sshape[b]):
+                diag.error(op, "C17", f"input_batching_dims[{i}] and "
+                                      f"scatter_indices_batching_dims[{i}] must have compatible "
+                                      f"sizes, but got {oshape[a]} and {sshape[b]}")
+                return False
+    if sshape is not None:
+        n_idx = sshape[ivd] if ivd < len(sshape) else 1
+        if n_idx is not None and len(sdtod) != n_idx:
+            diag.error(op, "C11", f"Scatter op has {len(sdtod)} elements in "
+                                  f"scatter_dims_to_operand_dims and the bound of dimension "
+                                  f"index_vector_dim={ivd} of scatter_indices is {n_idx}. These "
+                                  f"two numbers must be equal.")
+            return False
+    if not _disjoint(op, diag, "C12", sdtod, ibd, "scatter_dims_to_operand_dims",
+                     "input_batching_dims"):
+        return False
+    if oshape is not None and not _in_range(op, diag, "C13", "scatter_dims_to_operand_dims",
+                                            sdtod, len(oshape), "rank-of('operand')"):
+        return False
+    if ushape is not None and sshape is not None:
+        expanded = len(sshape) + (1 if ivd == len(sshape) else 0)
+        want = expanded - 1 + len(uwd)
+        if len(ushape) != want:
+            diag.error(op, "C4", f"expects updates tensor must be of rank {want} ( == "
+                                 f"rank-of('scatter_indices') - 1 + size-of('update_window_dims'),"
+                                 f" where 'scatter_indices' is expanded by a trailing 1 dimension "
+                                 f"if 'index_vector_dim' == rank-of('scatter_indices')), but got "
+                                 f"{len(ushape)}.")
+            return False
+        if oshape is not None:
+            window_operand_dims = [d for d in range(len(oshape)) if d not in iwd and d not in ibd]
+            for i, d in enumerate(uwd):
+                if i >= len(window_operand_dims):
+                    break
+                ub, ob = ushape[d], oshape[window_operand_dims[i]]
+                if ub is not None and ob is not None and ub > ob:
+                    diag.error(op, "C4", f"expects bounds of the window dimensions of updates to "
+                                         f"not exceed the bounds of the corresponding dimensions "
+                                         f"of operand. For dimension {d}, updates bound is {ub}, "
+                                         f"operand bound is {ob}.")
+                    return False
+        scatter_dims = [d for d in range(len(ushape)) if d not in uwd]
+        index_dims = [d for d in range(len(sshape)) if d != ivd]
+        for ud, sd in zip(scatter_dims, index_dims):
+            ub, sb = ushape[ud], sshape[sd]
+            if ub is not None and sb is not None and ub != sb:
+                diag.error(op, "C4", f"expects bounds of the scatter dimensions of updates to be "
+                                     f"same as the bounds of the corresponding dimensions of "
+                                     f"scatter indices. For scatter dimension {ud}, updates bound "
+                                     f"is {ub}, scatter_indices bound is {sb}.")
+                return False
+    return True
+
+
+# --- symbols ----------------------------------------------------------------------------------------
+
+
+def lookup_function(op: Operation, diag: Any, name: str | None) -> Operation | None:
+    """The `func.func` named ``name`` in the module around ``op`` (None when there is none)."""
+    if not isinstance(name, str):
+        return None
+    symbols = getattr(diag, "symbols", None)
+    if symbols is None:
+        top = op
+        while top.parent is not None and top.parent.parent is not None and \
+                top.parent.parent.parent is not None:
+            top = top.parent.parent.parent
+        body = top.parent.operations if top.parent is not None else [top]
+        symbols = {}
+        for o in body:
+            n = o.attr("sym_name")
+            if isinstance(n, StringAttr):
+                symbols.setdefault(n.value, o)
+    f = symbols.get(name)
+    return f if f is not None and f.name == "func.func" else None
+
+
+def function_type_of(func: Operation) -> FunctionType | None:
+    a = func.attr("function_type")
+    t = getattr(a, "type", a)
+    return t if isinstance(t, FunctionType) else None
+
+
+def constant_ints(value: Any) -> list[int] | None:
+    """The integers of a value defined by a constant op (`stablehlo.constant`,
+    `arith.constant`), else None: shape operands that are constants can be checked."""
+    owner = getattr(value, "owner", None)
+    if not isinstance(owner, Operation) or owner.name not in ("stablehlo.constant",
+                                                              "arith.constant"):
+        return None
+    a = owner.attr("value")
+    if isinstance(a, DenseElementsAttr):
+        try:
+            arr = a.array
+            n = 1
+            for d in (a.type.shape or ()):
+                n *= d or 0
+            flat = [int(x) for x in arr.reshape(-1).tolist()]
+            if len(flat) == 1 and n > 1:  # a splat
+                flat = flat * n
+            return flat
+        except (TypeError, ValueError):
+            return None
+    return None

@@ -86,6 +86,7 @@ class FloatInfo:
     exponent_bits: int
     has_sign: bool       # False only for f8E8M0FNU
     has_inf: bool
+    nan_is_negative_zero: bool  # the FNUZ formats: the "-0" bit pattern is their only NaN
     bits: np.dtype       # unsigned storage dtype (uint8 for every format of at most 8 bits)
 
     @property
@@ -101,9 +102,11 @@ def float_info(et: FloatType) -> FloatInfo:
     width = int(fi.bits)
     nmant, nexp = int(fi.nmant), int(fi.nexp)
     has_sign = 1 + nexp + nmant == width
+    bits = _UNSIGNED[dt.itemsize]
     with np.errstate(all="ignore"):
         has_inf = bool(np.isinf(np.array(np.inf, F32).astype(dt)))
-    return FloatInfo(dt, width, nmant, nexp, has_sign, has_inf, _UNSIGNED[dt.itemsize])
+        fnuz = has_sign and bool(np.isnan(np.array(1 << (width - 1), bits).view(dt)))
+    return FloatInfo(dt, width, nmant, nexp, has_sign, has_inf, fnuz, bits)
 
 
 def _rto_f32(x: np.ndarray) -> np.ndarray:
@@ -192,7 +195,8 @@ def total_order_key(x: np.ndarray | np.generic, info: FloatInfo) -> np.ndarray:
     """Signed integers ordered as IEEE-754 totalOrder orders the floats ``x``.
 
     -NaN < -inf < ... < -0 < +0 < ... < +inf < +NaN; sign-magnitude bits map to two's
-    complement by flipping the magnitude bits of negative values.
+    complement by flipping the magnitude bits of negative values. The NaN of the FNUZ formats
+    (the bit pattern of -0) has its sign bit set: it orders first, as XLA orders it.
     """
     bits = np.asarray(x).view(info.bits)
     if not info.has_sign:
@@ -201,7 +205,11 @@ def total_order_key(x: np.ndarray | np.generic, info: FloatInfo) -> np.ndarray:
     if info.width == 8 * info.bits.itemsize:
         s = bits.view(sdt)
         flip = sdt.type((1 << (info.width - 1)) - 1)
-        return np.where(s < 0, np.bitwise_xor(s, flip), s)
+        key = np.where(s < 0, np.bitwise_xor(s, flip), s)
+        if info.nan_is_negative_zero:  # its sign bit is set: -NaN, below everything
+            nan = s == sdt.type(-(1 << (info.width - 1)))
+            return np.where(nan, np.int16(-(1 << 15)), key.astype(np.int16))
+        return key
     # sub-byte formats (f4, f6): sign bit is bit width-1 of the byte
     mag = np.bitwise_and(bits, (1 << (info.width - 1)) - 1).astype(np.int16)
     neg = np.right_shift(bits, info.width - 1) != 0

@@ -81,12 +81,14 @@ _WRAPPING = frozenset({"stablehlo.add", "stablehlo.multiply"})
 def ufunc_for(op_name: str | None, dtype: np.dtype) -> np.ufunc | None:
     """The numpy ufunc computing the single-op body ``op_name`` on ``dtype``, or None.
 
-    None when the op is not a recognised commutative op or numpy cannot compute it exactly as
-    the spec does for this dtype (complex maximum/minimum, bitwise ops on floats, the ml_dtypes
-    integer types, whose arithmetic is done by :func:`reduce_with_body` through a wider type).
+    None when the op is not a recognised commutative op or numpy cannot compute it as the spec
+    does for this dtype (complex maximum/minimum, bitwise ops on floats, the ml_dtypes integer
+    types int2/int4/uint2/uint4, which :func:`reduce_with_body` computes through int64). Caveat:
+    for floats, ``np.maximum``/``np.minimum`` propagate NaN as the spec does but keep the first
+    of two zeros of different signs; callers fix that (:func:`reduce_with_body`) or avoid it.
     """
     pair = _BINARY_UFUNCS.get(op_name or "")
-    if pair is None:
+    if pair is None or _subbyte_int_info(dtype) is not None:
         return None
     if dtype == np.bool_:
         return pair[1]

@@ -5,10 +5,13 @@ contain them, and upstream evaluates them by first lowering with `chlo-legalize-
 (`stablehlo/transforms/ChloLegalizeToStablehlo.cpp`). shlo evaluates them directly:
 
 * Special functions (lgamma, digamma, erf, erfc, erf_inv, bessel_i1e, zeta, polygamma) and the
-  trigonometric/hyperbolic ones (acos, acosh, asin, asinh, atan, atanh, cosh, sinh, tan) are
+  inverse trigonometric/hyperbolic ones and tan (acos, acosh, asin, asinh, atan, atanh, tan) are
   computed with numpy/scipy in float64 (complex128) and rounded once to the result type, so they
   are at least as accurate as the lowering's polynomial approximations. Edge cases (poles,
   domain errors, infinities) follow the lowering, which is what upstream computes.
+* Real cosh and sinh evaluate the formula of their definition step by step in the lowering's
+  precision (f32 for narrower types), because the corpus expects its rounding (a few ulp from
+  the correctly rounded value for large |x|); complex ones use complex128.
 * `broadcast_*` ops broadcast their operands (XLA rules: `broadcast_dimensions` maps the
   lower-rank operand into the result, numpy prefix padding when omitted, then size-1 dimensions
   expand) and then run the non-broadcasting op's own kernel (`stablehlo.add` ...), exactly as the
@@ -27,11 +30,11 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import scipy.special as sc
 
-from ..attributes import (ArrayAttr, BoolAttr, DenseElementsAttr, EnumAttr, FloatAttr,
-                          IntegerAttr, OpaqueAttr, StructAttr, int_or_none, ints)
+from ..attributes import (BoolAttr, DenseElementsAttr, EnumAttr, FloatAttr, IntegerAttr,
+                          OpaqueAttr, StructAttr, int_or_none, ints)
 from ..errors import ExecutionError
 from ..ir import Operation, Value
-from ..types import ComplexType, FloatType, IntegerType, TensorType
+from ..types import TensorType
 from .registry import kernel
 
 __all__ = ["round_from_wide", "broadcast_operands", "top_k", "ragged_dot", "mulhi", "next_after",
@@ -585,11 +588,16 @@ def _descending_key(x: np.ndarray) -> np.ndarray:
     if _kind(dtype) == "i":
         return ~x.astype(np.int64)
     storage, width = _float_bits(dtype)
-    bits = np.ascontiguousarray(x).view(storage).astype(np.int64)
-    sign = 1 << (width - 1)
-    mag = bits & (sign - 1)
-    total = np.where(bits & sign, -mag - 1, mag)  # monotone in the float total order
-    return -total
+    if width == 64:
+        signed = np.ascontiguousarray(x).view(np.int64)
+        negative = signed < 0
+        mag = signed & np.int64(0x7FFFFFFFFFFFFFFF)
+    else:
+        bits = np.ascontiguousarray(x).view(storage).astype(np.int64)
+        negative = ((bits >> (width - 1)) & 1).astype(bool)
+        mag = bits & ((1 << (width - 1)) - 1)
+    total = np.where(negative, -mag - 1, mag)  # increasing in the float total order
+    return ~total
 
 
 def top_k(x: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -803,3 +811,205 @@ def scan(op: Operation, ctx: Any) -> Run:
         return [*outputs, *carries]
 
     return run
+
+
+# --- constraints (spec "Ops" section, C1..Cn) ---------------------------------------------------
+# The verifiers of the chlo ops (beyond the seed spec; shlo/verifier.py calls them through the
+# registry): operand/result types as upstream's CHLO definitions give them, compatible element
+# types, broadcastable shapes and the result types upstream infers.
+
+from typing import Any  # noqa: E402
+
+from ..ir import Operation  # noqa: E402
+from ..types import (  # noqa: E402
+    ComplexType as _ComplexType, TensorType as _TensorType, element_type as _element_type,
+)
+from . import _constraints as _c  # noqa: E402
+from .registry import verifier  # noqa: E402
+
+_FC = _c.TC(_c.F | _c.C, ranked=False)
+_F = _c.TC(_c.F, ranked=False)
+_ANY = _c.TC(_c.F | _c.B | _c.I | _c.C | _c.Q | _c.QA, ranked=False)
+_PRED = _c.TC(_c.B, ranked=False)
+_PRED_INT = _c.TC(_c.B | _c.I, ranked=False)
+
+_CHLO_UNARY = {
+    **{f"chlo.{n}": (_FC, _FC) for n in ("acos", "acosh", "asin", "asinh", "atan", "atanh",
+                                          "bessel_i1e", "conj", "cosh", "sinh", "square", "tan")},
+    **{f"chlo.{n}": (_F, _F) for n in ("digamma", "erf", "erf_inv", "erfc", "lgamma")},
+    **{f"chlo.{n}": (_F, _PRED) for n in ("is_inf", "is_neg_inf", "is_pos_inf")},
+}
+
+
+@verifier(*_CHLO_UNARY)
+def _verify_chlo_unary(op: Operation, diag: Any) -> None:
+    """Element-wise unary chlo ops: the result has the operand's shape (and element type, or i1
+    for the is_*inf predicates)."""
+    operand, result = _CHLO_UNARY[op.name]
+    if not _c.signature(op, diag, [operand], [result]):
+        return
+    if result is _PRED:
+        _c.same_shapes(op, diag, "C1")
+    else:
+        _c.compatible_all(op, diag, "C1")
+
+
+_CHLO_BINARY = {
+    "chlo.next_after": _F, "chlo.polygamma": _F, "chlo.zeta": _F,
+    "chlo.mulhi": _c.TC(_c.I),
+}
+
+
+@verifier(*_CHLO_BINARY)
+def _verify_chlo_binary(op: Operation, diag: Any) -> None:
+    """Element-wise binary chlo ops: operands and result of one type."""
+    tc = _CHLO_BINARY[op.name]
+    if _c.signature(op, diag, [tc, tc], [tc]):
+        _c.compatible_all(op, diag, "C1")
+
+
+def _broadcast_shape(op: Operation, diag: Any, lhs: Any, rhs: Any) -> tuple | None:
+    """The shape of broadcasting ``lhs`` with ``rhs`` (numpy rules, or `broadcast_dimensions`
+    mapping the lower-rank operand), None when unknown or after reporting a violation."""
+    a, b = lhs.shape, rhs.shape
+    if a is None or b is None:
+        return None
+    bdims = _c.ints_attr(op, "broadcast_dimensions")
+    if bdims and len(a) != len(b):
+        small, large = (a, b) if len(a) < len(b) else (b, a)
+        if len(bdims) != len(small) or any(not 0 <= d < len(large) for d in bdims):
+            diag.error(op, "C1", f"broadcast_dimensions {_c.dims_str(bdims)} do not map an "
+                                 f"operand of rank {len(small)} into rank {len(large)}")
+            return None
+        expanded = [1] * len(large)
+        for i, d in enumerate(bdims):
+            expanded[d] = small[i]
+        a, b = (tuple(expanded), large) if len(a) < len(b) else (large, tuple(expanded))
+    n = max(len(a), len(b))
+    a = (1,) * (n - len(a)) + tuple(a)
+    b = (1,) * (n - len(b)) + tuple(b)
+    out = []
+    for x, y in zip(a, b):
+        if x == 1:
+            out.append(y)
+        elif y == 1:
+            out.append(x)
+        elif x is None or y is None:
+            out.append(x if y is None else y)
+        elif x == y:
+            out.append(x)
+        else:
+            diag.error(op, "C1", f"incompatible shapes for broadcasting {x} and {y}")
+            return None
+    return tuple(out)
+
+
+_BROADCAST_KINDS = {
+    "chlo.broadcast_and": (_PRED_INT, _ANY), "chlo.broadcast_or": (_PRED_INT, _ANY),
+    "chlo.broadcast_xor": (_PRED_INT, _ANY), "chlo.broadcast_zeta": (_F, _F),
+    "chlo.broadcast_complex": (_F, _c.TC(_c.C, ranked=False)),
+    "chlo.broadcast_compare": (_ANY, _PRED),
+}
+_BROADCAST_BINARY = [f"chlo.broadcast_{n}" for n in (
+    "add", "and", "atan2", "compare", "complex", "divide", "maximum", "minimum", "multiply",
+    "next_after", "or", "polygamma", "power", "remainder", "shift_left", "shift_right_arithmetic",
+    "shift_right_logical", "subtract", "xor", "zeta")]
+
+
+@verifier(*_BROADCAST_BINARY)
+def _verify_chlo_broadcast_binary(op: Operation, diag: Any) -> None:
+    """`chlo.broadcast_*`: compatible element types and broadcastable shapes; the result has
+    the broadcast shape (i1 for compare, complex for complex)."""
+    operand, result = _BROADCAST_KINDS.get(op.name, (_ANY, _ANY))
+    if not _c.signature(op, diag, [operand, operand], [result],
+                        optional_attrs={"broadcast_dimensions": "ints",
+                                        "comparison_direction": "any", "compare_type": "any"}):
+        return
+    lhs, rhs = op.operands[0].type, op.operands[1].type
+    res = op.results[0].type
+    if not _c.compatible_element_types(lhs.element_type, rhs.element_type):
+        what = "mismatched operand types" if op.name == "chlo.broadcast_complex" else \
+            "requires compatible element types for all operands and results"
+        diag.error(op, "C1", f"{what}: {_c.types_str([lhs, rhs])}")
+        return
+    if op.name == "chlo.broadcast_compare":
+        et = _element_type("i1")
+    elif op.name == "chlo.broadcast_complex":
+        et = _ComplexType(lhs.element_type)
+    else:
+        if not _c.compatible_element_types(lhs.element_type, res.element_type):
+            diag.error(op, "C1", f"requires compatible element types for all operands and "
+                                 f"results: {_c.types_str([lhs, rhs, res])}")
+            return
+        et = res.element_type
+    shape = _broadcast_shape(op, diag, lhs, rhs)
+    if shape is not None:
+        _c.check_inferred(op, diag, "C1", [_TensorType(shape, et)])
+
+
+@verifier("chlo.broadcast_select")
+def _verify_chlo_broadcast_select(op: Operation, diag: Any) -> None:
+    """`chlo.broadcast_select`: an i1 predicate, two operands of one element type."""
+    if not _c.signature(op, diag, [_c.TC(_c.B), _ANY, _ANY], [_ANY]):
+        return
+    pred, on_true, on_false = (v.type for v in op.operands)
+    if not _c.compatible_element_types(on_true.element_type, on_false.element_type):
+        diag.error(op, "C1", f"mismatched operand types: {_c.types_str([on_true, on_false])}")
+
+
+@verifier("chlo.constant")
+def _verify_chlo_constant(op: Operation, diag: Any) -> None:
+    """`chlo.constant`: the value's type is the result type."""
+    if not _c.signature(op, diag, [], [_c.TC(_c.F | _c.B | _c.I | _c.C | _c.Q, static=True)],
+                        attrs={"value": "any"}):
+        return
+    vt = getattr(op.attr("value"), "type", None)
+    if isinstance(vt, _TensorType) and not _c.same_type(vt, op.results[0].type):
+        diag.error(op, "C1", f"inferred type(s) {_c.types_str([vt])} are incompatible with "
+                             f"return type(s) of operation {_c.types_str(op.result_types)}")
+
+
+@verifier("chlo.constant_like")
+def _verify_chlo_constant_like(op: Operation, diag: Any) -> None:
+    """`chlo.constant_like`: a scalar value of the result's element type, the operand's
+    shape."""
+    if not _c.signature(op, diag, [_ANY], [_ANY], attrs={"value": "any"}):
+        return
+    vt = getattr(op.attr("value"), "type", None)
+    res = op.results[0].type
+    if vt is not None and not isinstance(vt, _TensorType) and \
+            not _c.same_element_type(vt, res.element_type):
+        diag.error(op, "C1", f"value's type doesn't match element return type: "
+                             f"'{_c.type_str(vt)}' vs '{_c.type_str(res.element_type)}'")
+        return
+    _c.same_shapes(op, diag, "C1")
+
+
+@verifier("chlo.top_k")
+def _verify_chlo_top_k(op: Operation, diag: Any) -> None:
+    """`chlo.top_k`: `k` at most the last dimension; values keep the operand's element type,
+    indices are i32."""
+    if not _c.signature(op, diag, [_c.TC(_c.F | _c.B | _c.I, ranked=False)],
+                        [_ANY, _c.TC(_c.I, ranked=False)], attrs={"k": "int"}):
+        return
+    operand = op.operands[0].type
+    k = _c.int_attr(op, "k")
+    if operand.shape is None:
+        return
+    if not operand.shape:
+        diag.error(op, "C1", "operand's rank must be at least 1")
+        return
+    last = operand.shape[-1]
+    if last is not None and last < k:
+        diag.error(op, "C1", f"operand's last dimension must be at least {k}, got {last}")
+        return
+    shape = tuple(operand.shape[:-1]) + (k,)
+    _c.check_inferred(op, diag, "C2", [_TensorType(shape, operand.element_type),
+                                       _TensorType(shape, _element_type("i32"))])
+
+
+@verifier("chlo.ragged_dot", "chlo.scan")
+def _verify_chlo_other(op: Operation, diag: Any) -> None:
+    """`chlo.ragged_dot`, `chlo.scan`: operand and result types (their dimension numbers are
+    checked when they run)."""
+    _c.signature(op, diag, [(_ANY, "*")], [(_ANY, "*")], regions=None)

@@ -27,7 +27,7 @@ from ..interpreter.process_grid import (
     DEFAULT_TIMEOUT, ProcessId, process_groups, process_label, run_programs,
 )
 from ..ir import Operation, function_type
-from ..types import QuantizedType, TensorType, Type
+from ..types import QuantizedType, TensorType, Type, element_type_for_dtype
 from ._regions import ufunc_for
 from .registry import TOKEN, kernel
 
@@ -158,7 +158,15 @@ def meet(op: Operation, process: Any, group: tuple[ProcessId, ...], value: Any,
         raise ExecutionError(f"'{op.name}' op: the group has {len(group)} processes but the "
                              f"program runs without a process grid", op.location)
     me = (process.replica_id, process.partition_id)
-    return grid.rendezvous(op, group, me, value, lambda vs: combine(group, vs), cid)
+
+    def whole_group(values: list[Any]) -> list[Any]:
+        try:
+            return combine(group, values)
+        except ExecutionError as e:  # about the group, not the process that combined
+            e.names_process = True  # type: ignore[attr-defined]
+            raise
+
+    return grid.rendezvous(op, group, me, value, whole_group, cid)
 
 
 def shared(a: Any) -> np.ndarray:
@@ -169,8 +177,13 @@ def shared(a: Any) -> np.ndarray:
 
 
 def _desc(a: Any) -> str:
+    """`tensor<4xi64>` for a run-time array."""
     a = np.asarray(a)
-    return "x".join(str(d) for d in a.shape) + ("x" if a.shape else "") + str(a.dtype)
+    try:
+        et = element_type_for_dtype(a.dtype).name
+    except KeyError:
+        et = str(a.dtype)
+    return "tensor<" + "".join(f"{d}x" for d in a.shape) + et + ">"
 
 
 def check_same(op: Operation, group: Sequence[ProcessId], values: list[Values]) -> None:
@@ -703,3 +716,506 @@ def run_parallel(op: Operation, ctx: Any) -> Run:
         return [v for res in results for v in res]
 
     return run
+
+
+# --- constraints (spec "Ops" section, C1..Cn) ---------------------------------------------------
+# The verifiers of the distribution ops (shlo/verifier.py calls them through the registry).
+
+from typing import Any as _Any  # noqa: E402
+
+from ..attributes import (  # noqa: E402
+    ArrayAttr as _ArrayAttr, DenseElementsAttr as _DenseElementsAttr, IntegerAttr as _IntegerAttr,
+    StructAttr as _StructAttr, SymbolRefAttr as _SymbolRefAttr,
+)
+from ..ir import Operation as _Operation  # noqa: E402
+from ..types import TensorType as _TensorType, TokenType as _TokenType  # noqa: E402
+from . import _constraints as _c  # noqa: E402
+from .registry import verifier  # noqa: E402
+
+_UI32_SCALAR = _c.TC(only=frozenset({"ui32"}), description="ranked tensor of 32-bit unsigned "
+                                                            "integer values")
+
+
+def _replica_groups(op: _Operation, diag: _Any, label: str, same_size: bool,
+                    group_size: int | None = None, attr: str = "replica_groups",
+                    covering: bool = True) -> bool:
+    """is_unique(replica_groups) and 0 <= replica_groups < size, as upstream checks them: a
+    rank-2 tensor of ids 0..n-1 each seen once (-1 pads non-uniform groups where allowed)."""
+    a = op.attr(attr)
+    if isinstance(a, _StructAttr):  # #stablehlo.replica_group_mesh_axes<mesh = @m, ...>
+        mesh = a.get("mesh")
+        name = getattr(mesh, "name", None)
+        symbols = getattr(diag, "symbols", None)
+        if isinstance(name, str) and symbols is not None and name not in symbols:
+            diag.error(op, label, f"replica_groups: mesh symbol '{name}' not found")
+            return False
+        return True
+    if not isinstance(a, _DenseElementsAttr):
+        return True
+    arr = a.array
+    if arr.ndim != 2:
+        diag.error(op, label, f"replica groups should be a rank 2 tensor, got rank {arr.ndim}")
+        return False
+    if _c.bool_attr(op, "use_global_device_ids", False) and arr.size == 0:
+        diag.error(op, label, "if `use_global_device_ids` is set, the replica groups cannot be "
+                              "empty")
+        return False
+    seen: set[int] = set()
+    for rid in arr.reshape(-1).tolist():
+        if rid == -1:
+            if not same_size:
+                continue
+            diag.error(op, label, "Invalid replica id -1")
+            return False
+        if rid in seen:
+            diag.error(op, label, f"replica id #{rid} seen more than once")
+            return False
+        if rid < 0 and not covering:
+            diag.error(op, label, f"replica ids must be non-negative, got {rid}")
+            return False
+        seen.add(rid)
+    for i in range(len(seen) if covering else 0):
+        if i not in seen:
+            diag.error(op, label, f"replica id #{i} not seen in replica groups")
+            return False
+    if same_size and group_size is not None and (arr.shape[0] == 0 or
+                                                 arr.shape[1] != group_size):
+        diag.error(op, "C8", f"group size of replica_groups must be {group_size}, got "
+                             f"{arr.shape[1]}")
+        return False
+    return True
+
+
+def _channel_id(op: _Operation) -> int:
+    h = op.attr("channel_handle")
+    if isinstance(h, _StructAttr):
+        return _c.struct_int(h, "handle", 0)
+    v = _c.int_attr(op, "channel_id")
+    return 0 if v is None else v
+
+
+def _group_dim(op: _Operation) -> int | None:
+    a = op.attr("replica_groups")
+    if isinstance(a, _DenseElementsAttr) and a.array.ndim == 2:
+        return int(a.array.shape[1])
+    return None
+
+
+def _global_ids(op: _Operation, diag: _Any, label: str, strict: bool) -> bool:
+    """`use_global_device_ids = true` implies `channel_id > 0` (all_gather only rejects
+    negative ids, as upstream does)."""
+    if not _c.bool_attr(op, "use_global_device_ids", False):
+        return True
+    cid = _channel_id(op)
+    if strict and cid <= 0:
+        diag.error(op, label, f"channel_id must be positive when useGlobalDeviceIds is set but "
+                              f"got: {cid}")
+        return False
+    if not strict and cid < 0:
+        diag.error(op, label, f"channel_id cannot be negative when useGlobalDeviceIds is set "
+                              f"(got {cid})")
+        return False
+    return True
+
+
+def _reducer_results(op: _Operation, diag: _Any, label: str, operands: list) -> list | None:
+    """The `computation` of all_reduce-like ops: one reducer of `(tensor<E>, tensor<E>) ->
+    tensor<E>` applied to each operand in turn."""
+    out = []
+    for t in operands:
+        rets = _c.check_reducer(op, diag, label, 0, [t], [_TensorType((), t.element_type)], [])
+        if rets is None:
+            return None
+        out.append(rets[0])
+    return out
+
+
+@verifier("stablehlo.replica_id", "stablehlo.partition_id")
+def _verify_process_id(op: _Operation, diag: _Any) -> None:
+    """The result is a 0-dimensional tensor of ui32."""
+    if _c.signature(op, diag, [], [_UI32_SCALAR]):
+        _c.check_inferred(op, diag, "", [_TensorType((), op.results[0].type.element_type)])
+
+
+@verifier("stablehlo.after_all", "stablehlo.create_token")
+def _verify_after_all(op: _Operation, diag: _Any) -> None:
+    """`inputs` are tokens; the result is a token."""
+    _c.signature(op, diag, [(_c.TOKEN, "*")], [_c.TOKEN])
+
+
+@verifier("stablehlo.all_gather")
+def _verify_all_gather(op: _Operation, diag: _Any) -> None:
+    """all_gather (C1-C6)."""
+    if not _c.signature(op, diag, [(_c.TENSOR, "*")], [(_c.TENSOR, "*")],
+                        attrs={"all_gather_dim": "int", "replica_groups": "any"},
+                        optional_attrs={"channel_handle": "any",
+                                        "use_global_device_ids": "any"}):
+        return
+    dim = _c.int_attr(op, "all_gather_dim")
+    if dim < 0:
+        diag.error(op, "C1", f"op attribute 'all_gather_dim' failed to satisfy constraint: 64-bit "
+                             f"signless integer attribute whose value is non-negative (got {dim})")
+        return
+    if not _replica_groups(op, diag, "C2, C3, C4", same_size=True):
+        return
+    if not _global_ids(op, diag, "C5", strict=False):
+        return
+    if len(op.operands) != len(op.results):
+        diag.error(op, "C6", f"requires the same number of operands and results: "
+                             f"{len(op.operands)} vs {len(op.results)}")
+        return
+    groups = _group_dim(op)
+    for operand, result in zip(op.operand_types, op.result_types):
+        if operand.shape is None or result.shape is None:
+            continue
+        if not 0 <= dim < len(operand.shape):
+            diag.error(op, "C1", f"all_gather_dim must be a valid index of operand: {dim} vs "
+                                 f"rank {len(operand.shape)}")
+            return
+        if len(operand.shape) != len(result.shape):
+            diag.error(op, "C6", "operand and result must have the same rank")
+            return
+        for d in range(len(operand.shape)):
+            if d != dim and not _c.compatible_dims(operand.shape[d], result.shape[d]):
+                diag.error(op, "C6", "operand and result should have the same shape except for "
+                                     "the dimension size at 'all_gather_dim'")
+                return
+        a, b = operand.shape[dim], result.shape[dim]
+        if a is not None and b is not None:
+            if a == 0 and b != 0 or a != 0 and b % a:
+                diag.error(op, "C6", f"result gather dimension has size {b}, expected to be a "
+                                     f"multiple of operand gather dimension size {a}")
+                return
+        if not _c.compatible_element_types(operand.element_type, result.element_type):
+            diag.error(op, "C6", f"requires the same element type for operand and result: "
+                                 f"{_c.types_str([operand, result])}")
+            return
+
+
+@verifier("stablehlo.all_reduce")
+def _verify_all_reduce(op: _Operation, diag: _Any) -> None:
+    """all_reduce (C1-C7)."""
+    if not _c.signature(op, diag, [(_c.TENSOR, "*")], [(_c.TENSOR, "*")],
+                        attrs={"replica_groups": "any"},
+                        optional_attrs={"channel_handle": "any",
+                                        "use_global_device_ids": "any"}, regions=1):
+        return
+    if not _replica_groups(op, diag, "C1, C2, C3", same_size=False):
+        return
+    if not _global_ids(op, diag, "C4", strict=True):
+        return
+    operands = op.operand_types
+    rets = _reducer_results(op, diag, "C5", operands)
+    if rets is None:
+        return
+    _c.check_inferred(op, diag, "C6, C7",
+                      [_TensorType(t.shape, r.element_type) for t, r in zip(operands, rets)])
+
+
+@verifier("stablehlo.reduce_scatter")
+def _verify_reduce_scatter(op: _Operation, diag: _Any) -> None:
+    """reduce_scatter (C1-C9)."""
+    if not _c.signature(op, diag, [_c.TENSOR], [_c.TENSOR],
+                        attrs={"scatter_dimension": "int", "replica_groups": "any"},
+                        optional_attrs={"channel_handle": "any",
+                                        "use_global_device_ids": "any"}, regions=1):
+        return
+    operand, result = op.operands[0].type, op.results[0].type
+    dim = _c.int_attr(op, "scatter_dimension")
+    if dim < 0:
+        diag.error(op, "C2", f"op attribute 'scatter_dimension' failed to satisfy constraint: "
+                             f"64-bit signless integer attribute whose value is non-negative (got "
+                             f"{dim})")
+        return
+    if not _replica_groups(op, diag, "C3, C4, C5", same_size=True):
+        return
+    if not _global_ids(op, diag, "C6", strict=True):
+        return
+    rets = _reducer_results(op, diag, "C7", [operand])
+    if rets is None:
+        return
+    if not _c.same_element_type(result.element_type, rets[0].element_type):
+        diag.error(op, "C9", f"result element-type is expected to be "
+                             f"'{_c.type_str(rets[0].element_type)}', but got "
+                             f"'{_c.type_str(result.element_type)}'")
+        return
+    if operand.shape is None or result.shape is None:
+        return
+    if len(operand.shape) != len(result.shape):
+        diag.error(op, "C8", "operand and result should have same rank")
+        return
+    if not 0 <= dim < len(operand.shape):
+        diag.error(op, "C2", "scatter dim should be less than operand/result rank")
+        return
+    a, b = operand.shape[dim], result.shape[dim]
+    if a == 0:
+        diag.error(op, "C8", "operand dimension size at scatter_dimension cannot be zero")
+        return
+    if b == 0:
+        diag.error(op, "C8", "result dimension size at scatter_dimension cannot be zero")
+        return
+    if a is not None and b is not None and a % b:
+        diag.error(op, "C1, C8", f"operand scatter dimension has size {a}, expected to be a "
+                                 f"multiple of result scatter dimension size {b}")
+        return
+    for d in range(len(operand.shape)):
+        if d != dim and not _c.compatible_dims(operand.shape[d], result.shape[d]):
+            diag.error(op, "C8", f"non scatter dimensions should be same for operand "
+                                 f"({operand.shape[d]}) and result ({result.shape[d]})")
+            return
+
+
+@verifier("stablehlo.all_to_all")
+def _verify_all_to_all(op: _Operation, diag: _Any) -> None:
+    """all_to_all (C1-C9)."""
+    if not _c.signature(op, diag, [(_c.TENSOR, "*")], [(_c.TENSOR, "*")],
+                        attrs={"split_dimension": "int", "concat_dimension": "int",
+                               "split_count": "int", "replica_groups": "any"},
+                        optional_attrs={"channel_handle": "any"}):
+        return
+    split_dim = _c.int_attr(op, "split_dimension")
+    concat_dim = _c.int_attr(op, "concat_dimension")
+    count = _c.int_attr(op, "split_count")
+    for name, v, label in (("split_dimension", split_dim, "C1"),
+                           ("concat_dimension", concat_dim, "C3")):
+        if v < 0:
+            diag.error(op, label, f"op attribute '{name}' failed to satisfy constraint: 64-bit "
+                                  f"signless integer attribute whose value is non-negative (got "
+                                  f"{v})")
+            return
+    if count <= 0:
+        diag.error(op, "C4", f"op attribute 'split_count' failed to satisfy constraint: 64-bit "
+                             f"signless integer attribute whose value is positive (got {count})")
+        return
+    if len(op.operands) != len(op.results):
+        diag.error(op, "C9", "op requires the same number of operands and results")
+        return
+    for i, (a, b) in enumerate(zip(op.operand_types, op.result_types)):
+        if not _c.compatible_element_types(a.element_type, b.element_type):
+            diag.error(op, "C9", f"op requires the same element type for operand and result at "
+                                 f"index {i}")
+            return
+    for operand in op.operand_types:
+        if operand.shape is None:
+            continue
+        rank = len(operand.shape)
+        if split_dim >= rank:
+            diag.error(op, "C1", f"AllToAll split_dimension {split_dim} is out-of-bounds for "
+                                 f"input rank {rank}")
+            return
+        if concat_dim >= rank:
+            diag.error(op, "C3", f"AllToAll concat_dimension {concat_dim} is out-of-bounds for "
+                                 f"input rank {rank}")
+            return
+    if not _replica_groups(op, diag, "C5, C6, C7", same_size=True, group_size=count):
+        return
+    inferred = []
+    for operand in op.operand_types:
+        if operand.shape is None:
+            inferred.append(None)
+            continue
+        shape = list(operand.shape)
+        s = shape[split_dim]
+        if s is not None:
+            if s % count:
+                diag.error(op, "C2", f"split dimension has size {s}, expected to be a multiple "
+                                     f"of split_count {count}")
+                return
+            shape[split_dim] = s // count
+        c = shape[concat_dim]
+        if c is not None:
+            shape[concat_dim] = c * count
+        inferred.append(_TensorType(tuple(shape), operand.element_type))
+    _c.check_inferred(op, diag, "C9", inferred)
+
+
+@verifier("stablehlo.collective_permute")
+def _verify_collective_permute(op: _Operation, diag: _Any) -> None:
+    """collective_permute (C1-C5)."""
+    if not _c.signature(op, diag, [_c.TENSOR], [_c.TENSOR],
+                        attrs={"source_target_pairs": "any"},
+                        optional_attrs={"channel_handle": "any"}):
+        return
+    a = op.attr("source_target_pairs")
+    if isinstance(a, _DenseElementsAttr):
+        arr = a.array
+        if arr.ndim != 2:
+            diag.error(op, "C1", f"expect source_target_pairs attribute to be of rank 2, but got "
+                                 f"rank {arr.ndim}")
+            return
+        if arr.shape[1] != 2:
+            diag.error(op, "C1", f"expect source_target_pairs attribute of shape (N, 2), but got "
+                                 f"({arr.shape[0]}, {arr.shape[1]})")
+            return
+        if (arr < 0).any():
+            diag.error(op, "C4", "replica ids in source_target_pairs must be >= 0")
+            return
+        sources, targets = arr[:, 0].tolist(), arr[:, 1].tolist()
+        if not _c.is_unique(sources):
+            diag.error(op, "C2", f"duplicate sources not allowed: {sources}")
+            return
+        if not _c.is_unique(targets):
+            diag.error(op, "C3", f"duplicate targets not allowed: {targets}")
+            return
+    _c.check_inferred(op, diag, "C5", [op.operands[0].type])
+
+
+def _dynamic_root(op: _Operation, diag: _Any, name: str) -> int | None:
+    """With `has_dynamic_root`, the last operand is a rank-1 i32 root; returns the number of
+    data operands (None after a violation)."""
+    n = len(op.operands)
+    if not _c.bool_attr(op, "has_dynamic_root", False):
+        if n < 1:
+            diag.error(op, "", f"{name} requires at least one data operand")
+            return None
+        return n
+    if n < 2:
+        diag.error(op, "", f"{name} with has_dynamic_root=true requires at least two operands "
+                           f"(data + root)")
+        return None
+    root = op.operands[-1].type
+    if not (isinstance(root, _TensorType) and root.shape is not None and len(root.shape) == 1
+            and getattr(root.element_type, "name", None) == "i32"):
+        diag.error(op, "", f"last operand of {name} with has_dynamic_root=true must be a "
+                           f"rank-1 i32 tensor")
+        return None
+    return n - 1
+
+
+@verifier("stablehlo.collective_broadcast")
+def _verify_collective_broadcast(op: _Operation, diag: _Any) -> None:
+    """collective_broadcast (C1-C3)."""
+    if not _c.signature(op, diag, [(_c.TENSOR, "*")], [(_c.TENSOR, "*")],
+                        attrs={"replica_groups": "any"},
+                        optional_attrs={"channel_handle": "any"}):
+        return
+    n = _dynamic_root(op, diag, "collective_broadcast")
+    if n is None:
+        return
+    if not _replica_groups(op, diag, "C1, C2", same_size=True, covering=False):
+        return
+    _c.check_inferred(op, diag, "C3", [v.type for v in op.operands[:n]])
+
+
+@verifier("stablehlo.collective_reduce")
+def _verify_collective_reduce(op: _Operation, diag: _Any) -> None:
+    """collective_reduce (beyond the seed spec): like all_reduce, with an optional dynamic
+    root operand."""
+    if not _c.signature(op, diag, [(_c.TENSOR, "*")], [(_c.TENSOR, "*")],
+                        attrs={"replica_groups": "any"},
+                        optional_attrs={"channel_handle": "any"}, regions=1):
+        return
+    if not _global_ids(op, diag, "C4", strict=True):
+        return
+    n = _dynamic_root(op, diag, "collective_reduce")
+    if n is None:
+        return
+    if not _replica_groups(op, diag, "C1, C2, C3", same_size=False):
+        return
+    operands = op.operand_types[:n]
+    rets = _reducer_results(op, diag, "C5", operands)
+    if rets is None:
+        return
+    _c.check_inferred(op, diag, "C6, C7",
+                      [_TensorType(t.shape, r.element_type) for t, r in zip(operands, rets)])
+
+
+def _channel_type(op: _Operation) -> int | None:
+    h = op.attr("channel_handle")
+    if isinstance(h, _StructAttr):
+        return _c.struct_int(h, "type", 0)
+    return None
+
+
+@verifier("stablehlo.send")
+def _verify_send(op: _Operation, diag: _Any) -> None:
+    """send (C1): channel_type is DEVICE_TO_HOST for host transfers, DEVICE_TO_DEVICE
+    otherwise; the result is a token."""
+    if not _c.signature(op, diag, [(_c.TENSOR_QA, "*"), _c.TOKEN], [_c.TOKEN],
+                        attrs={"channel_handle": "any"},
+                        optional_attrs={"is_host_transfer": "bool"}):
+        return
+    host = _c.bool_attr(op, "is_host_transfer", False)
+    t = _channel_type(op)
+    if t is not None and t != (2 if host else 1):
+        want = "DEVICE_TO_HOST" if host else "DEVICE_TO_DEVICE"
+        diag.error(op, "C1", f"channel_type should be {want} when is_host_transfer is "
+                             f"{'true' if host else 'false'}")
+
+
+def _feed_results(op: _Operation, diag: _Any) -> bool:
+    results = op.result_types
+    if not results:
+        diag.error(op, "C2", "result is expected to be at least of size 1, but got 0")
+        return False
+    for t in results[:-1]:
+        if not isinstance(t, _TensorType):
+            what = ("all elements of result types, except the last element, are" if
+                    op.name == "stablehlo.infeed" else
+                    "everything but the last element of result types is")
+            diag.error(op, "C3", f"{what} expected to be of tensor type, but got "
+                                 f"'{_c.type_str(t)}'")
+            return False
+    if not isinstance(results[-1], _TokenType):
+        diag.error(op, "C4", f"last element of result types is expected to be of token type, "
+                             f"but got '{_c.type_str(results[-1])}'")
+        return False
+    return True
+
+
+@verifier("stablehlo.recv")
+def _verify_recv(op: _Operation, diag: _Any) -> None:
+    """recv (C1-C4)."""
+    if not _c.signature(op, diag, [_c.TOKEN], [(_c.TENSOR_QA_OR_TOKEN, "*")],
+                        attrs={"channel_handle": "any"},
+                        optional_attrs={"is_host_transfer": "bool"}):
+        return
+    host = _c.bool_attr(op, "is_host_transfer", False)
+    t = _channel_type(op)
+    if t is not None and t != (3 if host else 1):
+        want = "HOST_TO_DEVICE" if host else "DEVICE_TO_DEVICE"
+        diag.error(op, "C1", f"channel_type should be {want} when is_host_transfer is "
+                             f"{'true' if host else 'false'}")
+        return
+    _feed_results(op, diag)
+
+
+@verifier("stablehlo.infeed")
+def _verify_infeed(op: _Operation, diag: _Any) -> None:
+    """infeed (C1-C3), and the layout attribute: one array of integers per non-token result."""
+    if not _c.signature(op, diag, [_c.TOKEN], [(_c.TENSOR_QA_OR_TOKEN, "*")],
+                        optional_attrs={"infeed_config": "str", "layout": "any"}):
+        return
+    layout = op.attr("layout")
+    if isinstance(layout, _ArrayAttr):
+        n = max(len(op.results) - 1, 0)
+        if len(layout) != n:
+            diag.error(op, "", f"layout-attribute size must be {n} (which is the number of "
+                               f"op-results - 1 (for token result)), but got {len(layout)}")
+            return
+        for child in layout:
+            if not isinstance(child, _ArrayAttr):
+                diag.error(op, "", f"layout-attribute expected to have elements of type array, "
+                                   f"but got {_attr_text(child)}")
+                return
+            for leaf in child:
+                if not isinstance(leaf, (_IntegerAttr, int)):
+                    diag.error(op, "", f"layout-attribute's leaf elements are expected to be of "
+                                       f"type integer, but got {_attr_text(leaf)}")
+                    return
+    _feed_results(op, diag)
+
+
+def _attr_text(a: _Any) -> str:
+    if isinstance(a, _IntegerAttr):
+        return f"{a.value} : {a.type or 'i64'}"
+    if isinstance(a, _ArrayAttr):
+        return "[" + ", ".join(_attr_text(x) for x in a) + "]"
+    return str(a)
+
+
+@verifier("stablehlo.outfeed")
+def _verify_outfeed(op: _Operation, diag: _Any) -> None:
+    """outfeed: tensors and a token in, a token out."""
+    _c.signature(op, diag, [(_c.TENSOR_QA, "*"), _c.TOKEN], [_c.TOKEN],
+                 optional_attrs={"outfeed_config": "str"})

@@ -999,6 +999,8 @@ def _reduce_precision_bits(x: Any, width: int, src_mantissa: int, bits_dt: np.dt
         signed_zero = np.bitwise_and(v, sign_mask)
         signed_inf = np.bitwise_or(signed_zero, exp_mask)
         v = np.where(overflows, signed_inf, np.where(underflows, signed_zero, v))
+    if width < 8 * bits_dt.itemsize:  # f4/f6 live in the low bits of a byte
+        v = np.bitwise_and(v, t((1 << width) - 1))
     r = np.asarray(v).view(xb.dtype)
     nan = np.isnan(xb)
     if mantissa_bits > 0:
@@ -1009,10 +1011,11 @@ def _reduce_precision_bits(x: Any, width: int, src_mantissa: int, bits_dt: np.dt
 @kernel("stablehlo.reduce_precision")
 def reduce_precision(op: Operation, ctx: Any) -> Run:
     """spec: reduce_precision. Rounds the significand to `mantissa_bits` (nearest even), then
-    overflows to inf / flushes to zero outside the range of `exponent_bits` (no subnormals), on
-    the bits of the operand's format as XLA does; NaN stays NaN (inf when mantissa_bits = 0).
-    Formats that are not IEEE-like (no inf: f8E4M3FN, the FNUZ types, f6, f4, f8E8M0FNU) are
-    reduced through float32 and converted back."""
+    overflows to inf / flushes to zero outside the range of `exponent_bits` (no subnormals).
+    Works on the bits of f16, bf16, f32 and f64 values, as XLA and the upstream interpreter do;
+    one-byte formats (f8, f6, f4) are reduced as f16 values (f32 for f8E8M0FNU) and converted
+    back, as XLA does (the upstream interpreter works on their own bits, which differs for their
+    subnormals and for formats without inf). NaN stays NaN (+inf when mantissa_bits = 0)."""
     et = _operand_et(op)
     if not et.is_float:
         raise _unsupported(op, et)
@@ -1022,15 +1025,16 @@ def reduce_precision(op: Operation, ctx: Any) -> Run:
         raise ExecutionError("reduce_precision needs exponent_bits and mantissa_bits",
                              op.location)
     info = float_info(et)
-    if info.ieee_like:
+    if info.width >= 16:
         args = (info.width, info.mantissa_bits, info.bits, exponent_bits, mantissa_bits)
         return lambda x: (_reduce_precision_bits(x, *args),)
     dt = et.dtype
-    f32 = float_info(FloatType("f32"))
-    args = (32, f32.mantissa_bits, f32.bits, exponent_bits, mantissa_bits)
+    wider = np.dtype(np.float16) if info.has_sign else F32  # holds every value exactly
+    w = float_info(FloatType("f16" if wider == np.float16 else "f32"))
+    args = (w.width, w.mantissa_bits, w.bits, exponent_bits, mantissa_bits)
 
     def narrow(x: Any) -> tuple[np.ndarray]:
-        r = _reduce_precision_bits(np.asarray(x, F32), *args)
+        r = _reduce_precision_bits(np.asarray(x, wider), *args)
         with np.errstate(over="ignore", invalid="ignore"):
             return (r.astype(dt),)
 
@@ -1326,7 +1330,7 @@ def _verify_select(op: Operation, diag: Any) -> None:
         return
     pred, on_true, on_false = (v.type for v in op.operands)
     if pred.shape is not None and pred.shape != () and \
-            not _c.same_shapes(op, diag, "C1", [pred, on_true, on_false],
+            not _c.same_shapes(op, diag, "C1", [pred, on_true],
                                message="requires the same shape for all operands"):
         return
     if not _c.compatible(on_true, on_false):

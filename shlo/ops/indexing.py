@@ -411,3 +411,133 @@ def dynamic_update_slice(op: Operation, ctx: Any) -> Run:
 
     return run
 
+
+
+# --- constraints (spec "Ops" section, C1..Cn) ---------------------------------------------------
+# The verifiers of the indexing ops (shlo/verifier.py calls them through the registry).
+
+from typing import Any as _Any  # noqa: E402
+
+from ..ir import Operation as _Operation  # noqa: E402
+from ..types import TensorType as _TensorType  # noqa: E402
+from . import _constraints as _c  # noqa: E402
+from .registry import verifier  # noqa: E402
+
+_INDEX_SCALAR = _c.TC(_c.I, rank=0)
+
+
+@verifier("stablehlo.gather")
+def _verify_gather(op: _Operation, diag: _Any) -> None:
+    """gather (C1-C14): dimension numbers within range, sorted and unique where the spec says,
+    slice sizes within the operand, and the result type the spec determines."""
+    if not _c.signature(op, diag, [_c.TENSOR, _c.INT_TENSOR], [_c.TENSOR],
+                        attrs={"dimension_numbers": "any", "slice_sizes": "ints"},
+                        optional_attrs={"indices_are_sorted": "bool"}):
+        return
+    operand, indices = op.operands[0].type, op.operands[1].type
+    shape = _c.check_gather(op, diag, operand, indices, _c.ints_attr(op, "slice_sizes"),
+                            op.attr("dimension_numbers"))
+    if shape is not None:
+        _c.check_inferred(op, diag, "C13, C14", [_TensorType(shape, operand.element_type)])
+
+
+@verifier("stablehlo.scatter")
+def _verify_scatter(op: _Operation, diag: _Any) -> None:
+    """scatter (C1-C17): dimension numbers, updates shape, update_computation and results."""
+    if not _c.signature(op, diag, [(_c.TENSOR, "*"), _c.TC(_c.I | _c.INDEX), (_c.TENSOR, "*")],
+                        [(_c.TENSOR, "*")], attrs={"scatter_dimension_numbers": "any"},
+                        optional_attrs={"indices_are_sorted": "bool", "unique_indices": "bool"},
+                        regions=1):
+        return
+    n = (len(op.operands) - 1) // 2
+    inputs = [v.type for v in op.operands[:n]]
+    indices = op.operands[n].type
+    updates = [v.type for v in op.operands[n + 1:]]
+    if n == 0:
+        diag.error(op, "C5", "expects at least one input")
+        return
+    for i, (a, u) in enumerate(zip(inputs, updates)):
+        if not _c.compatible_element_types(a.element_type, u.element_type):
+            diag.error(op, "C6", f"expects updates and inputs to have the same element types: "
+                                 f"input {i} is {_c.types_str([a])}, update {i} is "
+                                 f"{_c.types_str([u])}")
+            return
+    if not _c.check_scatter_dims(op, diag, inputs, indices, updates,
+                                 op.attr("scatter_dimension_numbers")):
+        return
+    scalars = [_TensorType((), a.element_type) for a in inputs]
+    rets = _c.check_reducer(op, diag, "C15", 0, inputs, scalars, [])
+    if rets is None:
+        return
+    _c.check_inferred(op, diag, "C16, C17",
+                      [_TensorType(a.shape, r.element_type) for a, r in zip(inputs, rets)])
+
+
+@verifier("stablehlo.dynamic_slice")
+def _verify_dynamic_slice(op: _Operation, diag: _Any) -> None:
+    """(C1) element types agree; (C2) `size(start_indices) = size(slice_sizes) =
+    rank(operand)`; (C3) the start indices share one type; (C4) `0 <= slice_sizes <=
+    shape(operand)`; (C5) `shape(result) = slice_sizes`."""
+    if not _c.signature(op, diag, [_c.TENSOR, (_INDEX_SCALAR, "*")], [_c.TENSOR],
+                        attrs={"slice_sizes": "ints"}):
+        return
+    operand = op.operands[0].type
+    starts = [v.type for v in op.operands[1:]]
+    sizes = _c.ints_attr(op, "slice_sizes")
+    if len(sizes) != len(starts):
+        diag.error(op, "C2", f"has mismatched number of slice sizes ({len(sizes)}) and number of "
+                             f"start indices ({len(starts)})")
+        return
+    if operand.shape is not None and len(starts) != len(operand.shape):
+        diag.error(op, "C2", f"has mismatched number of start indices ({len(starts)}) and the "
+                             f"rank of operand ({len(operand.shape)})")
+        return
+    if any(not _c.same_type(starts[0], t) for t in starts[1:]):
+        diag.error(op, "C3", f"start indices must have same element type: "
+                             f"{_c.types_str(starts)}")
+        return
+    for i, s in enumerate(sizes):
+        if s < 0:
+            diag.error(op, "C4", f"has negative size index to dynamic slice: {s}")
+            return
+        n = operand.shape[i] if operand.shape is not None else None
+        if n is not None and s > n:
+            diag.error(op, "C4", f"has slice size {s} greater than dimension size {n} in "
+                                 f"dimension {i} of operand")
+            return
+    _c.check_inferred(op, diag, "C1, C5", [_TensorType(tuple(sizes), operand.element_type)])
+
+
+@verifier("stablehlo.dynamic_update_slice")
+def _verify_dynamic_update_slice(op: _Operation, diag: _Any) -> None:
+    """(C1) `type(operand) = type(result)`; (C2) element types agree; (C3) `rank(update) =
+    rank(operand)`; (C4) `size(start_indices) = rank(operand)`; (C5) the start indices share one
+    type; (C6) `0 <= shape(update) <= shape(operand)`."""
+    if not _c.signature(op, diag, [_c.TENSOR, _c.TENSOR, (_INDEX_SCALAR, "*")], [_c.TENSOR]):
+        return
+    operand, update = op.operands[0].type, op.operands[1].type
+    starts = [v.type for v in op.operands[2:]]
+    if not _c.compatible_element_types(operand.element_type, update.element_type):
+        diag.error(op, "C2", f"expects update and operand to have the same element type: "
+                             f"{_c.types_str([update, operand])}")
+        return
+    if operand.shape is not None and update.shape is not None and \
+            len(update.shape) != len(operand.shape):
+        diag.error(op, "C3", f"update rank does not match operand rank: {len(update.shape)} vs "
+                             f"{len(operand.shape)}.")
+        return
+    if operand.shape is not None and len(starts) != len(operand.shape):
+        diag.error(op, "C4", f"expects number of start_indices to match operand rank: "
+                             f"{len(starts)} vs {len(operand.shape)}.")
+        return
+    if any(not _c.same_type(starts[0], t) for t in starts[1:]):
+        diag.error(op, "C5", f"start indices must have same element type: "
+                             f"{_c.types_str(starts)}")
+        return
+    if operand.shape is not None and update.shape is not None:
+        for i, (u, n) in enumerate(zip(update.shape, operand.shape)):
+            if u is not None and n is not None and not 0 <= u <= n:
+                diag.error(op, "C6", f"expects size at dimension {i} of update to be in range "
+                                     f"[0, {n}]. Got: {u}.")
+                return
+    _c.check_inferred(op, diag, "C1", [operand])

@@ -5,18 +5,20 @@ Every contraction (dot_general, dot, convolution) is reduced to one batched matr
 ``(G, M, K) @ (G, K, N)`` done by :class:`Matmul`, which owns the numeric choices
 (docs/semantics/linalg.md):
 
-* integers are multiplied exactly (in float64 when every partial sum provably fits in 53 bits,
-  else in int64, whose wrap-around is arithmetic modulo 2**64) and wrapped once to the result
-  type; booleans use `and` for the product and `or` for the sum;
+* integers are multiplied exactly (a float64 BLAS matmul when every partial sum provably fits in
+  53 bits, else float64 products of 16-32 bit limbs recombined in int64, else int64 matmul: all
+  exact modulo 2**64) and wrapped once to the result type; booleans use `and` for the product
+  and `or` for the sum;
 * floats narrower than f32 (bf16, f16, f8, ...) are computed in float32 (their products are exact
   there) and rounded once to the result type; f32, f64 and complex compute in their own precision
-  (or the result's, when it is wider);
+  (or the result's, when it is wider); small float contractions sum in index order (bit-exact
+  with the upstream interpreter and XLA), large ones call BLAS;
 * ``precision_config`` is ignored (CPU numerics do not depend on it); a ``dot_algorithm`` rounds
   float operands to its ``lhs/rhs_precision_type`` and accumulates in its ``accumulation_type``.
 
 The kernels never loop over elements: windows of `convolution` are strided views
 (``sliding_window_view``), `triangular_solve` loops over matrix rows (vectorized over batch and
-right-hand sides), `fft` calls ``numpy.fft``.
+right-hand sides), `fft` calls ``scipy.fft``.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import Any, Callable, Sequence
 
 import ml_dtypes
 import numpy as np
+import scipy.fft
 
 from ..attributes import (
     BoolAttr, ConvDimensionNumbers, DictAttr, EnumAttr, FloatAttr, IntegerAttr, StructAttr,
@@ -33,6 +36,7 @@ from ..attributes import (
 )
 from ..ir import Operation
 from ..types import ComplexType, ElementType, FloatType, IntegerType, TensorType, element_type
+from ._numeric import from_f64, int_to_float, round_f64_to
 from .registry import kernel
 
 Run = Callable[..., Sequence[Any]]
@@ -162,12 +166,42 @@ def _rounder(t: ElementType | None, compute: np.dtype) -> Callable[[np.ndarray],
             return _round_tf32
         return lambda x: _round_tf32(x.astype(np.float32)).astype(compute)
     dt = t.dtype
+    if compute == _F64:
+        return lambda x: round_f64_to(x, dt).astype(compute)  # one rounding, not two
     return lambda x: x.astype(dt).astype(compute)
 
 
 def wrap_integers(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
     """Integer values (int64/uint64) to ``dtype`` modulo 2**bits (numpy and ml_dtypes wrap)."""
     return x.astype(dtype)
+
+
+def _kind(t: ElementType) -> str:
+    """"bool", "int", "float" or "complex" (ml_dtypes' dtype.kind is "V" for int4 and bf16)."""
+    if isinstance(t, ComplexType):
+        return "complex"
+    if isinstance(t, FloatType):
+        return "float"
+    if isinstance(t, IntegerType):
+        return "bool" if t.is_bool else "int"
+    raise TypeError(f"unsupported element type {t}")
+
+
+def _finisher(compute: np.dtype, result: ElementType) -> Callable[[np.ndarray], np.ndarray]:
+    """Convert computed values (``compute`` dtype) to the result type with a single rounding."""
+    kind, dt = _kind(result), result.dtype
+    if kind == "complex":
+        return lambda x: x.astype(dt, copy=False)
+    if compute.kind == "c":  # not a valid StableHLO combination; keep the real part
+        real = _finisher(np.dtype(np.finfo(compute).dtype), result)
+        return lambda x: real(x.real)
+    if kind == "bool":
+        return lambda x: x != 0
+    if kind == "int":
+        return lambda x: x.astype(dt)
+    if compute == _F64:
+        return from_f64(dt)
+    return lambda x: x.astype(dt, copy=False)
 
 
 class DotAlgorithm:
@@ -201,7 +235,7 @@ class Matmul:
     def __init__(self, lhs: ElementType, rhs: ElementType, result: ElementType,
                  algorithm: DotAlgorithm | None = None) -> None:
         self.result_dtype = result.dtype
-        self.result_is_bool = isinstance(result, IntegerType) and result.is_bool
+        self.result_kind = _kind(result)
         self.integral = isinstance(lhs, IntegerType) and isinstance(rhs, IntegerType)
         self.lhs_round = self.rhs_round = self.acc_round = None
         if self.integral:
@@ -226,6 +260,7 @@ class Matmul:
             if algorithm.rhs_component_count == 1:
                 self.rhs_round = _rounder(algorithm.rhs_precision_type, compute)
         self.compute = np.dtype(compute)
+        self.finish = _finisher(self.compute, result)
 
     def __call__(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         if self.integral:
@@ -236,18 +271,18 @@ class Matmul:
             a = self.lhs_round(a)
         if self.rhs_round is not None:
             b = self.rhs_round(b)
-        out = np.matmul(a, b)
+        out = _float_matmul(a, b)
         if self.acc_round is not None:
             out = self.acc_round(out)
-        if self.result_dtype.kind != "c" and out.dtype.kind == "c":
-            out = out.real
-        return out.astype(self.result_dtype, copy=False)
+        return self.finish(out)
 
     def _integral(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         k = max(a.shape[-1], 1)
         if self.bound * k < _EXACT:
             out = np.matmul(a.astype(_F64), b.astype(_F64))  # exact: every sum fits 53 bits
-            if self.result_dtype.kind in "fc":
+            if self.result_kind == "float":
+                return from_f64(self.result_dtype)(out)
+            if self.result_kind == "complex":
                 return out.astype(self.result_dtype)
             out = out.astype(np.int64)
         else:
@@ -256,8 +291,12 @@ class Matmul:
                 out = _limb_matmul(a.astype(np.int64), b.astype(np.int64), *plan)
             else:
                 out = np.matmul(a.astype(np.int64), b.astype(np.int64))  # modulo 2**64
-        if self.result_is_bool:
+        if self.result_kind == "bool":
             return out != 0
+        if self.result_kind == "complex":
+            return out.astype(self.result_dtype)
+        if self.result_kind == "float":
+            return int_to_float(out, self.result_dtype)
         return wrap_integers(out, self.result_dtype)
 
     def _limb_plan(self, k: int) -> tuple[int, int, int] | None:
@@ -268,6 +307,27 @@ class Matmul:
             if 2.0 ** (bl + br) * k < _EXACT:
                 return n, bl, br
         return None
+
+
+# Small float contractions accumulate one contracted element at a time, in index order: the
+# order of the spec's `reduce`, of the upstream interpreter and of XLA's naive loops (so results
+# agree bit for bit). Larger ones go to BLAS (blocked sums, FMA): last-bit differences only.
+_SEQUENTIAL_MAX_K = 1024
+_SEQUENTIAL_MAX_WORK = 1 << 16
+
+
+def _float_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a @ b`` for float/complex (G, M, K) x (G, K, N) operands of the same dtype."""
+    g, m, k = a.shape
+    n = b.shape[-1]
+    if k > _SEQUENTIAL_MAX_K or g * m * n * k > _SEQUENTIAL_MAX_WORK:
+        return np.matmul(a, b)
+    columns = np.ascontiguousarray(a.transpose(0, 2, 1))[:, :, :, None]  # (G, K, M, 1)
+    rows = b[:, :, None, :]  # (G, K, 1, N)
+    acc = np.zeros((g, m, n), dtype=np.result_type(a, b))
+    for i in range(k):  # a loop over the contracted elements, vectorized over G, M, N
+        acc += columns[:, i] * rows[:, i]
+    return acc
 
 
 def _limbs(x: np.ndarray, n: int, bits: int) -> list[np.ndarray]:
@@ -609,7 +669,7 @@ def triangular_solve(op: Operation, ctx: Any) -> Run:
         compute = _F64  # accuracy: substitution in double, rounded once
     elif compute == _C64:
         compute = _C128
-    result_dtype = op.results[0].type.dtype
+    finish = _finisher(compute, _elem(op.results[0].type))
     # op(a) is lower-triangular iff `lower` xor transposed; right side solves the transpose.
     effective_lower = lower != (transpose_a != "NO_TRANSPOSE")
     if not left_side:
@@ -629,7 +689,7 @@ def triangular_solve(op: Operation, ctx: Any) -> Run:
             res = _substitute(t, rhs, effective_lower, unit_diagonal)
         if not left_side:
             res = np.swapaxes(res, -1, -2)
-        return (np.ascontiguousarray(res).astype(result_dtype),)
+        return (finish(np.ascontiguousarray(res)),)
 
     return run
 
@@ -641,33 +701,29 @@ def triangular_solve(op: Operation, ctx: Any) -> Run:
 def fft(op: Operation, ctx: Any) -> Run:
     """Spec "fft": FFT, IFFT, RFFT, IRFFT over the trailing `size(fft_length)` dimensions.
 
-    Computed by ``numpy.fft`` in double precision and rounded once to the result type; IFFT and
+    Computed by ``scipy.fft`` (pocketfft) in the operand's own precision (complex64/f32 stay
+    single precision), which agrees bit for bit with XLA CPU's FFT on the test corpus; IFFT and
     IRFFT are normalized by 1/prod(fft_length), as the spec's inverse transforms are.
     """
     fft_type = _enum_attr(op, "fft_type", "FFT")
     fft_length = tuple(ints(op.attr("fft_length"), ()) or ())
     axes = tuple(range(-len(fft_length), 0))
     result_dtype = op.results[0].type.dtype
-    if fft_type == "FFT":
-        def transform(x: np.ndarray) -> np.ndarray:
-            return np.fft.fftn(x.astype(_C128), s=fft_length, axes=axes)
-    elif fft_type == "IFFT":
-        def transform(x: np.ndarray) -> np.ndarray:
-            return np.fft.ifftn(x.astype(_C128), s=fft_length, axes=axes)
-    elif fft_type == "RFFT":
-        def transform(x: np.ndarray) -> np.ndarray:
-            return np.fft.rfftn(x.astype(_F64), s=fft_length, axes=axes)
-    elif fft_type == "IRFFT":
-        def transform(x: np.ndarray) -> np.ndarray:
-            return np.fft.irfftn(x.astype(_C128), s=fft_length, axes=axes)
-    else:
+    operand_et = _elem(op.operands[0].type)
+    double = operand_et.dtype in (_F64, _C128)
+    real_dtype, complex_dtype = (_F64, _C128) if double else (_F32, _C64)
+    transforms = {"FFT": (scipy.fft.fftn, complex_dtype), "IFFT": (scipy.fft.ifftn, complex_dtype),
+                  "RFFT": (scipy.fft.rfftn, real_dtype), "IRFFT": (scipy.fft.irfftn, complex_dtype)}
+    if fft_type not in transforms:
         raise ValueError(f"fft: unknown fft_type {fft_type}")
+    transform, operand_dtype = transforms[fft_type]
 
     def run(operand: Any) -> Sequence[Any]:
         x = np.asarray(operand)
         if x.size == 0 or 0 in fft_length:
             return (np.zeros(_fft_result_shape(x.shape, fft_type, fft_length), result_dtype),)
-        return (transform(x).astype(result_dtype),)
+        out = transform(x.astype(operand_dtype, copy=False), s=fft_length, axes=axes)
+        return (out.astype(result_dtype, copy=False),)
 
     return run
 
@@ -792,3 +848,603 @@ def batch_norm_grad(op: Operation, ctx: Any) -> Run:
                 grad_offset.astype(bn.dtypes[2]))
 
     return run
+
+
+# --- constraints (spec "Ops" section, C1..Cn) ---------------------------------------------------
+# The verifiers of the linear-algebra ops (shlo/verifier.py calls them through the registry).
+
+from typing import Any as _Any  # noqa: E402
+
+from ..attributes import ArrayAttr as _ArrayAttr, ConvDimensionNumbers as _ConvDN  # noqa: E402
+from ..ir import Operation as _Operation  # noqa: E402
+from ..types import (  # noqa: E402
+    ComplexType as _ComplexType, FloatType as _FloatType, QuantizedType as _QuantizedType,
+    TensorType as _TensorType,
+)
+from . import _constraints as _c  # noqa: E402
+from .registry import verifier  # noqa: E402
+
+_PRECISIONS = frozenset({"DEFAULT", "HIGH", "HIGHEST"})
+
+
+def _precision_config(op: _Operation, diag: _Any, label: str) -> bool:
+    a = op.attr("precision_config")
+    if a is None:
+        return True
+    values = list(a) if isinstance(a, (_ArrayAttr, tuple, list)) else None
+    if values is None:
+        return True
+    if len(values) > 2:
+        diag.error(op, label, f"expects precision config to be empty or have <= 2 elements, got "
+                              f"{len(values)}")
+        return False
+    for v in values:
+        p = getattr(v, "value", v)
+        if isinstance(p, str) and p not in _PRECISIONS:
+            diag.error(op, label, f"'precision_config' failed to satisfy constraint: precision "
+                                  f"must be one of DEFAULT, HIGH, HIGHEST, got {p}")
+            return False
+    return True
+
+
+def _shape_mismatch(op: _Operation, diag: _Any, label: str, shape: tuple) -> bool:
+    """Compare an inferred shape with the result's (upstream's "inferred shape" message)."""
+    res = op.results[0].type
+    if isinstance(res, _TensorType) and not _c.compatible_shapes(shape, res.shape):
+        diag.error(op, label, f"inferred shape '{_c.dims_str(shape)}' is incompatible with return "
+                              f"type of operation '{_c.type_str(res)}'")
+        return False
+    return True
+
+
+def _check_quantized_dot_like(op: _Operation, diag: _Any, lhs: _Any, rhs: _Any, res: _Any,
+                              rhs_qdim: int | None, label: str) -> bool:
+    """The quantization constraints dot_general and convolution share: rhs quantized whenever
+    anything is, storage/expressed types agree, hybrid ops keep float lhs and result."""
+    le, re_, oe = lhs.element_type, rhs.element_type, res.element_type
+    lq, rq, oq = (isinstance(e, _QuantizedType) for e in (le, re_, oe))
+    if not (lq or rq or oq):
+        return True
+    if not rq or lq != oq:
+        diag.error(op, label, "rhs should be quantized for quantized operations and "
+                              "is_quantized(lhs)=is_quantized(result) should hold")
+        return False
+    if lq:
+        if (le.storage_type, le.min, le.max) != (re_.storage_type, re_.min, re_.max):
+            diag.error(op, label, "mismatched lhs and rhs quantization storage types: "
+                                  + _c.types_str([lhs, rhs]))
+            return False
+        if not le.expressed_type == re_.expressed_type == oe.expressed_type:
+            diag.error(op, label, "mismatched lhs, rhs and result quantization expressed types: "
+                                  + _c.types_str([lhs, rhs, res]))
+            return False
+    elif not re_.expressed_type == le == oe:
+        diag.error(op, label, "mismatched rhs quantization expressed type and lhs and result "
+                              "element type: " + _c.types_str([lhs, rhs, res]))
+        return False
+    return True
+
+
+@verifier("stablehlo.dot_general")
+def _verify_dot_general(op: _Operation, diag: _Any) -> None:
+    """dot_general (C1-C20): batching and contracting dimensions pair up, are unique, in range
+    and of equal sizes; precision_config has at most 2 entries; the result shape; the
+    quantization constraints; a known `algorithm`.
+
+    `element_type(lhs) = element_type(rhs)` for non-quantized operands is not enforced: upstream
+    accepts mixed element types (for example `i8 x i8 -> i32`, `bf16 x f32`)."""
+    if not _c.signature(op, diag, [_c.TENSOR, _c.TENSOR_QA], [_c.TENSOR_QA],
+                        attrs={"dot_dimension_numbers": "any"},
+                        optional_attrs={"precision_config": "any", "algorithm": "any"}):
+        return
+    lhs, rhs = op.operands[0].type, op.operands[1].type
+    res = op.results[0].type
+    dn = op.attr("dot_dimension_numbers")
+    if not isinstance(dn, _c.StructAttr):
+        return
+    lb, rb = _c.struct_ints(dn, "lhs_batching_dimensions"), _c.struct_ints(dn,
+                                                                          "rhs_batching_dimensions")
+    lc = _c.struct_ints(dn, "lhs_contracting_dimensions")
+    rc = _c.struct_ints(dn, "rhs_contracting_dimensions")
+    if len(lb) != len(rb):
+        diag.error(op, "C1", f"lhs and rhs should have the same number of batching dimensions: "
+                             f"{len(lb)} vs {len(rb)}")
+        return
+    if len(lc) != len(rc):
+        diag.error(op, "C2", f"lhs and rhs should have the same number of contracting "
+                             f"dimensions: {len(lc)} vs {len(rc)}")
+        return
+    for side, b, c, label in (("lhs", lb, lc, "C3"), ("rhs", rb, rc, "C4")):
+        if not _c._disjoint(op, diag, label, b, c, f"{side}_batching_dimensions",
+                            f"{side}_contracting_dimensions"):
+            return
+    for name, dims, t, label in (("lhs_batching_dimensions", lb, lhs, "C5"),
+                                 ("lhs_contracting_dimensions", lc, lhs, "C6"),
+                                 ("rhs_batching_dimensions", rb, rhs, "C7"),
+                                 ("rhs_contracting_dimensions", rc, rhs, "C8")):
+        if t.shape is None:
+            continue
+        for d in dims:
+            if not 0 <= d < len(t.shape):
+                diag.error(op, label, f"{name} value: {d} is out of range: [0, {len(t.shape)})")
+                return
+    if lhs.shape is not None and rhs.shape is not None:
+        for a, b in zip(lb, rb):
+            if not _c.compatible_dims(lhs.shape[a], rhs.shape[b]):
+                diag.error(op, "C9", f"batching dimension sizes must match for lhs/rhs: "
+                                     f"dim(lhs, {a}) = {lhs.shape[a]}, dim(rhs, {b}) = "
+                                     f"{rhs.shape[b]}")
+                return
+        for a, b in zip(lc, rc):
+            if not _c.compatible_dims(lhs.shape[a], rhs.shape[b]):
+                diag.error(op, "C10", f"contracting dimension sizes must match for lhs/rhs: "
+                                      f"dim(lhs, {a}) = {lhs.shape[a]}, dim(rhs, {b}) = "
+                                      f"{rhs.shape[b]}")
+                return
+    if not _precision_config(op, diag, "C11"):
+        return
+    if lhs.shape is not None and rhs.shape is not None:
+        shape = tuple([lhs.shape[d] for d in lb] +
+                      [s for d, s in enumerate(lhs.shape) if d not in lb and d not in lc] +
+                      [s for d, s in enumerate(rhs.shape) if d not in rb and d not in rc])
+        if not _shape_mismatch(op, diag, "C12", shape):
+            return
+    re_ = rhs.element_type
+    if isinstance(re_, _QuantizedType):
+        if re_.quantization_dimension is None:
+            if re_.zero_points and re_.zero_points[0] != 0:
+                diag.error(op, "C17", f"Zero point of rhs should be 0, got {re_.zero_points[0]}")
+                return
+        else:
+            if any(z != 0 for z in re_.zero_points):
+                diag.error(op, "C17", "Zero points of rhs should be 0")
+                return
+            if re_.quantization_dimension in rc:
+                diag.error(op, "C18", "Quantization dimension of rhs should not be in the "
+                                      "contracting dimension of rhs")
+                return
+    if not _check_quantized_dot_like(op, diag, lhs, rhs, res, None, "C14"):
+        return
+    _check_dot_algorithm(op, diag)
+
+
+def _type_name(t: _Any) -> str:
+    t = getattr(t, "type", t)
+    return getattr(t, "name", str(t))
+
+
+def _check_dot_algorithm(op: _Operation, diag: _Any) -> None:
+    a = op.attr("algorithm")
+    if not isinstance(a, _c.StructAttr):
+        return
+    lp, rp = _type_name(a.get("lhs_precision_type")), _type_name(a.get("rhs_precision_type"))
+    acc = _type_name(a.get("accumulation_type"))
+    lcc = _c.struct_int(a, "lhs_component_count", 1)
+    rcc = _c.struct_int(a, "rhs_component_count", 1)
+    nops = _c.struct_int(a, "num_primitive_operations", 1)
+    imprecise = _c.struct_int(a, "allow_imprecise_accumulation", 0)
+    if lcc < 1:
+        diag.error(op, "C21", "lhs component count must be positive")
+        return
+    if rcc < 1:
+        diag.error(op, "C22", "rhs component count must be positive")
+        return
+    if nops < 1:
+        diag.error(op, "C23", "num primitive operations must be positive")
+        return
+    f8 = lambda t: t.startswith("f8")  # noqa: E731
+    known = lcc == 1 and rcc == 1 and (
+        f8(lp) and f8(rp) and acc == "f32" and nops == 1 or
+        lp == rp == "f16" and acc in ("f16", "f32") and nops == 1 or
+        lp == rp == "bf16" and acc in ("bf16", "f32") and nops in (1, 3, 6, 9) or
+        lp == rp == "tf32" and acc == "f32" and nops in (1, 3) or
+        lp == rp == "f32" and acc == "f32" and nops == 1 or
+        lp == rp == "f64" and acc == "f64" and nops == 1)
+    if not known:
+        diag.error(op, "C24", f"dot algorithm not known to be supported on any hardware: "
+                              f"{{lhs:'{lp}', rhs:'{rp}', accum:'{acc}', lhs_components:{lcc}, "
+                              f"rhs_components:{rcc}, primitive_ops:{nops}, "
+                              f"imprecise:{int(imprecise)}}}")
+
+
+@verifier("stablehlo.dot")
+def _verify_dot(op: _Operation, diag: _Any) -> None:
+    """`dot` (beyond the seed spec): ranks 1 or 2, matching contracting dimensions, and the
+    result shape of the matrix/vector product."""
+    if not _c.signature(op, diag, [_c.TENSOR, _c.TENSOR_QA], [_c.TENSOR_QA],
+                        optional_attrs={"precision_config": "any"}):
+        return
+    lhs, rhs = op.operands[0].type, op.operands[1].type
+    if not _precision_config(op, diag, "C1"):
+        return
+    if lhs.shape is None or rhs.shape is None:
+        return
+    if len(lhs.shape) not in (1, 2) or len(rhs.shape) not in (1, 2):
+        diag.error(op, "C1", f"expected both lhs/rhs ranks to be either 1 or 2, got "
+                             f"{len(lhs.shape)} and {len(rhs.shape)}")
+        return
+    if not _c.compatible_dims(lhs.shape[-1], rhs.shape[0]):
+        diag.error(op, "C2", f"expected lhs dimension {len(lhs.shape) - 1} ({lhs.shape[-1]}) "
+                             f"and rhs dimension 0 ({rhs.shape[0]}) to match")
+        return
+    shape = tuple(lhs.shape[:-1]) + tuple(rhs.shape[1:])
+    _shape_mismatch(op, diag, "C3", shape)
+
+
+def _conv_dims(dn: _Any) -> tuple | None:
+    if isinstance(dn, _ConvDN):
+        return dn
+    return None
+
+
+def _check_convolution(op: _Operation, diag: _Any, dynamic: bool) -> None:
+    lhs, rhs = op.operands[0].type, op.operands[1].type
+    res = op.results[0].type
+    dn = _conv_dims(op.attr("dimension_numbers"))
+    fgc = _c.int_attr(op, "feature_group_count", 1)
+    bgc = _c.int_attr(op, "batch_group_count", 1)
+    if fgc <= 0:
+        diag.error(op, "C21", f"op attribute 'feature_group_count' failed to satisfy constraint: "
+                              f"64-bit signless integer attribute whose value is positive (got "
+                              f"{fgc})")
+        return
+    if bgc <= 0:
+        diag.error(op, "C22", f"op attribute 'batch_group_count' failed to satisfy constraint: "
+                              f"64-bit signless integer attribute whose value is positive (got "
+                              f"{bgc})")
+        return
+    if lhs.shape is None or rhs.shape is None or dn is None:
+        return
+    got = f"Got: '{_c.type_str(lhs)}' and '{_c.type_str(rhs)}'."
+    if len(lhs.shape) != len(rhs.shape):
+        diag.error(op, "C1", f"expects convolution arguments to have same number of dimensions. "
+                             f"{got}")
+        return
+    n = len(lhs.shape)
+    if n < 2:
+        diag.error(op, "C1", f"expects convolution arguments to have >= 2 dimensions. {got}")
+        return
+    isd, ksd, osd = (dn.input_spatial_dimensions, dn.kernel_spatial_dimensions,
+                     dn.output_spatial_dimensions)
+    if not len(isd) == len(ksd) == len(osd):
+        diag.error(op, "C12, C17, C19", f"expects the same size for input, kernel and output "
+                                        f"spatial-dimensions, but got {len(isd)}, {len(ksd)}, "
+                                        f"and {len(osd)} resp.")
+        return
+    nsp = len(isd)
+    if n != nsp + 2:
+        diag.error(op, "C12", f"expects convolution arguments to have {nsp + 2} dimensions. Got: "
+                              f"{n}")
+        return
+    ins = [dn.input_batch_dimension, *isd, dn.input_feature_dimension]
+    ker = [*ksd, dn.kernel_input_feature_dimension, dn.kernel_output_feature_dimension]
+    out = [dn.output_batch_dimension, *osd, dn.output_feature_dimension]
+    for name, dims, label in (("input", ins, "C13"), ("kernel", ker, "C18"),
+                              ("output", out, "C20")):
+        if not _c.is_unique(dims):
+            diag.error(op, label, f"expects {name} dimension-numbers to be unique, got "
+                                  f"{{{', '.join(map(str, dims))}}}.")
+            return
+    for dims, label in ((ins, "C13"), (ker, "C18"), (out, "C20")):
+        if any(not 0 <= d < n for d in dims):
+            diag.error(op, label, f"expects input, kernel, and output dimension-numbers to be "
+                                  f"in-range [0, {n}).")
+            return
+    if fgc > 1 and bgc > 1:
+        diag.error(op, "C23", f"expects batch_group_count and feature_group_count not to be both"
+                              f" greater than 1. Got {bgc} and {fgc} resp.")
+        return
+    le, re_, oe = lhs.element_type, rhs.element_type, res.element_type
+    if not isinstance(le, _QuantizedType) and not isinstance(re_, _QuantizedType) and \
+            not _c.same_element_type(le, re_):
+        diag.error(op, "C27", f"expects lhs and rhs to have compatible element type. Got: "
+                              f"'{_c.type_str(le)}' and '{_c.type_str(re_)}'")
+        return
+    batch = lhs.shape[dn.input_batch_dimension]
+    if batch is not None and batch % bgc:
+        diag.error(op, "C10", f"expects input batch dimension ({batch}) to be divisible by "
+                              f"batch_group_count. Got batch_group_count = {bgc}.")
+        return
+    feat = lhs.shape[dn.input_feature_dimension]
+    if feat is not None and feat % fgc:
+        diag.error(op, "C11", f"expects input feature dimension ({feat}) to be a multiple of "
+                              f"feature_group_count. Got feature_group_count = {fgc}.")
+        return
+    kin = rhs.shape[dn.kernel_input_feature_dimension]
+    if feat is not None and kin is not None and feat // fgc != kin:
+        diag.error(op, "C14", f"expects input feature dimension ({feat}) / feature_group_count = "
+                              f"kernel input feature dimension ({kin}). Got feature_group_count "
+                              f"= {fgc}.")
+        return
+    kout = rhs.shape[dn.kernel_output_feature_dimension]
+    if kout is not None and kout % bgc:
+        diag.error(op, "C15", f"expects output feature dimension size ({kout}) to be a multiple "
+                              f"of batch_group_count. Got batch_group_count = {bgc}.")
+        return
+    if kout is not None and kout % fgc:
+        diag.error(op, "C16", f"expects kernel output feature dimension ({kout}) to be divisible"
+                              f" by feature_group_count. For feature_group_count = {fgc}.")
+        return
+    window = [rhs.shape[d] for d in ksd]
+    for i, w in enumerate(window):
+        if w is not None and w <= 0:
+            diag.error(op, "C25", f"expects window to have positive value for {i}-th window "
+                                  f"dimension, but got {w}.")
+            return
+    strides = _c.window_list(op, diag, "C2, C3", "window_strides", "window-strides", nsp,
+                             positive="stride", check_size=not dynamic)
+    if strides is None:
+        return
+    pad = [(0, 0)] * nsp if dynamic else _c.padding_pairs(op, diag, "C4", nsp)
+    if pad is None:
+        return
+    lhs_dil = _c.window_list(op, diag, "C5, C6", "lhs_dilation", "base-dilation factors", nsp,
+                             positive="base dilation factor")
+    if lhs_dil is None:
+        return
+    rhs_dil = _c.window_list(op, diag, "C7, C8", "rhs_dilation", "window-dilation factors", nsp,
+                             positive="window dilation factor")
+    if rhs_dil is None:
+        return
+    rev = op.attr("window_reversal")
+    if rev is not None:
+        vals = _c.ints_of(rev)
+        if vals and len(vals) != nsp:
+            diag.error(op, "C9", f"expects window-reversal to have same dimension-size as size of"
+                                 f" window dimensions ({nsp}), but got: {len(vals)}.")
+            return
+    if not _precision_config(op, diag, "C24"):
+        return
+    shape: list = [None] * n
+    shape[dn.output_batch_dimension] = None if batch is None else batch // bgc
+    shape[dn.output_feature_dimension] = kout
+    for i in range(nsp):
+        if dynamic or window[i] is None:
+            shape[osd[i]] = None
+        else:
+            shape[osd[i]] = _c.num_windows(lhs.shape[isd[i]], window[i], strides[i], pad[i],
+                                           lhs_dil[i], rhs_dil[i])
+    if not _shape_mismatch(op, diag, "C25, C26", tuple(shape)):
+        return
+    if isinstance(re_, _QuantizedType) and re_.quantization_dimension is not None and \
+            re_.quantization_dimension != dn.kernel_output_feature_dimension:
+        diag.error(op, "C32", "quantization dimension of rhs should be same with "
+                              "kernel_output_feature_dimension")
+        return
+    if isinstance(oe, _QuantizedType) and oe.quantization_dimension is not None and \
+            oe.quantization_dimension != dn.output_feature_dimension:
+        diag.error(op, "C33", "quantization dimension of result should be same with "
+                              "output_feature_dimension")
+        return
+    if isinstance(re_, _QuantizedType) and re_.quantization_dimension is None and \
+            isinstance(oe, _QuantizedType) and oe.quantization_dimension is not None:
+        diag.error(op, "C31", "a per-tensor quantized rhs requires a per-tensor quantized result")
+        return
+    _check_quantized_dot_like(op, diag, lhs, rhs, res, None, "C28")
+
+
+_CONV_ATTRS = {"dimension_numbers": "any", "feature_group_count": "int",
+               "batch_group_count": "int"}
+_CONV_OPTIONAL = {"window_strides": "ints", "lhs_dilation": "ints", "rhs_dilation": "ints",
+                  "window_reversal": "any", "precision_config": "any"}
+
+
+@verifier("stablehlo.convolution")
+def _verify_convolution(op: _Operation, diag: _Any) -> None:
+    """convolution (C1-C33): window attributes, dimension numbers, group counts, the result
+    shape and the quantization constraints."""
+    if _c.signature(op, diag, [_c.TENSOR, _c.TENSOR_QA], [_c.TENSOR_QA], attrs=_CONV_ATTRS,
+                    optional_attrs={**_CONV_OPTIONAL, "padding": "any"}):
+        _check_convolution(op, diag, dynamic=False)
+
+
+@verifier("stablehlo.dynamic_conv")
+def _verify_dynamic_conv(op: _Operation, diag: _Any) -> None:
+    """dynamic_conv (beyond the seed spec): convolution with `padding` as an operand."""
+    if _c.signature(op, diag, [_c.TENSOR, _c.TENSOR_QA, _c.INT_TENSOR], [_c.TENSOR_QA],
+                    attrs=_CONV_ATTRS, optional_attrs=_CONV_OPTIONAL):
+        _check_convolution(op, diag, dynamic=True)
+
+
+@verifier("stablehlo.cholesky")
+def _verify_cholesky(op: _Operation, diag: _Any) -> None:
+    """(C1) `baseline_type(a) = baseline_type(result)`; (C2) `2 <= rank(a)`;
+    (C3) `dim(a, -2) = dim(a, -1)`."""
+    if not _c.signature(op, diag, [_c.FP_C_Q_TENSOR], [_c.FP_C_Q_TENSOR],
+                        optional_attrs={"lower": "bool"}):
+        return
+    a = op.operands[0].type
+    if a.shape is not None:
+        if len(a.shape) < 2:
+            diag.error(op, "C2", f"argument 'a' must have rank >= 2, got shape "
+                                 f"{', '.join(map(_dstr, a.shape))}")
+            return
+        if not _c.compatible_dims(a.shape[-2], a.shape[-1]):
+            diag.error(op, "C3", f"minor dimensions of 'a' must have equal size, got shape "
+                                 f"{', '.join(map(_dstr, a.shape))}")
+            return
+    _c.check_inferred(op, diag, "C1", [a])
+
+
+def _dstr(d: _Any) -> str:
+    return "?" if d is None else str(d)
+
+
+@verifier("stablehlo.triangular_solve")
+def _verify_triangular_solve(op: _Operation, diag: _Any) -> None:
+    """(C1) baseline element types agree; (C2) `2 <= rank(a) = rank(b)`; (C3) `a` is square
+    and shares its size with `b` on the side given by `left_side`, batch dimensions agree;
+    (C4) `baseline_type(b) = baseline_type(result)`."""
+    if not _c.signature(op, diag, [_c.FP_C_Q_TENSOR, _c.FP_C_Q_TENSOR], [_c.FP_C_Q_TENSOR],
+                        attrs={"left_side": "bool", "lower": "bool", "unit_diagonal": "bool",
+                               "transpose_a": "any"}):
+        return
+    a, b = op.operands[0].type, op.operands[1].type
+    t = _c.enum_attr(op, "transpose_a")
+    if t is not None and t not in ("NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"):
+        diag.error(op, "I6", f"Invalid transpose option value for triangular solve: {t}")
+        return
+    if not _c.compatible_element_types(a.element_type, b.element_type):
+        diag.error(op, "C1", f"expects a and b to have the same element type: "
+                             f"{_c.types_str([a, b])}")
+        return
+    if a.shape is not None:
+        if len(a.shape) < 2:
+            diag.error(op, "C2", f"operand 'a' must have rank >= 2, but got '{_c.type_str(a)}'")
+            return
+        if not _c.compatible_dims(a.shape[-2], a.shape[-1]):
+            diag.error(op, "C3", f"two minor dimensions of operand 'a' must be compatible, but got"
+                                 f" '{_c.type_str(a)}'")
+            return
+    if a.shape is not None and b.shape is not None:
+        if len(a.shape) != len(b.shape):
+            diag.error(op, "C2", f"operands must have equal rank, but got '{_c.type_str(a)}' and "
+                                 f"'{_c.type_str(b)}'")
+            return
+        left = _c.bool_attr(op, "left_side", True)
+        shared = b.shape[-2] if left else b.shape[-1]
+        if not _c.compatible_dims(a.shape[-1], shared):
+            diag.error(op, "C3", f"shared dimension of operands 'a' and 'b' must be compatible, "
+                                 f"but got '{_c.type_str(a)}' and '{_c.type_str(b)}'")
+            return
+        if not _c.compatible_shapes(a.shape[:-2], b.shape[:-2]):
+            diag.error(op, "C3", f"batch dimensions of the operands must be compatible, but got "
+                                 f"'{_c.type_str(a)}' and '{_c.type_str(b)}'")
+            return
+    _c.check_inferred(op, diag, "C4", [b])
+
+
+@verifier("stablehlo.fft")
+def _verify_fft(op: _Operation, diag: _Any) -> None:
+    """fft (C1-C5): `size(fft_length) <= rank(operand)`, between 1 and 3, element types per
+    fft_type, the innermost dimensions match fft_length, and the result shape."""
+    if not _c.signature(op, diag, [_c.FP_C_TENSOR], [_c.FP_C_TENSOR],
+                        attrs={"fft_type": "any", "fft_length": "ints"}):
+        return
+    operand = op.operands[0].type
+    kind = _c.enum_attr(op, "fft_type")
+    length = _c.ints_attr(op, "fft_length")
+    if kind not in ("FFT", "IFFT", "RFFT", "IRFFT"):
+        diag.error(op, "I2", f"fft_type must be one of FFT, IFFT, RFFT, IRFFT, got {kind}")
+        return
+    k = len(length)
+    if not 1 <= k <= 3:
+        diag.error(op, "C3", f"rank must be between 1 and 3, but got {k}.")
+        return
+    shape = operand.shape
+    if shape is not None and len(shape) < k:
+        diag.error(op, "C1", f"operand rank must not be less than fft rank of {k} for operand of"
+                             f" type '{_c.type_str(operand)}'")
+        return
+    et = operand.element_type
+    if kind == "RFFT":
+        if not isinstance(et, _FloatType) or et.name not in ("f32", "f64"):
+            diag.error(op, "C2", f"RFFT requires f32 or f64 input type, but is given "
+                                 f"'{_c.type_str(et)}'.")
+            return
+    elif not isinstance(et, _ComplexType):
+        diag.error(op, "C2", f"FFT/IFFT/IRFFT take a complex tensor as input, but is given "
+                             f"'{_c.type_str(operand)}'")
+        return
+    if shape is None:
+        return
+    inner = list(shape[len(shape) - k:])
+    if kind == "RFFT":
+        if not _c.compatible_shapes(inner, length):
+            diag.error(op, "C4", f"RFFT requires innermost dimensions to be compatible with "
+                                 f"fft_length. Got: {', '.join(map(_dstr, inner))} but wanted "
+                                 f"{', '.join(map(str, length))}.")
+            return
+        last = length[-1]
+        out = list(shape[:-1]) + [0 if last == 0 else last // 2 + 1]
+        out_et = _ComplexType(et)
+    elif kind == "IRFFT":
+        if not _c.compatible_shapes(inner[:-1], length[:-1]):
+            diag.error(op, "C4", f"IRFFT requires non-final dimensions to be compatible with "
+                                 f"fft_length. Got: {', '.join(map(_dstr, inner))} but wanted "
+                                 f"{', '.join(map(str, length))}")
+            return
+        want = 0 if length[-1] == 0 else length[-1] // 2 + 1
+        if inner[-1] is not None and inner[-1] != want:
+            diag.error(op, "C5", f"IRFFT requires innermost dimension to be compatible with "
+                                 f"fft_length[-1]/2+1. Got: {inner[-1]} but fft_length is "
+                                 f"{length[-1]}.")
+            return
+        out = list(shape[:-1]) + [length[-1]]
+        out_et = et.element
+    else:
+        out, out_et = list(shape), et
+    _c.check_inferred(op, diag, "C2, C5", [_TensorType(tuple(out), out_et)])
+
+
+def _batch_norm(op: _Operation, diag: _Any, n_multi: list[int], n_single: list[int],
+                results_multi: int, results_single: int) -> None:
+    ops = [v.type for v in op.operands]
+    fi = _c.int_attr(op, "feature_index", 0)
+    if fi < 0:
+        diag.error(op, "C1", f"op attribute 'feature_index' failed to satisfy constraint: 64-bit "
+                             f"signless integer attribute whose value is non-negative (got {fi})")
+        return
+    multi = [ops[i] for i in n_multi]
+    single = [ops[i] for i in n_single]
+    ets = [t.element_type for t in ops]
+    if any(not _c.compatible_element_types(ets[0], e) for e in ets[1:]):
+        diag.error(op, "C2", f"requires the same element type for all operands: "
+                             f"{_c.types_str(ops)}")
+        return
+    operand = multi[0]
+    if operand.shape is None:
+        return
+    rank = len(operand.shape)
+    if fi >= rank:
+        diag.error(op, "C1", f"expects featureIndex to be smaller than the rank of "
+                             f"multi-dimensional operands; got featureIndex {fi}, and rank "
+                             f"{rank}.")
+        return
+    if not _c.same_shapes(op, diag, "C3", multi, message="expects multi-dimensional operands "
+                                                         "to have compatible shapes"):
+        return
+    if not _c.same_shapes(op, diag, "C4", single, message="expects single-dimensional operands "
+                                                          "to have compatible shapes"):
+        return
+    features = operand.shape[fi]
+    for t in single:
+        if t.shape is not None and len(t.shape) == 1 and \
+                not _c.compatible_dims(t.shape[0], features):
+            diag.error(op, "C5", f"expects the size of single-dimensional operands to be "
+                                 f"compatible with feature count, but the size of "
+                                 f"single-dimensional operands is {t.shape[0]} and the feature "
+                                 f"count is {features}.")
+            return
+    scale = _TensorType((features,), single[0].element_type)
+    _c.check_inferred(op, diag, "C3, C4, C7",
+                      [operand] * results_multi + [scale] * results_single)
+
+
+_BN_SINGLE = _c.TC(_c.F | _c.Q, rank=1)
+
+
+@verifier("stablehlo.batch_norm_inference")
+def _verify_batch_norm_inference(op: _Operation, diag: _Any) -> None:
+    """batch_norm_inference (C1-C7)."""
+    if _c.signature(op, diag, [_c.FP_Q_TENSOR] + [_BN_SINGLE] * 4, [_c.FP_Q_TENSOR],
+                    attrs={"epsilon": "float", "feature_index": "int"}):
+        _batch_norm(op, diag, [0], [1, 2, 3, 4], 1, 0)
+
+
+@verifier("stablehlo.batch_norm_training")
+def _verify_batch_norm_training(op: _Operation, diag: _Any) -> None:
+    """batch_norm_training (C1-C7)."""
+    if _c.signature(op, diag, [_c.FP_Q_TENSOR, _BN_SINGLE, _BN_SINGLE],
+                    [_c.FP_Q_TENSOR, _BN_SINGLE, _BN_SINGLE],
+                    attrs={"epsilon": "float", "feature_index": "int"}):
+        _batch_norm(op, diag, [0], [1, 2], 1, 2)
+
+
+@verifier("stablehlo.batch_norm_grad")
+def _verify_batch_norm_grad(op: _Operation, diag: _Any) -> None:
+    """batch_norm_grad (C1-C5)."""
+    if _c.signature(op, diag, [_c.FP_Q_TENSOR, _BN_SINGLE, _BN_SINGLE, _BN_SINGLE,
+                               _c.FP_Q_TENSOR], [_c.FP_Q_TENSOR, _BN_SINGLE, _BN_SINGLE],
+                    attrs={"epsilon": "float", "feature_index": "int"}):
+        _batch_norm(op, diag, [0, 4], [1, 2, 3], 1, 2)

@@ -164,9 +164,10 @@ def philox_bits(key: int, counter: tuple[int, int], shape: tuple[int, ...], bits
 
 
 def _storage_bits(element: Any) -> int:
-    if isinstance(element, IntegerType):
+    """The bit width of an output element type (integer other than i1, or float)."""
+    if isinstance(element, IntegerType) and not element.is_bool:
         return element.width
-    if isinstance(element, FloatType):
+    if isinstance(element, FloatType) and element.name != "tf32":
         return element.width
     raise ExecutionError(f"rng_bit_generator: unsupported output element type {element}")
 
@@ -394,3 +395,79 @@ def rng(op: Operation, ctx: Any) -> Run:
         return (_uniform(bits, a, b, element),)
 
     return run
+
+
+# --- constraints (spec "Ops" section, C1..Cn) ---------------------------------------------------
+# The verifiers of the random-number ops (shlo/verifier.py calls them through the registry).
+
+from typing import Any as _Any  # noqa: E402
+
+from ..ir import Operation as _Operation  # noqa: E402
+from ..types import TensorType as _TensorType  # noqa: E402
+from . import _constraints as _c  # noqa: E402
+from .registry import verifier  # noqa: E402
+
+_SCALAR = _c.TC(_c.B | _c.I | _c.F, rank=0)
+_PRED_INT_FP = _c.TC(_c.B | _c.I | _c.F)
+_INT_FP = _c.TC(_c.I | _c.F)
+
+
+@verifier("stablehlo.rng")
+def _verify_rng(op: _Operation, diag: _Any) -> None:
+    """(C1) `element_type(a) = element_type(b) = element_type(result)`; (C2) NORMAL needs
+    floats; (C3) `shape(result) = shape`."""
+    if not _c.signature(op, diag, [_SCALAR, _SCALAR, _c.TC(_c.I | _c.INDEX, rank=1, static=True,
+                                                          description="statically shaped "
+                                                          "1-dimensional tensor of index or "
+                                                          "integer values")],
+                        [_PRED_INT_FP], attrs={"rng_distribution": "any"}):
+        return
+    a, b, shape = (v.type for v in op.operands)
+    res = op.results[0].type
+    dist = _c.enum_attr(op, "rng_distribution")
+    if dist not in ("UNIFORM", "NORMAL"):
+        diag.error(op, "I4", f"rng_distribution must be UNIFORM or NORMAL, got {dist}")
+        return
+    if not (_c.same_element_type(a.element_type, b.element_type) and
+            _c.same_element_type(a.element_type, res.element_type)):
+        diag.error(op, "C1", f"failed to verify that all of {{a, b, result}} have same element "
+                             f"type: {_c.types_str([a, b, res])}")
+        return
+    if dist == "NORMAL" and not isinstance(a.element_type, _c.FloatType):
+        diag.error(op, "C2", f"mu and sigma must be floats for the NORMAL distribution, got "
+                             f"'{_c.type_str(a.element_type)}'")
+        return
+    values = _c.constant_ints(op.operands[2])
+    if values is not None:
+        inferred = tuple(values)
+    elif shape.shape and shape.shape[0] is not None:
+        inferred = (None,) * shape.shape[0]
+    else:
+        return
+    _c.check_inferred(op, diag, "C3", [_TensorType(inferred, res.element_type)])
+
+
+_STATE_SIZES = {"THREE_FRY": (2,), "PHILOX": (2, 3)}
+
+
+@verifier("stablehlo.rng_bit_generator")
+def _verify_rng_bit_generator(op: _Operation, diag: _Any) -> None:
+    """(C1) `type(initial_state) = type(output_state)`; (C2) the state size the algorithm needs
+    (2 for THREE_FRY, 2 or 3 for PHILOX, implementation-defined for DEFAULT)."""
+    if not _c.signature(op, diag, [_INT_FP], [_INT_FP, _INT_FP],
+                        attrs={"rng_algorithm": "any"}):
+        return
+    state, out_state = op.operands[0].type, op.results[0].type
+    alg = _c.enum_attr(op, "rng_algorithm")
+    if alg not in ("DEFAULT", "THREE_FRY", "PHILOX"):
+        diag.error(op, "I1", f"rng_algorithm must be DEFAULT, THREE_FRY or PHILOX, got {alg}")
+        return
+    if not _c.compatible(state, out_state):
+        diag.error(op, "C1", f"output state shape must be compatible with initial state shape. "
+                             f"Got: '{_c.type_str(state)}' and '{_c.type_str(out_state)}'")
+        return
+    sizes = _STATE_SIZES.get(alg)
+    if sizes and state.shape is not None and len(state.shape) == 1 and \
+            state.shape[0] is not None and state.shape[0] not in sizes:
+        diag.error(op, "C2", f"{alg} needs an initial_state of size "
+                             f"{' or '.join(map(str, sizes))}, got {state.shape[0]}")

@@ -4,9 +4,11 @@ the same names).
 Every region is evaluated over whole arrays (ARCHITECTURE.md principle 3); the machinery lives
 in :mod:`shlo.ops._regions`:
 
-* ``reduce`` / ``reduce_window``: a single-op body (add, multiply, maximum, minimum, and, or, xor)
-  becomes a numpy reduction; any other body is evaluated as a pairwise tree, one batched body call
-  per level (schedule: ``body(init, tree(x0, ..., xn-1))``, adjacent pairs first).
+* ``reduce``: a single-op body (add, multiply, maximum, minimum, and, or, xor) becomes a numpy
+  reduction; any other body is evaluated as a pairwise tree, one batched body call per level
+  (schedule: ``body(init, tree(x0, ..., xn-1))``, adjacent pairs first).
+* ``reduce_window``: a left fold over the window positions, one batched body call (or ufunc
+  call) per position over all windows, as the upstream interpreter and XLA compute it.
 * ``select_and_scatter``: the select body runs once per window position (vectorised over all
   windows), then the scatter body folds the source values into the selected positions.
 * ``map``: the body is called once on the whole inputs.
@@ -190,7 +192,7 @@ def _fold_step(body: Body, dtypes: list[np.dtype]
         uf = ufunc_for(single, dt)
         exact = uf is not None and (
             dt.kind in "biu" or (single in ("stablehlo.add", "stablehlo.multiply")
-                                 and dt.kind in "fcV" and dt.name not in _SUBBYTE_INTS))
+                                 and dt.kind in "fcV"))
         if exact:
             return lambda acc, x: [_as(uf(acc[0], x[0]), dt)]
 
@@ -198,9 +200,6 @@ def _fold_step(body: Body, dtypes: list[np.dtype]
         return call_body(body, acc + x, acc[0].shape, dtypes)
 
     return step
-
-
-_SUBBYTE_INTS = frozenset({"int2", "int4", "uint2", "uint4"})
 
 
 # --- select_and_scatter -------------------------------------------------------------------------
@@ -595,3 +594,294 @@ def _merge_sort_order(comparator: Body, flat: list[np.ndarray]) -> np.ndarray:
         perm = np.take_along_axis(perm, order, axis=1)
         w *= 2
     return perm
+
+
+# --- constraints (spec "Ops" section, C1..Cn) ---------------------------------------------------
+# The verifiers of the reduction ops (shlo/verifier.py calls them through the registry).
+
+from typing import Any as _Any  # noqa: E402
+
+from ..ir import Operation as _Operation  # noqa: E402
+from ..types import TensorType as _TensorType  # noqa: E402
+from . import _constraints as _c  # noqa: E402
+from .registry import verifier  # noqa: E402
+
+
+def _inputs_compatible(op: _Operation, diag: _Any, label: str, types: list) -> bool:
+    for i, t in enumerate(types[1:], 1):
+        if not _c.compatible_shapes(types[0].shape, t.shape):
+            diag.error(op, label, f"expects all inputs to have compatible shapes. Shape at "
+                                  f"input-index {i} is not compatible with shape at input-index 0")
+            return False
+    return True
+
+
+@verifier("stablehlo.reduce")
+def _verify_reduce(op: _Operation, diag: _Any) -> None:
+    """reduce (C1-C8): same input shapes, matching init values, unique in-range dimensions, a
+    reducer `body` of the right type, and the result types the spec determines."""
+    if not _c.signature(op, diag, [(_c.TENSOR, "*"), (_c.TENSOR, "*")], [(_c.TENSOR, "*")],
+                        attrs={"dimensions": "ints"}, regions=1):
+        return
+    n = len(op.operands) // 2
+    inputs = [v.type for v in op.operands[:n]]
+    inits = [v.type for v in op.operands[n:]]
+    if n == 0:
+        diag.error(op, "C3", "expects at least one input")
+        return
+    if not _inputs_compatible(op, diag, "C1", inputs):
+        return
+    dims = _c.ints_attr(op, "dimensions")
+    shape = next((t.shape for t in inputs if t.shape is not None), None)
+    if shape is not None:
+        for d in dims:
+            if not 0 <= d < len(shape):
+                diag.error(op, "C4", f"Out-of-bounds dimension {d}, expected to be in range "
+                                     f"[0, {len(shape)})")
+                return
+    if not _c.is_unique(dims):
+        diag.error(op, "C5", f"Duplicate reduction dimension: {_c.dims_str(dims)}")
+        return
+    kept = None if shape is None else [s for i, s in enumerate(shape) if i not in dims]
+    rets = _c.check_reducer(op, diag, "C6", 0, inputs, inits, kept)
+    if rets is None:
+        return
+    res_shape = None if kept is None else tuple(kept)
+    _c.check_inferred(op, diag, "C7, C8",
+                      [_TensorType(res_shape, r.element_type) for r in rets])
+
+
+@verifier("stablehlo.reduce_window")
+def _verify_reduce_window(op: _Operation, diag: _Any) -> None:
+    """reduce_window (C1-C16): window attributes sized like the inputs and positive, padding of
+    shape [rank, 2], a reducer `body`, and the result shapes given by `num_windows`."""
+    if not _c.signature(op, diag, [(_c.TENSOR, "*"), (_c.TENSOR, "*")], [(_c.TENSOR, "*")],
+                        attrs={"window_dimensions": "ints"},
+                        optional_attrs={"window_strides": "ints", "base_dilations": "ints",
+                                        "window_dilations": "ints", "padding": "any"},
+                        regions=1):
+        return
+    n = len(op.operands) // 2
+    inputs = [v.type for v in op.operands[:n]]
+    inits = [v.type for v in op.operands[n:]]
+    if n == 0:
+        diag.error(op, "C1", "expects at least one input")
+        return
+    if not _inputs_compatible(op, diag, "C2", inputs):
+        return
+    shape = inputs[0].shape
+    wd = _c.ints_attr(op, "window_dimensions")
+    if shape is None:
+        return
+    rank = len(shape)
+    if len(wd) != rank:
+        diag.error(op, "C4", f"expects window-dimensions size == input rank, but got "
+                             f"window-dimensions size: {len(wd)} and input: "
+                             f"'{_c.type_str(inputs[0])}' with rank = {rank}.")
+        return
+    for i, w in enumerate(wd):
+        if w <= 0:
+            diag.error(op, "C5", f"expects window to have positive value for {i}-th window "
+                                 f"dimension, but got {w}.")
+            return
+    strides = _c.window_list(op, diag, "C6, C7", "window_strides", "window-strides", rank,
+                             positive="stride")
+    if strides is None:
+        return
+    base = _c.window_list(op, diag, "C8, C9", "base_dilations", "base-dilation factors", rank,
+                          positive="base dilation factor")
+    if base is None:
+        return
+    wdil = _c.window_list(op, diag, "C10, C11", "window_dilations", "window-dilation factors",
+                          rank, positive="window dilation factor")
+    if wdil is None:
+        return
+    pad = _c.padding_pairs(op, diag, "C12", rank)
+    if pad is None:
+        return
+    rets = _c.check_reducer(op, diag, "C13", 0, inputs, inits, list(shape))
+    if rets is None:
+        return
+    out = tuple(_c.num_windows(shape[i], wd[i], strides[i], pad[i], base[i], wdil[i])
+                for i in range(rank))
+    _c.check_inferred(op, diag, "C14, C15, C16", [_TensorType(out, r.element_type) for r in rets])
+
+
+@verifier("stablehlo.select_and_scatter")
+def _verify_select_and_scatter(op: _Operation, diag: _Any) -> None:
+    """select_and_scatter (C1-C12): window attributes, `source` shaped like the windows,
+    `select` of type `(tensor<E>, tensor<E>) -> tensor<i1>`, a reducer `scatter`."""
+    if not _c.signature(op, diag, [_c.TENSOR, _c.TENSOR, _c.TENSOR], [_c.TENSOR],
+                        optional_attrs={"window_dimensions": "ints", "window_strides": "ints",
+                                        "padding": "any"}, regions=2):
+        return
+    operand, source, init = (v.type for v in op.operands)
+    if operand.shape is None:
+        return
+    rank = len(operand.shape)
+    wd = _c.ints_attr(op, "window_dimensions", ())
+    if len(wd) != rank:
+        diag.error(op, "C4", f"expects window-dimensions size == operand rank, but got "
+                             f"window-dimensions size: {len(wd)} and operand-type: "
+                             f"'{_c.type_str(operand)}' with rank = {rank}.")
+        return
+    for i, w in enumerate(wd):
+        if w <= 0:
+            diag.error(op, "C5", f"expects window to have positive value for {i}-th window "
+                                 f"dimension, but got {w}.")
+            return
+    strides = _c.window_list(op, diag, "C6, C7", "window_strides", "window-strides", rank,
+                             positive="stride")
+    if strides is None:
+        return
+    pad = _c.padding_pairs(op, diag, "C8", rank)
+    if pad is None:
+        return
+    expected = _TensorType(tuple(_c.num_windows(operand.shape[i], wd[i], strides[i], pad[i])
+                                 for i in range(rank)), operand.element_type)
+    if not _c.compatible(expected, source) or \
+            not _c.same_element_type(operand.element_type, source.element_type):
+        diag.error(op, "C1, C2", f"expects source-type to be '{_c.type_str(expected)}', but "
+                                 f"got'{_c.type_str(source)}'")
+        return
+    scalar = _TensorType((), operand.element_type)
+    select = _c.region_block(op, 0)
+    if select is None:
+        return
+    args = [a.type for a in select.arguments]
+    if len(args) != 2:
+        diag.error(op, "C9", f"expects the select-region to take 2 parameters, but takes "
+                             f"{len(args)}")
+        return
+    for i, a in enumerate(args):
+        if not _c.compatible(a, scalar) or not isinstance(a, _TensorType) or a.shape != ():
+            diag.error(op, "C9", f"expects the type of select-region's parameter at index {i} "
+                                 f"to be '{_c.type_str(scalar)}', but got '{_c.type_str(a)}'")
+            return
+    rets = _c.region_return_types(op, 0)
+    if rets is not None:
+        if len(rets) != 1:
+            diag.error(op, "C9", f"expects select-region to return single value, but got: "
+                                 f"{len(rets)}")
+            return
+        r = rets[0]
+        if not (isinstance(r, _TensorType) and r.shape in ((), None) and
+                getattr(r.element_type, "name", None) == "i1"):
+            diag.error(op, "C9", f"expects the return-type of select-region to be tensor<i1>, "
+                                 f"but got: '{_c.type_str(r)}'")
+            return
+    srets = _c.check_reducer(op, diag, "C10", 1, [operand], [init], [])
+    if srets is None:
+        return
+    _c.check_inferred(op, diag, "C11, C12", [_TensorType(operand.shape, srets[0].element_type)])
+
+
+@verifier("stablehlo.map")
+def _verify_map(op: _Operation, diag: _Any) -> None:
+    """map (C1-C4): inputs of one shape, `dimensions = range(rank)`, and `computation` of type
+    `(tensor<E0>, ..., tensor<EN-1>) -> tensor<E'>`."""
+    if not _c.signature(op, diag, [(_c.TENSOR, "*")], [_c.TENSOR], attrs={"dimensions": "ints"},
+                        regions=1):
+        return
+    inputs = [v.type for v in op.operands]
+    if not inputs:
+        diag.error(op, "C2", "expects at least one input")
+        return
+    block = _c.region_block(op, 0)
+    if block is None:
+        return
+    args = [a.type for a in block.arguments]
+    if len(args) != len(inputs):
+        diag.error(op, "C4", f"expects number of operands to match the arity of map "
+                             f"computation, but got: {len(inputs)} and {len(args)}")
+        return
+    for i, (a, t) in enumerate(zip(args, inputs)):
+        if not isinstance(a, _TensorType) or a.shape != ():
+            diag.error(op, "C4", f"computation arguments must be 0-rank tensor, but got: arg "
+                                 f"#{i} of type '{_c.type_str(a)}'")
+            return
+        if not _c.same_element_type(a.element_type, t.element_type):
+            diag.error(op, "C4", f"element type of operands and computation arguments must "
+                                 f"match, but got: '{_c.type_str(t.element_type)}' and "
+                                 f"'{_c.type_str(a.element_type)}'")
+            return
+    rets = _c.region_return_types(op, 0)
+    if rets is None:
+        return
+    if len(rets) != 1:
+        diag.error(op, "C4", f"computation must return single output, but got: {len(rets)}")
+        return
+    r = rets[0]
+    if not isinstance(r, _TensorType) or r.shape != ():
+        diag.error(op, "C4", f"computation must return 0-rank tensor, but got: "
+                             f"'{_c.type_str(r)}'")
+        return
+    dims = _c.ints_attr(op, "dimensions")
+    for i, d in enumerate(dims):
+        if d != i:
+            diag.error(op, "C3", f"requires monotonically increasing dimension numbers, but "
+                                 f"got: {', '.join(map(str, dims))}")
+            return
+    shape = next((t.shape for t in inputs if t.shape is not None), None)
+    if shape is not None and len(dims) != len(shape):
+        diag.error(op, "C3", f"applied to a subset of dimensions currently not supported: "
+                             f"operand dimensions = {len(shape)}, requested map dimensions size "
+                             f"= {len(dims)}")
+        return
+    if not _c.same_shapes(op, diag, "C1", inputs, message="requires the same shape for all "
+                                                          "operands"):
+        return
+    _c.check_inferred(op, diag, "C1, C4", [_TensorType(shape, r.element_type)])
+
+
+@verifier("stablehlo.sort")
+def _verify_sort(op: _Operation, diag: _Any) -> None:
+    """sort (C1-C5): inputs of one shape, results of the inputs' types, `-R <= dimension < R`,
+    `comparator` of type `(tensor<E0>, tensor<E0>, ...) -> tensor<i1>`."""
+    if not _c.signature(op, diag, [(_c.TENSOR, "*")], [(_c.TENSOR, "*")],
+                        optional_attrs={"dimension": "int", "is_stable": "bool"}, regions=1):
+        return
+    inputs = [v.type for v in op.operands]
+    if not inputs:
+        diag.error(op, "C1", "requires at least one input")
+        return
+    if not _c.same_shapes(op, diag, "C3", inputs + op.result_types,
+                          message="requires the same shape for all operands and results"):
+        return
+    results = op.result_types
+    if len(results) != len(inputs) or \
+            any(not _c.compatible(a, b) for a, b in zip(inputs, results)):
+        diag.error(op, "C2", f"requires the same type for all operands and results: inputs "
+                             f"{_c.types_str(inputs)}, results {_c.types_str(results)}")
+        return
+    shape = next((t.shape for t in inputs if t.shape is not None), None)
+    dim = _c.int_attr(op, "dimension", -1)
+    if shape is not None:
+        r = len(shape)
+        if not -r <= dim < r:
+            diag.error(op, "C4", f"dimension attribute value must be in range [-{r}, {r}), but "
+                                 f"found {dim}")
+            return
+    block = _c.region_block(op, 0)
+    if block is None:
+        return
+    args = [a.type for a in block.arguments]
+    if len(args) != 2 * len(inputs):
+        diag.error(op, "C5", f"comparator block should have {2 * len(inputs)} arguments")
+        return
+    for i, a in enumerate(args):
+        want = _TensorType((), inputs[i // 2].element_type)
+        if not _c.same_type(a, want):
+            diag.error(op, "C5", f"comparator block argument #{i} should be of type "
+                                 f"'{_c.type_str(want)}' but got '{_c.type_str(a)}'")
+            return
+    rets = _c.region_return_types(op, 0)
+    if rets is None:
+        return
+    if len(rets) != 1:
+        diag.error(op, "C5", f"comparator must return single output but got {len(rets)}")
+        return
+    r = rets[0]
+    if not (isinstance(r, _TensorType) and r.shape in ((), None) and
+            getattr(r.element_type, "name", None) == "i1"):
+        diag.error(op, "C5", f"comparator must return tensor<i1> but got '{_c.type_str(r)}'")

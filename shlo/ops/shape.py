@@ -507,8 +507,13 @@ def _verify_pad(op: Operation, diag: Any) -> None:
             diag.error(op, "C3", f"Interior padding cannot be negative: {p} in dimension {d}")
             return
     shape = []
+    bounds = _c.bounds_of(operand) or (None,) * rank
     for d, n in enumerate(operand.shape):
         if n is None:
+            b = bounds[d] if d < len(bounds) else None
+            if b is not None and b + low[d] + high[d] + max(b - 1, 0) * interior[d] < 0:
+                diag.error(op, "C4", f"Padding result in negative bound for dimension {d}")
+                return
             shape.append(None)
             continue
         size = n + low[d] + high[d] + max(n - 1, 0) * interior[d]
@@ -605,6 +610,11 @@ def _verify_slice(op: Operation, diag: Any) -> None:
             return
         if n is not None and l > n:
             diag.error(op, "C3", f"limit index {l} is larger than dimension size {n} in "
+                                 f"dimension {d}")
+            return
+        bound = (_c.bounds_of(operand) or (None,) * rank)[d] if n is None else None
+        if bound is not None and l > bound:
+            diag.error(op, "C3", f"limit index {l} is larger than dimension bound {bound} in "
                                  f"dimension {d}")
             return
         if s > l:

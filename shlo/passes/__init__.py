@@ -1,1 +1,149 @@
-"""Module -> Module transformations, registered under their upstream names."""
+"""Module -> Module transformations, registered under their upstream names.
+
+    from shlo.passes import run_passes
+    lowered = run_passes(module, ["stablehlo-legalize-quant-to-math"])
+
+``shlo opt FILE --pass NAME[,NAME...]`` runs the same from the command line. Names may carry
+upstream-style options (``name{key=value}``) and may be wrapped the way MLIR pipelines are
+(``builtin.module(func.func(name))``): the wrappers are ignored, shlo passes work on whole
+modules. Passes never mutate their input: each returns a new Module.
+
+Registered passes (``shlo.passes.PASSES``; :func:`describe` prints them):
+
+* ``stablehlo-legalize-quant-to-math``: quantized ops to integer/float arithmetic on storage
+  values (no quantized type left).
+* ``stablehlo-legalize-quantized-op-to-qdq``: a quantized op becomes dequantize -> float op ->
+  quantize.
+* ``stablehlo-legalize-qdq-to-quantized-op``: the reverse fusion.
+* ``stablehlo-quant-legalize-to-tosa-rescale``: quantized add/sub/mul/div/min/max/abs/compare
+  to integer ops between ``tosa.rescale`` ops.
+* ``tosa-rescale-legalize-to-stablehlo``: ``tosa.rescale`` to StableHLO integer arithmetic.
+* ``chlo-legalize-to-stablehlo``: ``chlo.broadcast_*`` to StableHLO broadcasts and element-wise
+  ops (other chlo ops are interpreted natively and left as they are).
+* ``canonicalize``: dead-code elimination and removal of identity conversions only.
+* ``shape-legalize-to-stablehlo``: no-op in shlo (no shape-dialect ops are ever produced).
+* ``stablehlo-canonicalize-dynamism``: dynamic ops whose shape operands are constants become
+  their static forms (dynamic_broadcast_in_dim, dynamic_reshape, dynamic_iota, dynamic_pad,
+  real_dynamic_slice); other ops are left as they are.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+from ..ir import Module
+from ._rewrite import PassError
+
+__all__ = ["run_passes", "register_pass", "PASSES", "PassError", "PassInfo", "parse_pipeline",
+           "describe"]
+
+
+@dataclass
+class PassInfo:
+    """A registered pass: ``run(module, options) -> Module``; ``noop`` passes change nothing."""
+
+    name: str
+    run: Callable[[Module, dict[str, str]], Module]
+    noop: bool = False
+
+    @property
+    def doc(self) -> str:
+        return (self.run.__doc__ or "").strip()
+
+
+PASSES: dict[str, PassInfo] = {}
+
+
+def register_pass(name: str, noop: bool = False
+                  ) -> Callable[[Callable[[Module, dict[str, str]], Module]],
+                                Callable[[Module, dict[str, str]], Module]]:
+    """Register ``fn(module, options) -> Module`` under the upstream pass name ``name``."""
+
+    def deco(fn: Callable[[Module, dict[str, str]], Module]
+             ) -> Callable[[Module, dict[str, str]], Module]:
+        PASSES[name] = PassInfo(name, fn, noop)
+        return fn
+
+    return deco
+
+
+_OPTION = re.compile(r"\s*([\w.-]+)\s*(?:=\s*(\"[^\"]*\"|[^\s}]+))?")
+
+
+def _split_top(text: str) -> list[str]:
+    out, depth, cur = [], 0, []
+    for ch in text:
+        if ch in "({":
+            depth += 1
+        elif ch in ")}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    out.append("".join(cur))
+    return [s.strip() for s in out if s.strip()]
+
+
+def parse_pipeline(spec: str | Iterable[str]) -> list[tuple[str, dict[str, str]]]:
+    """``"a,b{k=v},func.func(c)"`` -> ``[("a", {}), ("b", {"k": "v"}), ("c", {})]``."""
+    items = _split_top(spec) if isinstance(spec, str) else \
+        [x for s in spec for x in _split_top(s)]
+    out: list[tuple[str, dict[str, str]]] = []
+    for item in items:
+        m = re.fullmatch(r"([\w.-]+)\s*\((.*)\)", item, re.S)
+        if m:  # an op-nesting wrapper: builtin.module(...), func.func(...)
+            out.extend(parse_pipeline(m.group(2)))
+            continue
+        m = re.fullmatch(r"([\w.-]+)\s*(?:\{(.*)\})?", item, re.S)
+        if not m:
+            raise PassError(f"cannot parse pass pipeline element '{item}'")
+        opts: dict[str, str] = {}
+        for om in _OPTION.finditer(m.group(2) or ""):
+            if om.group(1):
+                v = om.group(2) or "true"
+                opts[om.group(1)] = v[1:-1] if v.startswith('"') else v
+        out.append((m.group(1), opts))
+    return out
+
+
+def run_passes(module: Module, names: str | Iterable[str]) -> Module:
+    """Run the passes ``names`` (a list, or a comma-separated pipeline string) in order."""
+    _load()
+    for name, opts in parse_pipeline(names):
+        info = PASSES.get(name)
+        if info is None:
+            known = ", ".join(sorted(PASSES))
+            raise PassError(f"unknown pass '{name}' (known: {known})")
+        module = info.run(module, opts)
+    return module
+
+
+def describe() -> str:
+    """One line per registered pass: name, and ``(no-op)`` for passes that change nothing."""
+    _load()
+    lines = []
+    for name in sorted(PASSES):
+        info = PASSES[name]
+        first = info.doc.splitlines()[0] if info.doc else ""
+        lines.append(f"{name}{' (no-op)' if info.noop else ''}: {first}")
+    return "\n".join(lines)
+
+
+_loaded = False
+
+
+def _load() -> None:
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    import importlib
+    import pkgutil
+
+    for m in pkgutil.iter_modules(__path__):
+        if not m.name.startswith("_"):
+            importlib.import_module(f"{__name__}.{m.name}")

@@ -307,57 +307,132 @@ def literal_to_array(kind: str, payload: Any, type_: TensorType) -> np.ndarray:
 # --- printing -----------------------------------------------------------------------------------
 
 
-def format_float(value: Any, ftype: FloatType | None = None) -> str:
-    """MLIR's spelling of a float: `1.000000e+00` if 6 digits round-trip in its type, else the
-    shortest decimal that round-trips (plain like `-23.8084774` or scientific like
-    `3.26916253E+18`, always with a `.`), NaN/Inf as hex bit patterns."""
+def format_float(value: Any, ftype: FloatType | None = None, integral_ok: bool = False) -> str:
+    """MLIR's spelling of a float (as `printFloatValue` does it): llvm::APFloat's 6-digit
+    scientific form (`1.000000e+00`) when it reads back to the same value, else APFloat's
+    natural-precision form (`-23.8084774`, `3.26916253E+18`), else (NaN, Inf, or a plain integer
+    form without a `.`) the hex bit pattern (`0x7FC00000`), so every value round-trips."""
     dtype = ftype.dtype if ftype is not None else _F64
     x = value if isinstance(value, np.generic) and value.dtype == dtype else dtype.type(value)
     xf = float(x)
-    if xf != xf or xf in (_INF, -_INF):
-        bits = int(np.array([x], dtype=dtype).view(_UINT_OF_SIZE[dtype.itemsize])[0])
-        digits = dtype.itemsize * 2
-        if ftype is not None and ftype.width < 8:
-            digits = 1 if ftype.width <= 4 else 2
-        return "0x" + format(bits, f"0{digits}X")
-    s = "%.6e" % xf
-    if dtype == _F64:
-        if float(s) == xf:
+    if xf == xf and xf not in (_INF, -_INF):
+        prec_bits = _precision_bits(dtype, ftype)
+        s = _apfloat_to_string(xf, prec_bits, 6, 0, False)
+        if _reads_back(s, xf, dtype):
             return s
-        sci = np.format_float_scientific(np.float64(xf), unique=True)
-    else:
-        if float(dtype.type(float(s))) == xf:
+        s = _apfloat_to_string(xf, prec_bits, 0, 3, True)
+        if "." in s:
             return s
-        if dtype.kind == "f":  # numpy float16 / float32: shortest unique digits of that type
-            sci = np.format_float_scientific(x, unique=True)
-        else:
-            sci = np.format_float_scientific(np.float64(xf), unique=True)
-    return _apfloat_text(sci)
+        if integral_ok:  # contexts where a hex integer would not read as a bit pattern
+            return s + ".0"
+    bits = int(np.array([x], dtype=dtype).view(_UINT_OF_SIZE[dtype.itemsize])[0])
+    digits = dtype.itemsize * 2
+    if ftype is not None and ftype.width < 8:
+        digits = 1 if ftype.width <= 4 else 2
+    return "0x" + format(bits, f"0{digits}X")
 
 
 _F64 = np.dtype(np.float64)
 _INF = float("inf")
+_PREC_CACHE: dict[Any, int] = {}
 
 
-def _apfloat_text(sci: str) -> str:
-    """Shortest digits (numpy scientific text) laid out as llvm::APFloat::toString does with a
-    maximum zero padding of 3: plain notation near 1, scientific (`E+18`, `E-8`) otherwise."""
-    mant, _, e = sci.partition("e")
-    sign = ""
-    if mant.startswith("-"):
-        sign, mant = "-", mant[1:]
-    digits = mant.replace(".", "").rstrip("0") or "0"
+def _precision_bits(dtype: np.dtype, ftype: FloatType | None) -> int:
+    key = ftype.name if ftype is not None else "f64"
+    p = _PREC_CACHE.get(key)
+    if p is None:
+        if key == "tf32":
+            p = 11
+        else:
+            import ml_dtypes
+
+            p = int(ml_dtypes.finfo(dtype).nmant) + 1
+        _PREC_CACHE[key] = p
+    return p
+
+
+def _reads_back(s: str, xf: float, dtype: np.dtype) -> bool:
+    v = float(s)
+    if dtype != _F64:
+        with np.errstate(over="ignore"):
+            v = float(dtype.type(v))
+    return v == xf and (v != 0.0 or s.startswith("-") == (math.copysign(1.0, xf) < 0))
+
+
+def _apfloat_to_string(x: float, semantics_precision: int, precision: int, max_padding: int,
+                       truncate_zero: bool) -> str:
+    """llvm::APFloat::toString for a finite value (its digit generation truncates, then rounds
+    half up on one digit, exactly as upstream prints)."""
+    out = "-" if math.copysign(1.0, x) < 0 else ""
+    if x == 0.0:
+        if not max_padding:
+            if truncate_zero:
+                return out + "0.0E+0"
+            return out + "0." + "0" * precision + "e+00"
+        return out + "0.0"
+    if not precision:
+        precision = 2 + semantics_precision * 59 // 196
+    num, den = abs(x).as_integer_ratio()
+    k = den.bit_length() - 1  # den == 2**k
+    sig = num * 5 ** k if k else num
+    exp = -k
+    # AdjustToPrecision on the integer: drop surplus digits by truncation
+    bits = sig.bit_length()
+    bits_required = (precision * 196 + 58) // 59
+    if bits > bits_required:
+        tens = (bits - bits_required) * 59 // 196
+        if tens:
+            exp += tens
+            sig //= 10 ** tens
+    digits = str(sig)
+    stripped = digits.rstrip("0")
+    exp += len(digits) - len(stripped)
+    digits = stripped
+    # AdjustToPrecision on the digits: round half up looking at one digit
     n = len(digits)
-    exp10 = int(e) - (n - 1)  # value = digits * 10**exp10
-    if exp10 >= 0:
-        if exp10 <= 3:
-            return f"{sign}{digits}{'0' * exp10}.0"
-    elif n + exp10 > 0:
-        return f"{sign}{digits[:n + exp10]}.{digits[n + exp10:]}"
-    elif -(n + exp10) <= 3:
-        return f"{sign}0.{'0' * -(n + exp10)}{digits}"
-    e10 = exp10 + n - 1
-    return f"{sign}{digits[0]}.{digits[1:] or '0'}E{'+' if e10 >= 0 else '-'}{abs(e10)}"
+    if n > precision:
+        drop = n - precision
+        if digits[precision] < "5":
+            kept = digits[:precision].rstrip("0")
+            exp += n - len(kept)
+            digits = kept
+        else:
+            kept = str(int(digits[:precision]) + 1)
+            if len(kept) > precision:  # carried through: one digit
+                exp += drop + (len(kept) - precision)
+                kept = kept[:precision]
+            else:
+                exp += drop
+            stripped = kept.rstrip("0")
+            exp += len(kept) - len(stripped)
+            digits = stripped
+    nd = len(digits)
+    if not max_padding:
+        scientific = True
+    elif exp >= 0:
+        scientific = exp > max_padding or nd + exp > precision
+    else:
+        msd = exp + nd - 1
+        scientific = msd < 0 and -msd > max_padding
+    if scientific:
+        e = exp + nd - 1
+        mant = digits[0] + "."
+        if nd == 1 and truncate_zero:
+            mant += "0"
+        else:
+            mant += digits[1:]
+        if not truncate_zero and precision > nd - 1:
+            mant += "0" * (precision - nd + 1)
+        es = str(abs(e))
+        if not truncate_zero and len(es) < 2:
+            es = "0" + es
+        return f"{out}{mant}{'E' if truncate_zero else 'e'}{'+' if e >= 0 else '-'}{es}"
+    if exp >= 0:
+        return out + digits + "0" * exp
+    whole = exp + nd
+    if whole > 0:
+        return f"{out}{digits[:whole]}.{digits[whole:]}"
+    return f"{out}0.{'0' * -whole}{digits}"
 
 
 def format_element(v: Any, et: ElementType) -> str:
@@ -400,8 +475,8 @@ def _is_splat(arr: np.ndarray) -> bool:
 
 def format_dense_body(arr: np.ndarray, et: ElementType, hex_threshold: int = HEX_THRESHOLD) -> str:
     """The text inside `dense<...>` for ``arr`` with element type ``et``."""
-    if arr.size == 0:
-        return ""
+    if arr.size == 0:  # upstream prints a zero-element literal as a splat of zero
+        return format_element(np.zeros((), dtype=arr.dtype)[()], et)
     if _is_splat(arr):
         first = arr.reshape(-1)[0] if arr.ndim else arr[()]
         return format_element(first, et)
@@ -410,7 +485,7 @@ def format_dense_body(arr: np.ndarray, et: ElementType, hex_threshold: int = HEX
     sub_byte = isinstance(base, IntegerType) and base.width in (2, 4) or \
         isinstance(base, FloatType) and base.width < 8 or \
         isinstance(base, FloatType) and base.name == "tf32"
-    if arr.size > hex_threshold and not is_bool and not sub_byte:
+    if arr.size > hex_threshold and not sub_byte:
         data = np.ascontiguousarray(arr).tobytes()
         return '"0x' + data.hex().upper() + '"'
     flat = arr.reshape(-1)

@@ -38,6 +38,7 @@ from ..types import (
     ComplexType, FloatType, FunctionType, TensorType, TupleType, Type, _ELEMENT_TYPES,
 )
 from .lexer import AT, BARE, FLOAT, INTEGER, PUNCT, STRING, VALUE
+from .parser import canonical_struct_params
 
 if TYPE_CHECKING:  # pragma: no cover
     from .parser import Parser
@@ -247,6 +248,7 @@ def _parse_attr_kind(p: "Parser", kind: str, op_name: str) -> Any:
         enum = kind[5:]
         if p.k != BARE:
             p.error(f"expected {enum} value")
+        p.check_enum(enum, p.v)
         return EnumAttr(op_name.split(".", 1)[0], enum, p.bare())
     if kind == "str":
         return StringAttr(p.string())
@@ -361,8 +363,7 @@ def _make_declarative(directives: list[tuple]) -> tuple[ParseFn, PrintFn]:
                         if dd[0] == "attr" and not _check_attr_kind(op.attr(dd[1]), dd[2]):
                             return None
         out: list[str] = []
-        ok = _run_print(pr, op, directives, out, consumed)
-        if not ok:
+        if _run_print(pr, op, directives, out, consumed) is None:
             return None
         return "".join(out)
 
@@ -409,37 +410,42 @@ def _run_parse(p: "Parser", name: str, directives: list[tuple], operands: list[V
 
 
 def _run_print(pr: "Printer", op: Operation, directives: list[tuple], out: list[str],
-               consumed: set[str]) -> bool:
-    oi = 0
+               consumed: set[str], oi: int = 0, top: bool = True) -> int | None:
+    """Append the pretty text of ``directives``; returns the next operand index (None when the
+    op does not fit). Spacing follows MLIR: no space before `(`, `[`, `)`, `]`, `,` and none
+    after `(` or `[`."""
     n_ops = len(op.operands)
     for d in directives:
         kind = d[0]
+        glue = bool(out) and out[-1][-1:] in ("(", "[")
+        sp = "" if glue else " "
         if kind == "operand":
             if oi >= n_ops:
-                return False
-            out.append(" " + pr.val(op.operands[oi]))
+                return None
+            out.append(sp + pr.val(op.operands[oi]))
             oi += 1
         elif kind == "operands":
             rest = op.operands[oi:]
-            if rest:
-                out.append(" " + ", ".join(pr.val(v) for v in rest))
+            out.append(sp + ", ".join(pr.val(v) for v in rest))  # upstream keeps the space
             oi = n_ops
         elif kind == "operands_comma":
-            rest = op.operands[oi:]
-            for v in rest:
-                out.append(" " + pr.val(v) + ",")
+            for v in op.operands[oi:]:
+                out.append(sp + pr.val(v) + ",")
+                sp = " "
             oi = n_ops
         elif kind == "p":
             t = d[1]
-            out.append(t if t in (",", ")", "]") else (" " + t if t != "[" else "["))
+            out.append(t if t in (",", ")", "]", "(", "[") or glue else " " + t)
         elif kind == "kw":
-            out.append(" " + d[1])
+            out.append(sp + d[1])
         elif kind == "attr":
-            out.append(" " + _print_attr_kind(pr, op.attr(d[1]), d[2]))
+            out.append(sp + _print_attr_kind(pr, op.attr(d[1]), d[2]))
         elif kind == "opt":
             if op.attr(d[1]) is not None:
-                if not _run_print(pr, op, list(d[2]), out, consumed):
-                    return False
+                r = _run_print(pr, op, list(d[2]), out, consumed, oi, False)
+                if r is None:
+                    return None
+                oi = r
         elif kind in ("attrdict", "attrdict_kw"):
             s = pr.attr_dict(op, consumed)
             if s:
@@ -447,10 +453,12 @@ def _run_print(pr: "Printer", op: Operation, directives: list[tuple], out: list[
         elif kind == "types":
             s = _print_types(pr, op, d[1])
             if s is None:
-                return False
+                return None
             if s:
                 out.append(" : " + s)
-    return oi == n_ops
+    if top and oi != n_ops:
+        return None
+    return oi
 
 
 def _print_types(pr: "Printer", op: Operation, kind: str) -> str | None:
@@ -640,7 +648,6 @@ FORMATS.update({
     "chlo.broadcast_compare": [OPERAND, COMMA, OPERAND, ATTRDICT, types("functional")],
     "chlo.top_k": [p_("("), OPERAND, COMMA, *named("k", "k", "i64"), p_(")"), ATTRDICT,
                    types("chlo_unary")],
-    "chlo.constant_like": [OPERAND, ATTRDICT, types("chlo_unary")],
     # check / interpreter
     "check.expect_eq_const": [OPERAND, COMMA, attr("value", "dense"), ATTRDICT],
     "check.expect_almost_eq_const": [OPERAND, COMMA, attr("value", "dense"),
@@ -668,7 +675,7 @@ _CHLO_UNARY = ("acos acosh asin asinh atan atanh bessel_i1e conj cosh digamma er
 for _n in _CHLO_UNARY.split():
     FORMATS[f"chlo.{_n}"] = [OPERAND, ATTRDICT, types("chlo_unary")]
     INHERENT[f"chlo.{_n}"] = frozenset()
-for _n in ("next_after", "polygamma", "zeta"):
+for _n in ("next_after", "polygamma", "zeta", "mulhi"):
     FORMATS[f"chlo.{_n}"] = [OPERAND, COMMA, OPERAND, ATTRDICT, types("chlo_binary")]
     INHERENT[f"chlo.{_n}"] = frozenset()
 _CHLO_BROADCAST = ("add and atan2 complex divide maximum minimum multiply next_after or polygamma "
@@ -715,7 +722,9 @@ _inherent("stablehlo.composite", "name composite_attributes decomposition versio
 _inherent("chlo.broadcast_compare", "broadcast_dimensions comparison_direction compare_type")
 _inherent("chlo.top_k", "k")
 _inherent("chlo.constant_like", "value")
-_inherent("chlo.scan", "dimension is_reverse is_associative")
+_inherent("chlo.scan", "dimension is_reverse is_associative operandSegmentSizes "
+          "resultSegmentSizes")
+_inherent("interpreter.run_parallel", "programs infeed")
 _inherent("check.expect_eq_const", "value")
 _inherent("check.expect_almost_eq_const", "value tolerance")
 _inherent("check.expect_eq")
@@ -724,6 +733,37 @@ _inherent("check.expect_close", "min_ulp_difference max_ulp_difference")
 _inherent("check.expect_serialized_eq", "probe_id iter")
 _inherent("interpreter.probe", "probe_id")
 _inherent("interpreter.print")
+_inherent("stablehlo.all_gather", "all_gather_dim replica_groups channel_handle "
+          "use_global_device_ids")
+_inherent("stablehlo.all_reduce", "replica_groups channel_handle use_global_device_ids")
+_inherent("stablehlo.reduce_scatter", "scatter_dimension replica_groups channel_handle "
+          "use_global_device_ids")
+_inherent("stablehlo.all_to_all", "split_dimension concat_dimension split_count replica_groups "
+          "channel_handle")
+_inherent("stablehlo.collective_broadcast", "replica_groups channel_handle")
+_inherent("stablehlo.collective_permute", "source_target_pairs channel_handle")
+_inherent("stablehlo.batch_norm_grad stablehlo.batch_norm_inference "
+          "stablehlo.batch_norm_training", "epsilon feature_index")
+_inherent("stablehlo.triangular_solve", "left_side lower unit_diagonal transpose_a")
+_inherent("stablehlo.gather", "dimension_numbers slice_sizes indices_are_sorted")
+_inherent("stablehlo.dynamic_gather", "dimension_numbers indices_are_sorted")
+_inherent("stablehlo.scatter", "scatter_dimension_numbers indices_are_sorted unique_indices")
+_inherent("stablehlo.select_and_scatter", "window_dimensions window_strides padding")
+_inherent("stablehlo.reduce_window", "window_dimensions window_strides base_dilations "
+          "window_dilations padding")
+_inherent("stablehlo.sort", "dimension is_stable")
+_inherent("stablehlo.map", "dimensions")
+_inherent("stablehlo.infeed", "infeed_config layout")
+_inherent("stablehlo.outfeed", "outfeed_config")
+_inherent("stablehlo.send", "channel_handle is_host_transfer source_target_pairs")
+_inherent("stablehlo.recv", "channel_handle is_host_transfer source_target_pairs")
+_inherent("stablehlo.dynamic_conv", "window_strides padding lhs_dilation rhs_dilation "
+          "window_reversal dimension_numbers feature_group_count batch_group_count "
+          "precision_config")
+_inherent("stablehlo.cross-replica-sum", "replica_groups")
+_inherent("stablehlo.torch_index_select", "dim batch_dims")
+_inherent("stablehlo.if stablehlo.case stablehlo.uniform_quantize stablehlo.uniform_dequantize")
+_inherent("chlo.ragged_dot", "ragged_dot_dimension_numbers precision_config")
 _inherent("func.func", "sym_name function_type sym_visibility arg_attrs res_attrs no_inline")
 _inherent("func.call", "callee arg_attrs res_attrs no_inline")
 _inherent("func.return")
@@ -894,6 +934,7 @@ def _parse_precision(p: "Parser", name: str) -> ArrayAttr:
     vals: list[Any] = []
     if p.v != "]":
         while True:
+            p.check_enum("precision", p.v)
             vals.append(EnumAttr(name.split(".", 1)[0], "precision", p.bare()))
             if not p.accept(","):
                 break
@@ -963,10 +1004,10 @@ def _parse_dot_general(p: "Parser", name: str, nres: int, start: int) -> Operati
     lc = _parse_int_list(p)
     p.keyword("x")
     rc = _parse_int_list(p)
-    if lb or rb:
-        params += [("lhs_batching_dimensions", lb), ("rhs_batching_dimensions", rb)]
-    params += [("lhs_contracting_dimensions", lc), ("rhs_contracting_dimensions", rc)]
-    props: dict[str, Any] = {"dot_dimension_numbers": StructAttr("stablehlo.dot", tuple(params))}
+    params += [("lhs_batching_dimensions", lb), ("rhs_batching_dimensions", rb),
+               ("lhs_contracting_dimensions", lc), ("rhs_contracting_dimensions", rc)]
+    props: dict[str, Any] = {"dot_dimension_numbers": StructAttr(
+        "stablehlo.dot", canonical_struct_params("stablehlo.dot", params))}
     attrs: dict[str, Any] = {}
     while p.accept(","):
         if p.v == "precision":
@@ -993,21 +1034,11 @@ def _print_dot_general(pr: "Printer", op: Operation) -> str | None:
     if type(dn) is not StructAttr or dn.name != "stablehlo.dot" or len(op.operands) != 2 \
             or op.regions:
         return None
-    keys = [k for k, _ in dn.params]
-    if any(k not in _DOT_FIELDS for k in keys):
+    if any(k not in _DOT_FIELDS for k, _ in dn.params) or \
+            dn.params != canonical_struct_params("stablehlo.dot", list(dn.params)):
         return None
-    # canonical field presence: batching dims both or neither, contracting both
     vals = {k: tuple(v) for k, v in dn.params}
-    want = [f for f in _DOT_FIELDS if f in vals]
-    has_b = "lhs_batching_dimensions" in vals or "rhs_batching_dimensions" in vals
     lb, rb = vals.get("lhs_batching_dimensions", ()), vals.get("rhs_batching_dimensions", ())
-    canonical = ([("lhs_batching_dimensions", lb), ("rhs_batching_dimensions", rb)]
-                 if (lb or rb) else []) + [
-        ("lhs_contracting_dimensions", vals.get("lhs_contracting_dimensions", ())),
-        ("rhs_contracting_dimensions", vals.get("rhs_contracting_dimensions", ()))]
-    if tuple(canonical) != tuple((k, tuple(v)) for k, v in dn.params):
-        return None
-    del want, has_b
     s = f" {pr.val(op.operands[0])}, {pr.val(op.operands[1])}, "
     if lb or rb:
         s += f"batching_dims = {_ilist(lb)} x {_ilist(rb)}, "
@@ -1221,7 +1252,7 @@ def _print_composite(pr: "Printer", op: Operation) -> str | None:
         return None
     ops = ", ".join(pr.val(v) for v in op.operands)
     d = pr.attr_dict(op, {"name"})
-    return (f" {pr.attr(n)}{' ' + ops if ops else ''}{d} : "
+    return (f" {pr.attr(n)} {ops}{d} : "
             f"{pr.functional(op.operand_types, op.result_types)}")
 
 
@@ -1281,7 +1312,7 @@ def _print_while(pr: "Printer", op: Operation) -> str | None:
     if d:
         s += " attributes" + d
     ind = pr.indent_str()
-    s += f"\n{ind} cond " + pr.region(cond, False) + " do " + pr.region(body, False)
+    s += f"\n{ind}cond " + pr.region(cond, False) + " do " + pr.region(body, False)
     return s
 
 
@@ -1429,8 +1460,7 @@ def _print_reduce(pr: "Printer", op: Operation) -> str | None:
         red = "".join(f"({pr.val(args[i])}: {pr.type(args[i].type)}, "
                       f"{pr.val(args[i + half])}: {pr.type(args[i + half].type)}) "
                       for i in range(half))
-        s += f"\n{pr.indent_str()} reducer{red and ' ' + red.rstrip()} " + \
-            pr.region(op.regions[0], False)
+        s += f"\n{pr.indent_str()} reducer{red} " + pr.region(op.regions[0], False)
     return s
 
 
@@ -1457,9 +1487,9 @@ def _parse_scan(p: "Parser", name: str, nres: int, start: int) -> Operation:
     p.expect(":")
     operands = inputs + inits
     res = _types_functional(p, operands)
-    op = Operation(name, operands, res, props, attrs, [region])
     props["operandSegmentSizes"] = DenseArrayAttr(I32, (len(inputs), len(inits)))
-    return op
+    props["resultSegmentSizes"] = DenseArrayAttr(I32, (len(res) - len(inits), len(inits)))
+    return Operation(name, operands, res, props, attrs, [region])
 
 
 def _print_scan(pr: "Printer", op: Operation) -> str | None:
@@ -1471,8 +1501,13 @@ def _print_scan(pr: "Printer", op: Operation) -> str | None:
     ni = seg.values[0]
     ins = ", ".join(pr.val(v) for v in op.operands[:ni])
     inits = ", ".join(pr.val(v) for v in op.operands[ni:])
-    d = pr.attr_dict(op, {"operandSegmentSizes", "dimension"})
-    s = f"({ins}) inits({inits}) dimension={dim.value}"
+    rseg = op.attr("resultSegmentSizes")
+    if rseg is not None and (type(rseg) is not DenseArrayAttr
+                             or tuple(rseg.values) != (len(op.results) - len(op.operands) + ni,
+                                                       len(op.operands) - ni)):
+        return None
+    d = pr.attr_dict(op, {"operandSegmentSizes", "resultSegmentSizes", "dimension"})
+    s = f"({ins}) inits ({inits}) dimension={dim.value} "
     if d:
         s += " attributes" + d
     s += " " + pr.region(op.regions[0], True)
@@ -1757,8 +1792,9 @@ def _print_arith_constant(pr: "Printer", op: Operation) -> str | None:
     return f"{pr.attr_dict(op, {'value'})} {pr.attr(v)}"
 
 
-register("arith.constant", _parse_arith_constant, _print_arith_constant)
-INHERENT["arith.constant"] = frozenset({"value"})
+for _n in ("arith.constant", "chlo.constant"):
+    register(_n, _parse_arith_constant, _print_arith_constant)
+    INHERENT[_n] = frozenset({"value"})
 
 
 def _parse_cast_to(p: "Parser", name: str, nres: int, start: int) -> Operation:

@@ -42,7 +42,7 @@ TOKEN_RE = re.compile(
     + r"|([-+]?\d+\.\d*(?:[eE][-+]?\d+)?)"  # 5 FLOAT
     + r"|(-?(?:0x[0-9a-fA-F]+|\d+))"  # 6 INTEGER
     + r"|(\^[\w$.\-]+)"  # 7 CARET block label
-    + r"|(@[\w$.\-]+|@" + _STR + r")"  # 8 AT symbol
+    + r"|(@[A-Za-z_][\w$.]*|@" + _STR + r")"  # 8 AT symbol
     + r"|(#[\w$.\-]+)"  # 9 HASH attribute (alias or dialect attribute)
     + r"|(![\w$.\-]+)"  # 10 BANG type (alias or dialect type)
     + r"|(->|::|\{-#|#-\}|[(){}\[\]<>,:=?*+\-|])"  # 11 PUNCT
@@ -64,12 +64,22 @@ class LineIndex:
         self.text = text
         self._starts: list[int] | None = None
 
-    def line_col(self, offset: int) -> tuple[int, int]:
+    def starts(self) -> list[int]:
+        """Offsets of the starts of all lines."""
         starts = self._starts
         if starts is None:
             starts = [0]
-            starts.extend(m.end() for m in re.finditer("\n", self.text))
+            text = self.text
+            find = text.find
+            i = find("\n")
+            while i >= 0:
+                starts.append(i + 1)
+                i = find("\n", i + 1)
             self._starts = starts
+        return starts
+
+    def line_col(self, offset: int) -> tuple[int, int]:
+        starts = self._starts if self._starts is not None else self.starts()
         i = bisect.bisect_right(starts, offset) - 1
         return i + 1, offset - starts[i] + 1
 

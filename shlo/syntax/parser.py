@@ -12,6 +12,7 @@ nesting (regions, nested literals) is recursive and a pathological depth raises
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from typing import Any, Callable
 
 from ..attributes import (
@@ -52,6 +53,20 @@ _INT_TYPE_RE = re.compile(r"(si|ui|i)([1-9][0-9]*)\Z")
 _QUANT_STORAGE_RE = re.compile(r"(si|ui|i|u)([1-9][0-9]*)\Z")
 _NEXT_IS_EQ_RE = re.compile(r"\s*=")
 _ENUM_DIALECTS = ("stablehlo", "chlo", "vhlo", "tosa", "mhlo", "check", "interpreter", "quant")
+# The cases of the StableHLO/CHLO enums (an unknown case is a parse error, as upstream).
+ENUM_CASES: dict[str, tuple[str, ...]] = {
+    "comparison_direction": ("EQ", "NE", "GE", "GT", "LE", "LT"),
+    "comparison_type": ("NOTYPE", "FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED"),
+    "precision": ("DEFAULT", "HIGH", "HIGHEST"),
+    "fft_type": ("FFT", "IFFT", "RFFT", "IRFFT"),
+    "transpose": ("TRANSPOSE_INVALID", "NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"),
+    "rng_distribution": ("UNIFORM", "NORMAL"),
+    "rng_algorithm": ("DEFAULT", "THREE_FRY", "PHILOX"),
+    "custom_call_api_version": ("API_VERSION_UNSPECIFIED", "API_VERSION_ORIGINAL",
+                                "API_VERSION_STATUS_RETURNING",
+                                "API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI"),
+    "result_accuracy_mode": ("DEFAULT", "HIGHEST", "TOLERANCE"),
+}
 _DOTTED_ENUMS = {"stablehlo.result_accuracy_mode": ("stablehlo", "result_accuracy_mode")}
 _FUNC_INHERENT = {"sym_name", "function_type", "sym_visibility", "arg_attrs", "res_attrs",
                   "no_inline"}
@@ -88,6 +103,7 @@ class Parser:
         self.filename = filename or "<string>"
         self.lines = LineIndex(text)
         self.pos = 0
+        self.prev_end = 0
         self.k = 0
         self.v = ""
         self.m: Any = None
@@ -100,6 +116,8 @@ class Parser:
         self.has_loc_refs = False
         self.default_dialect = ["builtin"]
         self.type_cache: dict[str, Type] = {}
+        self.sig_cache: dict[str, Any] = {}
+        self.const_cache: dict[tuple[str, str], DenseElementsAttr] = {}
         self.block_labels: list[dict[str, Block]] = []
         from .formats import PRETTY_PARSERS  # late import (formats imports this module)
 
@@ -109,6 +127,7 @@ class Parser:
     # --- tokens ---------------------------------------------------------------------------------
 
     def _advance(self) -> None:
+        self.prev_end = self.pos
         m = _MATCH(self.text, self.pos)
         k = m.lastindex
         self.k = k
@@ -150,8 +169,14 @@ class Parser:
         return ParseError(msg, self.location_at(offset), filename=self.filename)
 
     def error(self, msg: str, offset: int | None = None, found: bool = True) -> Any:
+        """Raise a ParseError. For a wrong token (``found``) the message names it, and, as MLIR
+        does, a token that starts a new line is reported at the end of the previous token."""
         if found:
             msg = f"{msg} but found {self.describe()}"
+            if offset is None and self.m is not None:
+                start = self.start
+                if "\n" in self.text[self.prev_end:start]:
+                    offset = self.prev_end
         raise self.make_error(msg, offset)
 
     def expect(self, p: str, what: str | None = None) -> None:
@@ -325,6 +350,8 @@ class Parser:
             if alias is not None:
                 self._advance()
                 return alias
+            if v.startswith("!stablehlo.") and v != "!stablehlo.future":
+                self.error(f"unknown stablehlo type: {v[11:]}", found=False)
             if "." not in v:
                 self.error(f"undefined symbol alias id '{v[1:]}'", found=False)
             return OpaqueType(self._capture_opaque())
@@ -368,7 +395,19 @@ class Parser:
             self.error("invalid tensor element type", found=False)
         encoding = None
         if self.accept(","):
+            enc_off = self.start
             encoding = self.parse_attribute()
+            if type(encoding) is StructAttr and encoding.name == "stablehlo.bounds" \
+                    and shape is not None:
+                bounds = encoding.get("bounds", ())
+                if len(bounds) != len(shape):
+                    self.error(f"Bounds length is {len(bounds)}, expected to be equal to rank"
+                               f"({len(shape)}) of the tensor", enc_off, found=False)
+                for i, (d, b) in enumerate(zip(shape, bounds)):
+                    if d is not None and b is not None:
+                        self.error(f"Static dimension {i} cannot have a bound, use "
+                                   f"ShapedType::kDynamic to indicate a missing bound", enc_off,
+                                   found=False)
         self.expect(">", "in tensor type")
         return TensorType(shape, et, encoding)  # type: ignore[arg-type]
 
@@ -433,7 +472,10 @@ class Parser:
             self.error("expressed type must be a floating point type", found=False)
         qdim = None
         if self.accept(":"):
+            qoff = self.start
             qdim = self.integer()
+            if qdim < 0:
+                self.error(f"illegal quantized dimension: {qdim}", qoff, found=False)
         self.expect(",")
         scales: list[float] = []
         zps: list[int] = []
@@ -489,7 +531,8 @@ class Parser:
             self._advance()
             if typed and self.v == ":":
                 self._advance()
-                return FloatAttr(float(v), self.parse_type())
+                t = self.parse_type()
+                return FloatAttr(_round_to(float(v), t), t)
             return FloatAttr(float(v))
         if k == BARE:
             if v == "true" or v == "false":
@@ -646,12 +689,12 @@ class Parser:
         if isinstance(et, FloatType):
             if k == FLOAT:
                 self._advance()
-                return float(v)
+                return _round_to(float(v), et)
             if k == INTEGER:
                 self._advance()
                 if "x" in v:
                     return float(float_bits_to_value(int(v, 16), et.dtype))
-                return float(int(v))
+                return _round_to(float(int(v)), et)
             if k == BARE and v in ("inf", "nan"):
                 self._advance()
                 return float(v)
@@ -685,6 +728,8 @@ class Parser:
                 self._advance()
                 if self.k == BARE:
                     value = self.v
+                    if name in ("stablehlo", "chlo"):
+                        self.check_enum(enum, value)
                     self._advance()
                     if self.v == ">":
                         self._advance()
@@ -695,6 +740,7 @@ class Parser:
             dialect, enum = _DOTTED_ENUMS[name]
             self._advance()
             self.expect("<")
+            self.check_enum(enum, self.v)
             value = self.bare()
             self.expect(">")
             return EnumAttr(dialect, enum, value)
@@ -731,6 +777,12 @@ class Parser:
             self.expect(">")
             bounds = dict(params).get("bounds", ())
             return StructAttr("stablehlo.bounds", (("bounds", tuple(bounds)),))
+        if name in _STRUCT_ORDER:
+            self._advance()
+            self.expect("<")
+            params = self.struct_params(_STRUCT_ORDER[name], name)
+            self.expect(">")
+            return StructAttr(name, canonical_struct_params(name, params))
         if name.startswith(("stablehlo.", "chlo.", "vhlo.")):
             st = self.save()
             try:
@@ -738,27 +790,48 @@ class Parser:
                 self.expect("<")
                 params = self.struct_params()
                 self.expect(">")
-                return StructAttr(name, tuple(params))
+                return StructAttr(name, canonical_struct_params(name, params))
             except ParseError:
                 self.restore(st)
                 return OpaqueAttr(self._capture_opaque())
         return OpaqueAttr(self._capture_opaque())
+
+    def check_enum(self, enum: str, value: str) -> None:
+        """Error unless ``value`` (the current token) is a case of the known enum ``enum``."""
+        cases = ENUM_CASES.get(enum)
+        if cases is not None and value not in cases:
+            self.error(f"expected {enum} to be one of: {', '.join(cases)}")
 
     def _dim_or_q(self) -> int | None:
         if self.accept("?"):
             return None
         return self.integer()
 
-    def struct_params(self) -> list[tuple[str, Any]]:
-        """`name = value, ...` inside a dialect attribute's `<...>` (stops before `>`)."""
+    def struct_params(self, allowed: tuple[str, ...] | None = None,
+                      what: str = "") -> list[tuple[str, Any]]:
+        """`name = value, ...` inside a dialect attribute's `<...>` (stops before `>`); with
+        ``allowed``, unknown and duplicated names are errors."""
         params: list[tuple[str, Any]] = []
         if self.v == ">":
             return params
+        seen: set[str] = set()
         while True:
+            if allowed is not None:
+                kind = what.split(".")[-1]
+                kind = {"dot": "dot", "gather": "gather", "scatter": "scatter"}.get(kind, kind)
+                if self.k != BARE or self.v not in allowed:
+                    self.error("expected one of: " + ", ".join(f"`{a}`" for a in allowed)
+                               + f" (failed parsing {kind} dimension numbers)", self.start)
+                if self.v in seen:
+                    self.error(f"duplicated `{self.v}` entry (failed parsing {kind} dimension "
+                               f"numbers)", found=False)
+                seen.add(self.v)
             key = self.bare()
             self.expect("=")
             params.append((key, self.struct_value()))
             if not self.accept(","):
+                return params
+            if self.v == ">":  # trailing comma
                 return params
 
     def struct_value(self) -> Any:
@@ -1006,15 +1079,205 @@ class Parser:
     # --- operations -----------------------------------------------------------------------------
 
     def parse_ops(self, block: Block) -> None:
-        """Ops of a block, up to `}`, a block label or the end of input (a loop, no recursion)."""
+        """Ops of a block, up to `}`, a block label or the end of input (a loop, no recursion).
+
+        Lines holding one common op in its usual spelling (`%3 = stablehlo.add %1, %2 :
+        tensor<4xf32>`) are read by a single regular expression (:meth:`_fast_op`); anything
+        else goes through the general recursive-descent path."""
         ops = block.operations
+        fast = self._fast_ops
         while True:
             k = self.k
-            if k == PUNCT and self.v == "}" or k == CARET or k == EOF:
+            if k == VALUE:
+                if fast(block):
+                    continue
+                op = self.parse_operation()
+            elif k == PUNCT and self.v == "}" or k == CARET or k == EOF:
                 return
-            op = self.parse_operation()
+            else:
+                op = self.parse_operation()
             op.parent = block
             ops.append(op)
+
+    def _fast_ops(self, block: Block) -> int:
+        """Read as many consecutive one-line ops of a common simple shape as possible, starting
+        at the current (VALUE) token, appending them to ``block``; returns how many were read
+        (0: nothing consumed). Builds exactly the IR the general path builds; any line that
+        does not fit (an attribute dict, a location, an unusual type) is left to the general
+        path."""
+        text = self.text
+        pos = self.m.start(VALUE)
+        values = self.values
+        scope = self.scopes[-1]
+        sig_cache = self.sig_cache
+        fname = self.filename
+        ops = block.operations
+        match = _FAST_LINE.match
+        starts = self.lines.starts()
+        if starts[-1] != len(text) + 1:
+            starts.append(len(text) + 1)  # sentinel: the loop below needs no bounds check
+        line_i = bisect_right(starts, pos) - 1
+        n = 0
+        while True:
+            m = match(text, pos)
+            if m is None:
+                break
+            res, name = m.group(1, 2)
+            kind = _FAST_KIND.get(name)
+            if kind is None:
+                break
+            props: dict[str, Any] = {}
+            if kind == "constant":
+                attr = self._fast_constant(m)
+                if attr is None:
+                    break
+                props["value"] = attr
+                operands: list[Value] = []
+                rtypes = [attr.type]
+                end = self.fast_end
+            else:
+                if kind == "compare":
+                    direction, a, b, ctype, sig = m.group(5, 6, 7, 8, 9)
+                    if direction is None or direction not in _CMP_DIRS or \
+                            (ctype is not None and ctype not in _CMP_TYPES):
+                        break
+                    props["comparison_direction"] = _enum_attr("comparison_direction",
+                                                               direction)
+                    if ctype is not None:
+                        props["compare_type"] = _enum_attr("comparison_type", ctype)
+                    args = (a, b)
+                    sig_off = m.start(9)
+                else:
+                    args_text, mid, sig = m.group(10, 11, 12)
+                    if sig is None:
+                        break
+                    args = args_text.split(", ") if args_text else ()
+                    if mid:
+                        spec = _FAST_MID.get(name)
+                        if spec is None:
+                            break
+                        mm = spec[0].fullmatch(mid)
+                        if mm is None:
+                            break
+                        for (attr_name, conv), g in zip(spec[1], mm.groups()):
+                            props[attr_name] = conv(g, name)
+                    elif name in _FAST_NEEDS_MID:
+                        break
+                    sig_off = m.start(12)
+                operands = []
+                for a in args:
+                    v = values.get(a[1:])
+                    if v is None or type(v) is list:
+                        operands = None  # type: ignore[assignment]
+                        break
+                    operands.append(v)
+                if operands is None:
+                    break
+                parsed = sig_cache.get(sig)
+                if parsed is None:
+                    parsed = self._parse_signature(sig, sig_off)
+                    if parsed is None:
+                        break
+                rtypes = _fast_result_types(kind, parsed, operands)  # type: ignore[assignment]
+                if rtypes is None:
+                    break
+                end = m.end()
+            if res in scope:
+                break
+            start = m.start(1) - 1
+            # the Operation and its result, built without the constructors' generality
+            op = _op_new(Operation)
+            r = _val_new(Value)
+            r.type = rtypes[0]
+            r.owner = op
+            r.index = 0
+            r.name = res
+            op.name = name
+            op.operands = operands
+            op.results = [r]
+            op.properties = props
+            op.attributes = {}
+            op.regions = []
+            op.successors = []
+            op.parent = block
+            while starts[line_i + 1] <= start:
+                line_i += 1
+            loc = _new_loc(FileLineColLoc)
+            loc.__dict__.update(file=fname, line=line_i + 1, col=start - starts[line_i] + 1,
+                                end_line=None, end_col=None)
+            op.location = loc
+            ops.append(op)
+            scope[res] = values.get(res, _MISSING)
+            values[res] = r
+            n += 1
+            pos = end
+        if n:
+            self.reset(pos)
+        return n
+
+    def _fast_constant(self, m: Any) -> DenseElementsAttr | None:
+        """The value of a fast-path `stablehlo.constant dense<...> : tensor<...>` line."""
+        text = self.text
+        body = m.group(3)
+        if body is None:
+            return None
+        if body == '"0x':  # a hex string: find its end without a regex scan
+            hs = m.end(3)
+            he = text.find('"', hs)
+            if he < 0:
+                return None
+            tm = _FAST_CONST_TYPE.match(text, he + 1)
+            if tm is None:
+                return None
+            ttext = tm.group(1)
+            t = self.type_cache.get(ttext)
+            if t is None:
+                return None
+            try:
+                arr = literal_to_array("hex", text[hs:he], t)
+            except (DenseLiteralError, ValueError):
+                return None
+            self.fast_end = tm.end()
+            return DenseElementsAttr(t, arr, hex=True)
+        ttext = m.group(4)
+        self.fast_end = m.end()
+        key = (body, ttext)
+        attr = self.const_cache.get(key)
+        if attr is not None:
+            return attr
+        t = self.type_cache.get(ttext)
+        if t is None:
+            return None
+        try:
+            hm = _HEX_SPLAT_RE.match(body)
+            if hm is not None:
+                arr = literal_to_array("hexsplat", int(hm.group(1), 16), t)
+            elif body.strip():
+                arr = literal_to_array("text", body, t)
+            else:
+                arr = literal_to_array("empty", "", t)
+        except (DenseLiteralError, ValueError, OverflowError, TypeError):
+            return None
+        attr = DenseElementsAttr(t, arr)
+        if len(body) < 256:
+            self.const_cache[key] = attr
+        return attr
+
+    def _parse_signature(self, sig: str, offset: int) -> Any:
+        """Parse the type signature text of a fast-path op (cached by its text)."""
+        st = self.save()
+        try:
+            self.reset(offset)
+            types = self.type_list()
+            ok = self.prev_end == offset + len(sig)
+        except ParseError:
+            ok = False
+        self.restore(st)
+        if not ok:
+            return None
+        parsed = types[0] if len(types) == 1 else tuple(types)
+        self.sig_cache[sig] = parsed
+        return parsed
 
     def parse_operation(self) -> Operation:
         start = self.start
@@ -1086,7 +1349,15 @@ class Parser:
                        f"\"{name}\"(...) for ops shlo does not know)", found=False)
         start = self.start
         self._advance()
-        return handler(self, name, nres, start)
+        try:
+            return handler(self, name, nres, start)
+        except ParseError as e:
+            if not getattr(e, "custom_op_prefixed", False):
+                d = e.diagnostics[0]
+                d.message = f"custom op '{name}' {d.message}"
+                e.args = (d.message,)
+                e.custom_op_prefixed = True  # type: ignore[attr-defined]
+            raise
 
     def parse_generic_op(self) -> Operation:
         start = self.start
@@ -1273,6 +1544,196 @@ class Parser:
             loc = op.location
             if not isinstance(loc, (FileLineColLoc,)) and loc is not UNKNOWN_LOC:
                 op.location = self.resolve_location(loc, memo)
+
+
+# Known dialect attributes: parameter order and the parameters upstream omits when empty/zero.
+_STRUCT_ORDER = {
+    "stablehlo.gather": ("offset_dims", "collapsed_slice_dims", "operand_batching_dims",
+                         "start_indices_batching_dims", "start_index_map", "index_vector_dim"),
+    "stablehlo.scatter": ("update_window_dims", "inserted_window_dims", "input_batching_dims",
+                          "scatter_indices_batching_dims", "scatter_dims_to_operand_dims",
+                          "index_vector_dim"),
+    "stablehlo.dot": ("lhs_batching_dimensions", "rhs_batching_dimensions",
+                      "lhs_contracting_dimensions", "rhs_contracting_dimensions"),
+    "chlo.ragged_dot": ("lhs_batching_dimensions", "rhs_batching_dimensions",
+                        "lhs_contracting_dimensions", "rhs_contracting_dimensions",
+                        "lhs_ragged_dimensions", "rhs_group_dimensions"),
+    "stablehlo.result_accuracy": ("atol", "rtol", "ulps", "mode"),
+}
+_OMIT_EMPTY = {"stablehlo.gather", "stablehlo.scatter", "stablehlo.dot", "chlo.ragged_dot"}
+
+
+def canonical_struct_params(name: str, params: list[tuple[str, Any]]) -> tuple:
+    """Parameters of a known dialect attribute in upstream's order, without the ones upstream
+    leaves out (empty dimension lists; zero tolerances of `result_accuracy`). Unknown names or
+    duplicate keys are kept as written."""
+    order = _STRUCT_ORDER.get(name)
+    if order is None:
+        return tuple(params)
+    keys = [k for k, _ in params]
+    if len(set(keys)) != len(keys) or any(k not in order for k in keys):
+        return tuple(params)
+    d = dict(params)
+    out = []
+    for k in order:
+        if k not in d:
+            continue
+        v = d[k]
+        if name in _OMIT_EMPTY and v == ():
+            continue
+        if k == "index_vector_dim" and v == 0:
+            continue
+        if name == "stablehlo.result_accuracy" and k != "mode" and v in (0, 0.0) \
+                and not (isinstance(v, float) and str(v).startswith("-")):
+            continue
+        out.append((k, v))
+    return tuple(out)
+
+
+# --- the fast path for common one-line ops ----------------------------------------------------
+
+_ID = r"%[\w$.\-]+"
+_EOL = r"[ \t]*(?=\n|\Z)"
+_OPND = _ID + r"(?:#\d+)?"
+_SIG = r" : ([^\n\"{}@#]*?)" + _EOL
+# One line holding one op: `%r = name <tail>`, where the tail is that of a constant, a compare
+# or the common `operands [, kw = value] : signature` shape; leading whitespace/newlines of the
+# *next* line are consumed too, so that consecutive lines chain without the lexer.
+_FAST_LINE = re.compile(
+    r"%([\w$.\-]+) = ((?:stablehlo|chlo)\.[a-z_0-9]+) "
+    r"(?:"
+    r'(?<=constant )dense<("0x|[^>"\n]*)(?:> : (tensor<[0-9x?]*[a-z0-9]+>)' + _EOL + r")?"
+    r"|(?<=compare ) ?([A-Z]+), (" + _OPND + r"), (" + _OPND + r")(?:,  ?([A-Z]+))?" + _SIG +
+    r"|(" + _OPND + r"(?:, " + _OPND + r")*)?((?:,? ?[a-z_]+ = [^:\n\"{}]*?)?)" + _SIG +
+    r")\s*")
+_FAST_CONST_TYPE = re.compile(r"> : (tensor<[0-9x?]*[a-z0-9]+>)" + _EOL + r"\s*")
+_CMP_DIRS = frozenset(ENUM_CASES["comparison_direction"])
+_CMP_TYPES = frozenset(ENUM_CASES["comparison_type"])
+_ENUM_CACHE: dict[tuple[str, str], EnumAttr] = {}
+
+
+def _enum_attr(enum: str, value: str) -> EnumAttr:
+    a = _ENUM_CACHE.get((enum, value))
+    if a is None:
+        a = _ENUM_CACHE[(enum, value)] = EnumAttr("stablehlo", enum, value)
+    return a
+
+
+_UNARY_FAST = ("abs cbrt ceil count_leading_zeros cosine exponential exponential_minus_one floor "
+               "imag log log_plus_one logistic not negate popcnt real round_nearest_afz "
+               "round_nearest_even rsqrt sign sine sqrt tan tanh convert "
+               "uniform_quantize uniform_dequantize").split()
+_BINARY_FAST = ("add atan2 divide maximum minimum multiply power remainder shift_left "
+                "shift_right_arithmetic shift_right_logical subtract and or xor").split()
+_FAST_KIND: dict[str, str] = {}
+for _n in _UNARY_FAST:
+    _FAST_KIND["stablehlo." + _n] = "same1"
+for _n in _BINARY_FAST:
+    _FAST_KIND["stablehlo." + _n] = "same2"
+_FAST_KIND.update({
+    "stablehlo.clamp": "same3", "stablehlo.select": "select",
+    "stablehlo.reshape": "functional", "stablehlo.bitcast_convert": "functional",
+    "stablehlo.dynamic_reshape": "functional", "stablehlo.is_finite": "functional",
+    "stablehlo.broadcast_in_dim": "functional", "stablehlo.transpose": "functional",
+    "stablehlo.dynamic_broadcast_in_dim": "functional", "stablehlo.broadcast": "functional",
+    "stablehlo.concatenate": "functional", "stablehlo.get_dimension_size": "functional",
+    "stablehlo.iota": "results0", "stablehlo.reverse": "same1",
+    "stablehlo.compare": "compare", "stablehlo.constant": "constant",
+})
+
+
+def _i64_list(text: str, name: str) -> Any:
+    body = text.strip()[1:-1].strip()
+    return DenseArrayAttr(I64, tuple(int(x) for x in body.split(",")) if body else ())
+
+
+def _i64(text: str, name: str) -> Any:
+    return IntegerAttr(int(text), I64)
+
+
+_INTS = r"(\[(?:-?\d+(?:, -?\d+)*)?\])"
+_FAST_MID = {
+    "stablehlo.broadcast_in_dim": (re.compile(r", dims = " + _INTS),
+                                   (("broadcast_dimensions", _i64_list),)),
+    "stablehlo.dynamic_broadcast_in_dim": (re.compile(r", dims = " + _INTS),
+                                           (("broadcast_dimensions", _i64_list),)),
+    "stablehlo.transpose": (re.compile(r", dims = " + _INTS), (("permutation", _i64_list),)),
+    "stablehlo.reverse": (re.compile(r", dims = " + _INTS), (("dimensions", _i64_list),)),
+    "stablehlo.broadcast": (re.compile(r", sizes = " + _INTS), (("broadcast_sizes", _i64_list),)),
+    "stablehlo.concatenate": (re.compile(r", dim = (\d+)"), (("dimension", _i64),)),
+    "stablehlo.get_dimension_size": (re.compile(r", dim = (\d+)"), (("dimension", _i64),)),
+    "stablehlo.iota": (re.compile(r"dim = (\d+)"), (("iota_dimension", _i64),)),
+}
+_FAST_NEEDS_MID = frozenset(_FAST_MID)
+_OPERAND_COUNT = {"same1": 1, "same2": 2, "same3": 3, "select": 3, "results0": 0, "compare": 2}
+
+
+def _fast_result_types(kind: str, parsed: Any, operands: list[Value]) -> list[Type] | None:
+    n = _OPERAND_COUNT.get(kind)
+    if n is not None and len(operands) != n:
+        return None
+    if kind == "results0":
+        return [parsed] if isinstance(parsed, TensorType) else None
+    if kind == "select":
+        if type(parsed) is not tuple or len(parsed) != 2:
+            if isinstance(parsed, FunctionType):
+                return _fn_results(parsed, operands)
+            return None
+        want = (parsed[0], parsed[1], parsed[1])
+        for v, t in zip(operands, want):
+            if v.type is not t and v.type != t:
+                return None
+        return [parsed[1]]
+    if isinstance(parsed, FunctionType):
+        return _fn_results(parsed, operands)
+    if kind == "functional" or kind == "compare" or type(parsed) is tuple:
+        return None
+    for v in operands:
+        if v.type is not parsed and v.type != parsed:
+            return None
+    return [parsed]
+
+
+def _fn_results(ft: FunctionType, operands: list[Value]) -> list[Type] | None:
+    ins = ft.inputs
+    if len(ins) != len(operands) or len(ft.results) != 1:
+        return None
+    for v, t in zip(operands, ins):
+        if v.type is not t and v.type != t:
+            return None
+    return list(ft.results)
+
+
+_op_new = Operation.__new__
+
+
+_new_loc = object.__new__
+_val_new = Value.__new__
+
+
+def _new_op(name: str, operands: list[Value], rtypes: list[Type],
+            props: dict[str, Any]) -> Operation:
+    """An Operation without the generality of its constructor (fast path only)."""
+    op = _op_new(Operation)
+    op.name = name
+    op.operands = operands
+    op.results = [Value(t, op, i) for i, t in enumerate(rtypes)]
+    op.properties = props
+    op.attributes = {}
+    op.regions = []
+    op.successors = []
+    op.parent = None
+    return op
+
+
+def _round_to(v: float, t: Any) -> float:
+    """``v`` rounded to the float type ``t`` (a FloatAttr holds its value in its own type)."""
+    if isinstance(t, FloatType) and t.name != "f64":
+        import numpy as np
+
+        with np.errstate(over="ignore"):
+            return float(t.dtype.type(v))
+    return v
 
 
 def _first(kv: tuple) -> Any:

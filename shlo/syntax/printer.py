@@ -40,7 +40,7 @@ __all__ = ["format_module", "format_op", "format_type", "format_attr", "format_l
            "Printer"]
 
 _BARE_ID_RE = re.compile(r"[A-Za-z_][\w$.]*\Z")
-_SYMBOL_RE = re.compile(r"[A-Za-z_][\w$.\-]*\Z")
+_SYMBOL_RE = re.compile(r"[A-Za-z_][\w$.]*\Z")
 _type_cache: dict[Any, str] = {}
 
 
@@ -76,7 +76,7 @@ def _format_type(t: Type) -> str:
         s += ":" + t.expressed_type.name
         if t.quantization_dimension is not None:
             s += f":{t.quantization_dimension}"
-        params = [format_float(sc) + (f":{zp}" if zp else "")
+        params = [format_float(sc, None, True) + (f":{zp}" if zp else "")
                   for sc, zp in zip(t.scales, t.zero_points)]
         if t.quantization_dimension is not None:
             s += ", {" + ",".join(params) + "}"
@@ -204,7 +204,7 @@ def _struct_value(v: Any) -> str:
     if isinstance(v, (int, np.integer)):
         return str(int(v))
     if isinstance(v, float):
-        return format_float(v)
+        return format_float(v, None, True)
     if isinstance(v, tuple):
         return "[" + ", ".join(_struct_value(x) for x in v) + "]"
     if isinstance(v, str):
@@ -255,8 +255,9 @@ class Printer:
     """Prints ops with MLIR's value naming; pretty forms come from :mod:`formats`."""
 
     def __init__(self, generic: bool = False, debug_info: bool = False) -> None:
-        from .formats import PRETTY_PRINTERS
+        from .formats import INHERENT, PRETTY_PRINTERS
 
+        self.inherent = INHERENT
         self.generic = generic
         self.debug_info = debug_info
         self.pretty = PRETTY_PRINTERS
@@ -352,12 +353,12 @@ class Printer:
                 return name
 
             children: list[Region] = []
-            hint = None if unique_mode else _block_arg_hint(region)
+            arg_hints = None if unique_mode else _block_arg_hints(region)
             for bi, block in enumerate(region.blocks):
                 self.block_names[block] = f"^bb{bi}"
-                for a in block.arguments:
-                    if hint is not None:
-                        names[a] = "%" + unique(hint)
+                for ai, a in enumerate(block.arguments):
+                    if arg_hints is not None and bi == 0:
+                        names[a] = "%" + unique(arg_hints[ai])
                     elif bi == 0:
                         names[a] = f"%arg{na}"
                         na += 1
@@ -399,14 +400,11 @@ class Printer:
         if not self.generic:
             fn = self.pretty.get(op.name)
             if fn is not None:
-                isolated = op.name in _ISOLATED
-                if isolated:
-                    self.default_dialect.append("func" if op.name == "func.func" else "builtin")
+                self.default_dialect.append(_region_dialect(op.name))
                 try:
                     body = fn(self, op)
                 finally:
-                    if isolated:
-                        self.default_dialect.pop()
+                    self.default_dialect.pop()
         if body is None:
             text = prefix + self._generic(op)
         else:
@@ -417,7 +415,7 @@ class Printer:
 
     def _short_name(self, name: str) -> str:
         d = self.default_dialect[-1]
-        if name.startswith(d) and name[len(d):len(d) + 1] == ".":
+        if d and name.startswith(d) and name[len(d):len(d) + 1] == ".":
             short = name[len(d) + 1:]
             if "." not in short:
                 return short
@@ -427,21 +425,27 @@ class Printer:
         s = escape_string(op.name) + "(" + ", ".join(self.val(v) for v in op.operands) + ")"
         if op.successors:
             s += "[" + ", ".join(self.block_names.get(b, "^bb?") for b in op.successors) + "]"
-        if op.properties:
-            items = sorted(op.properties.items(), key=lambda kv: kv[0])
+        props = op.properties
+        attrs = op.attributes
+        inherent = self.inherent.get(op.name)
+        if inherent and attrs and any(k in inherent for k in attrs):
+            props = dict(props)
+            attrs = dict(attrs)
+            for k in list(attrs):
+                if k in inherent:
+                    props[k] = attrs.pop(k)
+        if props:
+            items = sorted(props.items(), key=lambda kv: kv[0])
             s += " <{" + ", ".join(format_entry(k, v) for k, v in items) + "}>"
         if op.regions:
-            isolated = op.name in _ISOLATED
-            if isolated:
-                self.default_dialect.append("func" if op.name == "func.func" else "builtin")
+            self.default_dialect.append(_region_dialect(op.name))
             parts = []
             for r in op.regions:
                 parts.append(self.region(r, True))
-            if isolated:
-                self.default_dialect.pop()
+            self.default_dialect.pop()
             s += " (" + ", ".join(parts) + ")"
-        if op.attributes:
-            items = sorted(op.attributes.items(), key=lambda kv: kv[0])
+        if attrs:
+            items = sorted(attrs.items(), key=lambda kv: kv[0])
             s += " {" + ", ".join(format_entry(k, v) for k, v in items) + "}"
         s += " : " + format_function_type(op.operand_types, op.result_types)
         return s
@@ -467,10 +471,27 @@ class Printer:
         self.depth -= 1
 
 
-def _block_arg_hint(region: Region) -> str | None:
+def _region_dialect(op_name: str) -> str:
+    """The default dialect of the ops in the regions of ``op_name`` (OpAsmOpInterface)."""
+    if op_name == "func.func":
+        return "func"
+    if op_name == "builtin.module":
+        return "builtin"
+    return ""
+
+
+def _block_arg_hints(region: Region) -> list[str] | None:
     op = region.parent
-    if op is not None and op.name == "stablehlo.while":
-        return "iterArg"
+    if op is None:
+        return None
+    if op.name == "stablehlo.while":
+        return ["iterArg"] * len(region.blocks[0].arguments) if region.blocks else None
+    if op.name == "chlo.scan" and region.blocks:
+        seg = op.attr("operandSegmentSizes")
+        if isinstance(seg, DenseArrayAttr) and len(seg.values) == 2:
+            n_in, n_carry = seg.values
+            if n_in + n_carry == len(region.blocks[0].arguments):
+                return ["input"] * n_in + ["carry"] * n_carry
     return None
 
 
@@ -482,6 +503,21 @@ def _result_hints(op: Operation) -> list[str] | None:
         return ["c" if isinstance(et, IntegerType) else "cst"]
     if name == "stablehlo.rng_bit_generator" and len(op.results) == 2:
         return ["output_state", "output"]
+    if name == "chlo.top_k" and len(op.results) == 2:
+        return ["values", "indices"]
+    if name == "stablehlo.batch_norm_grad" and len(op.results) == 3:
+        return ["grad_operand", "grad_scale", "grad_offset"]
+    if name == "stablehlo.batch_norm_training" and len(op.results) == 3:
+        return ["output", "batch_mean", "batch_var"]
+    if name == "arith.constant":
+        v = op.attr("value")
+        if isinstance(v, IntegerAttr) and v.type is not None:
+            t = format_type(v.type)
+            if isinstance(v.type, IntegerType) and v.type.width == 1:
+                return ["true" if v.value else "false"]
+            return [f"c{v.value}_{t}".replace("-", "m") if t != "index" else f"c{v.value}"
+                    .replace("-", "m")]
+        return ["cst"]
     return None
 
 

@@ -174,6 +174,17 @@ def _work(args: tuple[str, bool, float | None]) -> list[CaseResult]:
     return run_file(*args)
 
 
+def _init_worker() -> None:
+    """One BLAS thread per worker process: with a worker per core, more threads oversubscribe
+    the cores, and OpenBLAS threads spinning for a core slow matmuls down a hundredfold."""
+    try:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(1)
+    except ImportError:  # pragma: no cover - threadpoolctl is a dependency
+        pass
+
+
 def run_paths(paths: Iterable[str], jobs: int | None = None, verify: bool = True,
               timeout: float | None = 120.0, progress: bool = False) -> list[CaseResult]:
     """Run every case of every file, files in parallel over ``jobs`` worker processes."""
@@ -187,7 +198,7 @@ def run_paths(paths: Iterable[str], jobs: int | None = None, verify: bool = True
     else:
         import multiprocessing as mp
 
-        pool = mp.get_context("fork").Pool(jobs)
+        pool = mp.get_context("fork").Pool(jobs, initializer=_init_worker)
         # Largest files first keeps the workers evenly loaded.
         order = sorted(range(len(work)), key=lambda i: -_size(work[i][0]))
         it = pool.imap_unordered(_work, [work[i] for i in order], chunksize=1)

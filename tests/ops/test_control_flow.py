@@ -143,3 +143,28 @@ def test_wrong_argument_shape_is_a_clear_error():
         run(text, np.zeros(3, np.float32))
     with pytest.raises(ExecutionError, match="takes 1 arguments"):
         run(text)
+
+
+def test_error_inside_nested_region_names_the_innermost_op():
+    text = """func.func @main(%x: tensor<f32>) -> tensor<f32> {
+  %r = "stablehlo.while"(%x) ({
+    ^bb0(%a: tensor<f32>):
+      %c = stablehlo.compare LT, %a, %a : (tensor<f32>, tensor<f32>) -> tensor<i1>
+      %t = stablehlo.not %c : tensor<i1>
+      stablehlo.return %t : tensor<i1>
+  }, {
+    ^bb0(%a: tensor<f32>):
+      %b = stablehlo.custom_call @boom(%a) : (tensor<f32>) -> tensor<f32>
+      stablehlo.return %b : tensor<f32>
+  }) : (tensor<f32>) -> tensor<f32>
+  return %r : tensor<f32>
+}"""
+
+    def boom(a):
+        raise ValueError("bad value")
+
+    with pytest.raises(ExecutionError) as info:
+        shlo.run(shlo.parse(text, "m.mlir"), np.float32(1), verify=False,
+                 custom_calls={"boom": boom})
+    assert str(info.value).startswith("m.mlir:9:")
+    assert "custom_call" in str(info.value) and "bad value" in str(info.value)

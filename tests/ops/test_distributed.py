@@ -67,7 +67,7 @@ def test_after_all_makes_tokens() -> None:
     assert run(text) == [TOKEN]
 
 
-# --- all_gather ------------------------------------------------------------------------------------
+# --- all_gather -----------------------------------------------------------------------------------
 
 ALL_GATHER = """
 func.func @main(%operand: tensor<2x2xi64>) -> tensor<2x4xi64> {
@@ -87,7 +87,8 @@ def test_all_gather_spec_example() -> None:
 
 
 def test_all_gather_cross_replica_and_partition_orders_partition_major() -> None:
-    # channel_id > 0: the group is [(0,0), (1,0), (0,1), (1,1)] (spec's cross_replica_and_partition).
+    # channel_id > 0: the group is [(0,0), (1,0), (0,1), (1,1)]
+    # (spec's cross_replica_and_partition).
     text = ALL_GATHER.replace("CHANNEL", ", channel_handle = #stablehlo.channel_handle<handle = 1, "
                                          "type = 0>").replace("2x4xi64", "2x8xi64")
     xs = PerProcess([np.full((2, 2), 10 * i + 1) for i in range(4)])
@@ -116,7 +117,7 @@ def test_all_gather_flattened_ids_and_variadic() -> None:
     assert res[0][1].dtype == np.int32
 
 
-# --- all_reduce ------------------------------------------------------------------------------------
+# --- all_reduce -----------------------------------------------------------------------------------
 
 
 def test_all_reduce_spec_example() -> None:
@@ -209,6 +210,23 @@ def test_all_reduce_of_booleans_and_in_a_loop() -> None:
     assert per_process(res) == [[True, False]] * 2 and res[0][0].dtype == np.bool_
 
 
+def test_all_reduce_of_quantized_tensors_adds_their_values() -> None:
+    q = "!quant.uniform<i8:f32, 0.5:-3>"
+    text = f"""
+    func.func @main(%x: tensor<2x{q}>) -> tensor<2x{q}> {{
+      %r = "stablehlo.all_reduce"(%x) ({{
+        ^bb0(%a: tensor<{q}>, %b: tensor<{q}>):
+          %s = stablehlo.add %a, %b : tensor<{q}>
+          stablehlo.return %s : tensor<{q}>
+      }}) {{replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>}} : (tensor<2x{q}>) -> tensor<2x{q}>
+      return %r : tensor<2x{q}>
+    }}"""
+    # storage [2, 4] and [6, -2] are 2.5, 3.5 and 4.5, 0.5; sums 7.0, 4.0 are storage 11, 5.
+    res = run(text, PerProcess([np.array([2, 4], np.int8), np.array([6, -2], np.int8)]),
+              replicas=2)
+    assert per_process(res) == [[11, 5]] * 2
+
+
 def test_all_reduce_on_one_process_is_the_operand_in_the_body_type() -> None:
     text = f"""
     func.func @main(%operand: tensor<4xi64>) -> tensor<4xi64> {{
@@ -235,7 +253,7 @@ def test_all_reduce_rejects_a_process_outside_the_groups() -> None:
         run(text, np.arange(4), replicas=3)
 
 
-# --- reduce_scatter, all_to_all ----------------------------------------------------------------------
+# --- reduce_scatter, all_to_all -------------------------------------------------------------------
 
 
 def test_reduce_scatter_spec_example() -> None:
@@ -278,7 +296,7 @@ def test_all_to_all_spec_example_and_cross_partition() -> None:
             np.zeros((2, 4), np.int64), replicas=3)
 
 
-# --- collective_permute, collective_broadcast, collective_reduce --------------------------------------
+# --- collective_permute, collective_broadcast, collective_reduce ----------------------------------
 
 
 def test_collective_permute_spec_example() -> None:
@@ -302,7 +320,8 @@ def test_collective_permute_spec_example() -> None:
 
 def test_collective_permute_quantized_zero_is_the_zero_point() -> None:
     text = """
-    func.func @main(%x: tensor<2x!quant.uniform<i8:f32, 0.5:-3>>) -> tensor<2x!quant.uniform<i8:f32, 0.5:-3>> {
+    func.func @main(%x: tensor<2x!quant.uniform<i8:f32, 0.5:-3>>)
+        -> tensor<2x!quant.uniform<i8:f32, 0.5:-3>> {
       %r = "stablehlo.collective_permute"(%x) {
         source_target_pairs = dense<[[0, 1]]> : tensor<1x2xi64>
       } : (tensor<2x!quant.uniform<i8:f32, 0.5:-3>>) -> tensor<2x!quant.uniform<i8:f32, 0.5:-3>>
@@ -355,7 +374,7 @@ def test_collective_reduce_gives_the_root_the_sum() -> None:
     assert per_process(run(text, xs, replicas=4)) == [[0, 0], [11, 2], [1100, 2], [0, 0]]
 
 
-# --- send, recv, infeed, outfeed, run_parallel -----------------------------------------------------
+# --- send, recv, infeed, outfeed, run_parallel ----------------------------------------------------
 
 SEND_RECV = """
 module {
@@ -430,7 +449,7 @@ def test_run_parallel_op_runs_a_grid_and_shares_its_infeed() -> None:
     assert sorted([int(s0) - 1, int(s1) - 2]) == [100, 200]  # one shared queue
 
 
-# --- differential: XLA on 8 host devices -------------------------------------------------------------
+# --- differential: XLA on 8 host devices ----------------------------------------------------------
 
 ORACLE = r'''
 import json, os, sys
@@ -575,10 +594,17 @@ module @grid attributes {{mhlo.num_replicas = 2 : i32, mhlo.num_partitions = 2 :
   }}
 }}"""},
     ]
-    return cases
+    # Values whose f32 sum depends on the order: XLA folds left in group order, as shlo does.
+    order = _replicated("all_reduce_order", 4, f"""%r = "stablehlo.all_reduce"(%x) {f32sum} {{
+          replica_groups = dense<[[0, 1, 2, 3]]> : tensor<1x4xi64>}}
+          : (tensor<3xf32>) -> tensor<3xf32>""", "tensor<3xf32>", "tensor<3xf32>")
+    order["inputs"] = [[1e8, 1, 1], [1, 1e8, 1], [-1e8, 1, -1e8], [1, -1e8, 1e8]]
+    return cases + [order]
 
 
 def _inputs(case: dict[str, Any]) -> list[np.ndarray]:
+    if "inputs" in case:
+        return [np.array(v, np.float32) for v in case["inputs"]]
     rng = np.random.default_rng(len(case["name"]))
     n = case["R"] * case["P"]
     text = case["text"]

@@ -114,8 +114,15 @@ def test_real_dynamic_slice() -> None:
                                                 np.array([4, 5], np.int32),
                                                 np.array([2, 2], np.int32)], dyn(2))
     np.testing.assert_array_equal(out, x[1:4:2, 0:5:2])
-    with pytest.raises(Exception):
+    # a start that would overrun is clamped (the slice keeps its size)
+    out = run1("stablehlo.real_dynamic_slice", [x, np.array([3, 1]), np.array([6, 3]),
+                                                np.array([1, 1])], dyn(2))
+    np.testing.assert_array_equal(out, x[1:4, 1:3])
+    with pytest.raises(Exception):  # more elements than the dimension has
         run1("stablehlo.real_dynamic_slice", [x, np.array([0, 0]), np.array([5, 5]),
+                                              np.array([1, 1])], dyn(2))
+    with pytest.raises(Exception):  # limit < start
+        run1("stablehlo.real_dynamic_slice", [x, np.array([2, 0]), np.array([1, 5]),
                                               np.array([1, 1])], dyn(2))
 
 
@@ -127,3 +134,51 @@ def test_set_and_get_dimension_size() -> None:
     size = run1("stablehlo.get_dimension_size", [out], TensorType((), element_type("i32")),
                 dimension=IntegerAttr(0))
     assert size == 3 and size.dtype == np.int32
+
+
+# --- programs with dynamic shapes, run end to end ---------------------------------------------
+
+
+def test_program_dynamic_shapes_end_to_end() -> None:
+    import shlo
+
+    text = """
+func.func @main(%x: tensor<?xf32>, %n: tensor<i64>) -> (tensor<?xf32>, tensor<?x2xf32>,
+                                                        tensor<i32>, tensor<?xf32>) {
+  %0 = stablehlo.constant dense<2> : tensor<i64>
+  %1 = stablehlo.multiply %n, %0 : tensor<i64>
+  %2 = stablehlo.convert %1 : (tensor<i64>) -> tensor<i32>
+  %3 = stablehlo.reshape %2 : (tensor<i32>) -> tensor<1xi32>
+  %4 = stablehlo.dynamic_iota %3, dim = 0 : (tensor<1xi32>) -> tensor<?xf32>
+  %6 = stablehlo.get_dimension_size %x, dim = 0 : (tensor<?xf32>) -> tensor<i32>
+  %7 = stablehlo.reshape %6 : (tensor<i32>) -> tensor<1xi32>
+  %c2 = stablehlo.constant dense<2> : tensor<1xi32>
+  %8 = stablehlo.concatenate %7, %c2, dim = 0 : (tensor<1xi32>, tensor<1xi32>) -> tensor<2xi32>
+  %5 = stablehlo.dynamic_broadcast_in_dim %x, %8, dims = [0]
+    : (tensor<?xf32>, tensor<2xi32>) -> tensor<?x2xf32>
+  %s0 = stablehlo.constant dense<1> : tensor<1xi32>
+  %s2 = stablehlo.constant dense<1> : tensor<1xi32>
+  %9 = stablehlo.real_dynamic_slice %x, %s0, %7, %s2
+    : (tensor<?xf32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<?xf32>
+  return %4, %5, %6, %9 : tensor<?xf32>, tensor<?x2xf32>, tensor<i32>, tensor<?xf32>
+}"""
+    x = np.arange(3, dtype=np.float32)
+    iota, bcast, size, sl = shlo.run(text, x, np.array(2))
+    np.testing.assert_array_equal(iota, [0, 1, 2, 3])
+    np.testing.assert_array_equal(bcast, np.stack([x, x], 1))
+    assert size == 3
+    np.testing.assert_array_equal(sl, [1, 2])
+    # the same prepared program with another run-time shape
+    iota, bcast, size, sl = shlo.run(text, np.arange(5, dtype=np.float32), np.array(1))
+    np.testing.assert_array_equal(iota, [0, 1])
+    assert bcast.shape == (5, 2) and size == 5 and sl.shape == (4,)
+
+
+def test_set_dimension_size_static_result_keeps_its_size() -> None:
+    x = np.arange(8, dtype=np.float32).reshape(4, 2)
+    out = run1("stablehlo.set_dimension_size", [x, np.array(3, np.int32)],
+               TensorType((4, 2), F32), dimension=IntegerAttr(0))
+    np.testing.assert_array_equal(out, x)
+    out = run1("stablehlo.set_dimension_size", [x, np.array(3, np.int32)],
+               TensorType((2, 2), F32), dimension=IntegerAttr(0))
+    np.testing.assert_array_equal(out, x[:2])

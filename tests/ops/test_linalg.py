@@ -9,7 +9,6 @@ is installed, random cases are also compared with XLA (skipped otherwise).
 from __future__ import annotations
 
 import itertools
-import math
 from typing import Any, Sequence
 
 import ml_dtypes
@@ -890,8 +889,10 @@ def test_text_spec_examples_generic_form():
     np.testing.assert_array_equal(out.reshape(2, 2), [[10, 26], [46, 62]])
 
     text = """
-    func.func @main(%a: tensor<3x3xf32>, %b: tensor<3x3xf32>) -> (tensor<3x3xf32>, tensor<3x3xf32>) {
-      %l = "stablehlo.cholesky"(%a) {lower = true} : (tensor<3x3xf32>) -> tensor<3x3xf32>
+    func.func @main(%a: tensor<3x3xf32>, %b: tensor<3x3xf32>)
+        -> (tensor<3x3xf32>, tensor<3x3xf32>) {
+      %l = "stablehlo.cholesky"(%a) {lower = true}
+        : (tensor<3x3xf32>) -> tensor<3x3xf32>
       %x = "stablehlo.triangular_solve"(%l, %b) {
         left_side = true, lower = true, unit_diagonal = false,
         transpose_a = #stablehlo<transpose NO_TRANSPOSE>
@@ -926,11 +927,14 @@ def test_text_batch_norm_spec_examples():
             tensor<2xf32>, tensor<2xf32>) {{
       %r = "stablehlo.batch_norm_inference"(%operand, %scale, %offset, %mean, %variance) {{
         epsilon = 0.0 : f32, feature_index = 2 : i64
-      }} : ({operand_t}, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> {operand_t}
+      }} : ({operand_t}, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>)
+          -> {operand_t}
       %o, %bm, %bv = "stablehlo.batch_norm_training"(%operand, %scale, %offset) {{
         epsilon = 0.0 : f32, feature_index = 2 : i64
-      }} : ({operand_t}, tensor<2xf32>, tensor<2xf32>) -> ({operand_t}, tensor<2xf32>, tensor<2xf32>)
-      %go, %gs, %gf = "stablehlo.batch_norm_grad"(%operand, %scale, %mean, %variance, %grad) {{
+      }} : ({operand_t}, tensor<2xf32>, tensor<2xf32>)
+          -> ({operand_t}, tensor<2xf32>, tensor<2xf32>)
+      %go, %gs, %gf = "stablehlo.batch_norm_grad"(%operand, %scale, %mean, %variance,
+                                                  %grad) {{
         epsilon = 0.0 : f32, feature_index = 2 : i64
       }} : ({operand_t}, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, {operand_t})
           -> ({operand_t}, tensor<2xf32>, tensor<2xf32>)
@@ -1078,3 +1082,28 @@ def test_dot_general_text_against_xla(xla_run, seed):
         (mine,) = run_text(text, lhs, rhs)
         (xla,) = xla_run(text, lhs, rhs)
         np.testing.assert_array_equal(mine, xla)
+
+
+def test_small_float_contractions_sum_in_index_order():
+    # (1e8 + 1) rounds to 1e8 in f32, then - 1e8 gives 0: the spec's reduction order (and the
+    # upstream interpreter's and XLA's), not the exact 1.
+    lhs = np.array([1e8, 1.0, -1e8], np.float32)
+    assert dot_general(lhs, np.ones(3, np.float32), "f32", lc=[0], rc=[0]) == 0.0
+    # complex: each product rounded (re = ar*br - ai*bi), then accumulated in order
+    a = np.array([[1 + 1e-4j, 3 - 1j, -1 + 2j]], np.complex64)
+    b = np.array([[1e4 + 2j], [2 + 3j], [-2 - 5j]], np.complex64)
+    acc = np.complex64(0)
+    for k in range(3):
+        acc = np.complex64(acc + np.complex64(a[0, k] * b[k, 0]))
+    out = dot_general(a, b, "complex<f32>", lc=[1], rc=[0])
+    assert out[0, 0] == acc
+
+
+@pytest.mark.parametrize("dtype,name", [(np.int64, "i64"), (np.float64, "f64"), (np.int32, "i32")])
+def test_dot_general_rounds_once_to_a_narrow_result(dtype, name):
+    # 2^31 + 2^23 + 1 is just above the midpoint of two bf16 neighbours: correctly rounded it is
+    # 2^31 + 2^24; through float32 first (2^31 + 2^23, a tie) it would become 2^31.
+    lhs = np.array([2**30, 2**23, 1], dtype)
+    rhs = np.array([2, 1, 1], dtype)
+    out = dot_general(lhs, rhs, "bf16", lc=[0], rc=[0])
+    assert float(out) == 2.0**31 + 2.0**24

@@ -415,6 +415,43 @@ def test_reduce_window_variadic_and_empty():
     assert r.shape == (0,) and r.dtype == np.float32
 
 
+def test_reduce_window_is_a_left_fold_per_window():
+    # Schedule: acc = init; acc = body(acc, w[k]) over the window in row-major order.
+    x = np.arange(1, 6, dtype=np.int64)
+    props = {"window_dimensions": i64s(3)}
+    (r,) = run_op("stablehlo.reduce_window", [x, np.int64(100)], [tensor((3,), "i64")], props,
+                  [single("test.sub", "i64")])
+    np.testing.assert_array_equal(r, [100 - 1 - 2 - 3, 100 - 2 - 3 - 4, 100 - 3 - 4 - 5])
+    # Rounding in the element type after every step, like the upstream interpreter and XLA:
+    # ((0 + 2048) + 1) + 1 = 2048 in f16 (a pairwise sum would give 2050).
+    x = np.array([2048, 1, 1], np.float16)
+    for region in (single("stablehlo.add", "f16"), single("test.add", "f16")):
+        (r,) = run_op("stablehlo.reduce_window", [x, np.float16(0)], [tensor((1,), "f16")],
+                      props, [region])
+        assert r.dtype == np.float16 and float(r[0]) == 2048.0
+
+
+def test_reduce_window_2d_window_order_row_major():
+    x = np.arange(1, 7, dtype=np.int64).reshape(2, 3) % 10
+    b = B("i64", "i64", "i64", "i64")
+    v, length = concat_region(b)
+    props = {"window_dimensions": i64s(2, 2)}
+    r, _ = run_op("stablehlo.reduce_window", [x, np.ones_like(x), np.int64(9), np.int64(1)],
+                  [tensor((1, 2), "i64")] * 2, props, [b.ret(v, length)])
+    np.testing.assert_array_equal(r, [[91245, 92356]])
+
+
+def concat_region(b):
+    """Decimal concatenation on (value, length) pairs, from test ops."""
+    ten_pow = b.op("test.pow10", b[3])
+    return b.op("test.add", b.op("test.mul", b[0], ten_pow), b[2]), b.op("test.add", b[1], b[3])
+
+
+@kernel("test.pow10")
+def _pow10(op, ctx):
+    return lambda n: [np.power(np.int64(10), np.asarray(n, np.int64))]
+
+
 def sas(operand, source, init, props, scatter):
     b = B("i64", "i64")
     select = b.ret(b.op("test.ge", b[0], b[1], type="i1"))
@@ -776,6 +813,80 @@ def test_mlir_jax_float_sort_comparator():
     assert bits(x) == bits(F32_SPECIALS[[7, 3, 4, 2, 6, 0, 8, 1, 5]])
 
 
+SORT_TEMPLATE = """
+func.func @main(%x: tensor<3x23x{t}>, %i: tensor<3x23xi32>) -> (tensor<3x23x{t}>, tensor<3x23xi32>) {{
+  %r:2 = "stablehlo.sort"(%x, %i) ({{
+  ^bb0(%a: tensor<{t}>, %b: tensor<{t}>, %c: tensor<i32>, %d: tensor<i32>):
+    %p = stablehlo.compare {dir}, %a, %b{ct} : (tensor<{t}>, tensor<{t}>) -> tensor<i1>
+    stablehlo.return %p : tensor<i1>
+  }}) {{dimension = 1 : i64, is_stable = true}}
+    : (tensor<3x23x{t}>, tensor<3x23xi32>) -> (tensor<3x23x{t}>, tensor<3x23xi32>)
+  return %r#0, %r#1 : tensor<3x23x{t}>, tensor<3x23xi32>
+}}"""
+
+
+def _sort_data(t, with_nan):
+    rng = np.random.default_rng(abs(hash(t)) % 1000)
+    dt = element_type(t).dtype
+    if t == "i1":
+        return rng.integers(0, 2, (3, 23)).astype(bool)
+    if dt.kind in "iu" or t in ("i2", "i4", "ui2", "ui4"):
+        et = element_type(t)
+        return rng.integers(et.min, et.max + 1, (3, 23)).astype(dt)
+    if t.startswith("complex"):
+        v = rng.choice([-1.5, 0.0, -0.0, 2.0, np.inf], (2, 3, 23))
+        out = np.empty((3, 23), dt)
+        out.real, out.imag = v
+        return out
+    vals = [-2.0, -0.5, -0.0, 0.0, 0.25, 1.0, 3.0, np.inf, -np.inf] + ([np.nan] if with_nan else [])
+    with np.errstate(invalid="ignore", over="ignore"):
+        x = rng.choice(np.array(vals, np.float64), (3, 23)).astype(dt)
+        if not with_nan:  # types without inf turn it into NaN
+            x = np.where(np.isnan(x.astype(np.float32)), np.ones((), dt), x)
+    return x
+
+
+@pytest.mark.parametrize("t,ct", [
+    ("i1", ""), ("i4", ""), ("i8", ", SIGNED"), ("ui8", ", UNSIGNED"), ("i64", ""),
+    ("ui2", ""), ("f32", ", FLOAT"), ("f16", ""), ("bf16", ", FLOAT"), ("f8E4M3FNUZ", ""),
+    ("f32", ", TOTALORDER"), ("bf16", ", TOTALORDER"), ("f8E4M3FN", ", TOTALORDER"),
+    ("f8E4M3FNUZ", ", TOTALORDER"), ("f8E8M0FNU", ", TOTALORDER"), ("f4E2M1FN", ", TOTALORDER"),
+    ("f64", ", TOTALORDER"), ("complex<f32>", ""),
+])
+@pytest.mark.parametrize("direction", ["LT", "GT"])
+def test_sort_key_path_matches_merge_sort_with_the_compare_kernel(t, ct, direction):
+    """The recognised-comparator path must order exactly as the comparator region does."""
+    from shlo.ops import reduction
+
+    text = SORT_TEMPLATE.format(t=t, dir=direction, ct=ct)
+    module = shlo.parse(text)
+    sort = next(op for op in module.walk() if op.name == "stablehlo.sort")
+    ctx = PrepareContext(module)
+    assert reduction._analyze(sort.regions[0].blocks[0], ctx) is not None
+    comparator = ctx.region(sort.regions[0])
+    x = _sort_data(t, with_nan="TOTALORDER" in ct)
+    if t == "f8E8M0FNU":
+        x = np.abs(x.astype(np.float32)).astype(x.dtype)
+    payload = np.broadcast_to(np.arange(23, dtype=np.int32), (3, 23)).copy()
+    rx, rp = run(text, x, payload)
+    order = _merge_sort_order(comparator, [x, payload])
+    np.testing.assert_array_equal(rp, order)
+    assert rx.dtype == x.dtype
+    assert rx.tobytes() == np.take_along_axis(x, order, 1).tobytes()
+
+
+def test_sort_complex_key_with_nan_falls_back_to_comparator():
+    text = SORT_TEMPLATE.format(t="complex<f32>", dir="LT", ct="")
+    x = np.array([[1 + 1j, np.nan + 0j, 1 + 0j, -1 + 5j] * 5 + [0j, 2j, np.nan * 1j]] * 3,
+                 np.complex64)
+    payload = np.broadcast_to(np.arange(23, dtype=np.int32), (3, 23)).copy()
+    module = shlo.parse(text)
+    sort = next(op for op in module.walk() if op.name == "stablehlo.sort")
+    comparator = PrepareContext(module).region(sort.regions[0])
+    _, rp = run(text, x, payload)
+    np.testing.assert_array_equal(rp, _merge_sort_order(comparator, [x, payload]))
+
+
 # --- differential tests against XLA -------------------------------------------------------------
 
 oracles = pytest.importorskip("shlo.testing.oracles")
@@ -832,6 +943,17 @@ func.func @main(%x: tensor<6x7xf32>, %s: tensor<3x3xf32>) -> tensor<6x7xf32> {
        np.arange(9, dtype=np.float32).reshape(3, 3)]),
     (JAX_SORT_F32, [F32_SPECIALS, np.arange(9, dtype=np.int32)]),
     ("""
+func.func @main(%x: tensor<30x3xf16>) -> tensor<30x3xf16> {
+  %z = stablehlo.constant dense<0.0> : tensor<f16>
+  %0 = "stablehlo.reduce_window"(%x, %z) <{padding = dense<[[11, 0], [0, 0]]> : tensor<2x2xi64>,
+      window_dimensions = array<i64: 12, 1>}> ({
+  ^bb0(%a: tensor<f16>, %b: tensor<f16>):
+    %s = stablehlo.add %a, %b : tensor<f16>
+    stablehlo.return %s : tensor<f16>
+  }) : (tensor<30x3xf16>, tensor<f16>) -> tensor<30x3xf16>
+  return %0 : tensor<30x3xf16>
+}""", [np.random.default_rng(10).standard_normal((30, 3)).astype(np.float16) * 50]),
+    ("""
 func.func @main(%a: tensor<5x40xi32>, %b: tensor<5x40xui8>) -> (tensor<5x40xi32>, tensor<5x40xui8>) {
   %r:2 = "stablehlo.sort"(%a, %b) ({
   ^bb0(%a0: tensor<i32>, %a1: tensor<i32>, %b0: tensor<ui8>, %b1: tensor<ui8>):
@@ -856,6 +978,8 @@ def test_against_xla(case):
     actual = run(text, *args)
     for a, e in zip(actual, expected):
         assert a.dtype == e.dtype and a.shape == e.shape
+        if a.dtype == np.float16:  # same schedule (XLA rewrites windows longer than ~16)
+            assert a.tobytes() == e.tobytes()
         np.testing.assert_allclose(a, e, rtol=1e-5, atol=1e-5)
 
 

@@ -331,3 +331,113 @@ def test_pad_random_against_spec_model_and_xla() -> None:
                                        xla_client.CompileOptions())
         (res,) = exe.execute([jax.device_put(x, dev), jax.device_put(np.array(-1, np.int32), dev)])
         np.testing.assert_array_equal(np.asarray(res), expected, err_msg=text)
+
+
+# --- spec examples as MLIR programs (parser + verifier + evaluator) ---------------------------
+
+
+def mlir(body: str, result_types: str) -> list[np.ndarray]:
+    """Run ``body`` (ops ending in values named in the return) as `@main` with no arguments."""
+    import shlo
+
+    text = f"func.func @main() -> ({result_types}) {{\n{body}\n}}"
+    return [np.asarray(r) for r in shlo.run(text)]
+
+
+def test_program_broadcast_in_dim() -> None:
+    (out,) = mlir("""
+  %operand = stablehlo.constant dense<[[1, 2, 3]]> : tensor<1x3xi32>
+  %result = "stablehlo.broadcast_in_dim"(%operand) {
+    broadcast_dimensions = array<i64: 2, 1>
+  } : (tensor<1x3xi32>) -> tensor<2x3x2xi32>
+  func.return %result : tensor<2x3x2xi32>""", "tensor<2x3x2xi32>")
+    np.testing.assert_array_equal(out, [[[1, 1], [2, 2], [3, 3]], [[1, 1], [2, 2], [3, 3]]])
+
+
+def test_program_concatenate_pretty() -> None:
+    (out,) = mlir("""
+  %a = stablehlo.constant dense<[[1, 2], [3, 4], [5, 6]]> : tensor<3x2xi64>
+  %b = stablehlo.constant dense<[[7, 8]]> : tensor<1x2xi64>
+  %r = stablehlo.concatenate %a, %b, dim = 0 : (tensor<3x2xi64>, tensor<1x2xi64>) -> tensor<4x2xi64>
+  func.return %r : tensor<4x2xi64>""", "tensor<4x2xi64>")
+    np.testing.assert_array_equal(out, [[1, 2], [3, 4], [5, 6], [7, 8]])
+
+
+def test_program_constant_and_iota() -> None:
+    c, i, j = mlir("""
+  %c = "stablehlo.constant"() {value = dense<[[0.0, 1.0], [2.0, 3.0]]> : tensor<2x2xf32>}
+    : () -> tensor<2x2xf32>
+  %i = stablehlo.iota dim = 0 : tensor<4x5xi32>
+  %j = "stablehlo.iota"() {iota_dimension = 1 : i64} : () -> tensor<4x5xi32>
+  func.return %c, %i, %j : tensor<2x2xf32>, tensor<4x5xi32>, tensor<4x5xi32>""",
+                   "tensor<2x2xf32>, tensor<4x5xi32>, tensor<4x5xi32>")
+    np.testing.assert_array_equal(c, [[0, 1], [2, 3]])
+    np.testing.assert_array_equal(i, np.indices((4, 5))[0])
+    np.testing.assert_array_equal(j, np.indices((4, 5))[1])
+
+
+def test_program_pad() -> None:
+    (out,) = mlir("""
+  %operand = stablehlo.constant dense<[[0, 0, 0, 0], [0, 1, 2, 0], [0, 3, 4, 0],
+                                       [0, 5, 6, 0], [0, 0, 0, 0]]> : tensor<5x4xi64>
+  %padding_value = stablehlo.constant dense<-1> : tensor<i64>
+  %result = stablehlo.pad %operand, %padding_value, low = [1, -1], high = [1, -1],
+    interior = [0, 1] : (tensor<5x4xi64>, tensor<i64>) -> tensor<7x5xi64>
+  func.return %result : tensor<7x5xi64>""", "tensor<7x5xi64>")
+    np.testing.assert_array_equal(out, [
+        [-1, -1, -1, -1, -1], [-1, 0, -1, 0, -1], [-1, 1, -1, 2, -1], [-1, 3, -1, 4, -1],
+        [-1, 5, -1, 6, -1], [-1, 0, -1, 0, -1], [-1, -1, -1, -1, -1]])
+
+
+def test_program_reshape_reverse_slice_transpose() -> None:
+    r, v, s, t = mlir("""
+  %x = stablehlo.constant dense<[[1, 2, 3], [4, 5, 6]]> : tensor<2x3xi32>
+  %r = stablehlo.reshape %x : (tensor<2x3xi32>) -> tensor<3x2xi32>
+  %v = stablehlo.reverse %x, dims = [1, 0] : tensor<2x3xi32>
+  %s = stablehlo.slice %x [0:2, 1:3:2] : (tensor<2x3xi32>) -> tensor<2x1xi32>
+  %t = stablehlo.transpose %x, dims = [1, 0] : (tensor<2x3xi32>) -> tensor<3x2xi32>
+  func.return %r, %v, %s, %t : tensor<3x2xi32>, tensor<2x3xi32>, tensor<2x1xi32>,
+    tensor<3x2xi32>""", "tensor<3x2xi32>, tensor<2x3xi32>, tensor<2x1xi32>, tensor<3x2xi32>")
+    x = np.array([[1, 2, 3], [4, 5, 6]])
+    np.testing.assert_array_equal(r, x.reshape(3, 2))
+    np.testing.assert_array_equal(v, x[::-1, ::-1])
+    np.testing.assert_array_equal(s, x[:, 1:3:2])
+    np.testing.assert_array_equal(t, x.T)
+
+
+def test_program_get_dimension_size() -> None:
+    (out,) = mlir("""
+  %operand = stablehlo.constant dense<[[1, 2, 3], [4, 5, 6]]> : tensor<2x3xi64>
+  %result = stablehlo.get_dimension_size %operand, dim = 1 : (tensor<2x3xi64>) -> tensor<i32>
+  func.return %result : tensor<i32>""", "tensor<i32>")
+    assert out == 3 and out.dtype == np.int32
+
+
+def test_quantized_data_movement_moves_storage_values() -> None:
+    """Quantized tensors are arrays of storage values; shape ops move them unchanged."""
+    q = QuantizedType(element_type("i8"), element_type("f32"), (0.25,), (-3,))
+    x = np.array([[-128, 5, 127], [0, -1, 42]], np.int8)
+    xt = TensorType((2, 3), q)
+
+    def run(name: str, operands: list[np.ndarray], types: list[TensorType],
+            result: TensorType, **props: Any) -> np.ndarray:
+        op = Operation(name, [Value(t) for t in types], [result], properties=props)
+        (out,) = PrepareContext(None).prepare(op)(*operands)
+        assert np.asarray(out).dtype == np.int8
+        return np.asarray(out)
+
+    np.testing.assert_array_equal(
+        run("stablehlo.transpose", [x], [xt], TensorType((3, 2), q), permutation=i64s(1, 0)),
+        x.T)
+    pv = np.array(-3, np.int8)
+    np.testing.assert_array_equal(
+        run("stablehlo.pad", [x, pv], [xt, TensorType((), q)], TensorType((2, 5), q),
+            edge_padding_low=i64s(0, 1), edge_padding_high=i64s(0, 1),
+            interior_padding=i64s(0, 0)),
+        np.pad(x, ((0, 0), (1, 1)), constant_values=-3))
+    np.testing.assert_array_equal(
+        run("stablehlo.broadcast_in_dim", [x], [xt], TensorType((2, 2, 3), q),
+            broadcast_dimensions=i64s(1, 2)), np.broadcast_to(x, (2, 2, 3)))
+    np.testing.assert_array_equal(
+        run("stablehlo.slice", [x], [xt], TensorType((1, 3), q), start_indices=i64s(1, 0),
+            limit_indices=i64s(2, 3), strides=i64s(1, 1)), x[1:])
