@@ -590,14 +590,23 @@ _ATTR_KINDS = {
 }
 
 
+def _is_i64(t: Any) -> bool:
+    return isinstance(t, IntegerType) and t.width == 64 and t.signedness == "signless"
+
+
 def _attr_ok(kind: str, a: Any) -> bool:
     if kind == "ints":
+        if isinstance(a, DenseArrayAttr):
+            return _is_i64(a.element_type)
         return ints_of(a) is not None
+    if kind == "i64elements":
+        return not isinstance(a, DenseElementsAttr) or _is_i64(a.type.element_type)
     types = _ATTR_KINDS.get(kind)
     return types is None or isinstance(a, types)
 
 
 _ATTR_DESC = {"int": "64-bit signless integer attribute", "ints": "i64 dense array attribute",
+              "i64elements": "64-bit signless integer elements attribute",
               "bool": "bool attribute", "str": "string attribute", "float": "float attribute",
               "symbol": "flat symbol reference attribute"}
 

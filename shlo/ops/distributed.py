@@ -847,7 +847,7 @@ def _verify_after_all(op: _Operation, diag: _Any) -> None:
 def _verify_all_gather(op: _Operation, diag: _Any) -> None:
     """all_gather (C1-C6)."""
     if not _c.signature(op, diag, [(_c.TENSOR, "*")], [(_c.TENSOR, "*")],
-                        attrs={"all_gather_dim": "int", "replica_groups": "any"},
+                        attrs={"all_gather_dim": "int", "replica_groups": "i64elements"},
                         optional_attrs={"channel_handle": "any",
                                         "use_global_device_ids": "any"}):
         return
@@ -896,7 +896,7 @@ def _verify_all_gather(op: _Operation, diag: _Any) -> None:
 def _verify_all_reduce(op: _Operation, diag: _Any) -> None:
     """all_reduce (C1-C7)."""
     if not _c.signature(op, diag, [(_c.TENSOR, "*")], [(_c.TENSOR, "*")],
-                        attrs={"replica_groups": "any"},
+                        attrs={"replica_groups": "i64elements"},
                         optional_attrs={"channel_handle": "any",
                                         "use_global_device_ids": "any"}, regions=1):
         return
@@ -916,7 +916,7 @@ def _verify_all_reduce(op: _Operation, diag: _Any) -> None:
 def _verify_reduce_scatter(op: _Operation, diag: _Any) -> None:
     """reduce_scatter (C1-C9)."""
     if not _c.signature(op, diag, [_c.TENSOR], [_c.TENSOR],
-                        attrs={"scatter_dimension": "int", "replica_groups": "any"},
+                        attrs={"scatter_dimension": "int", "replica_groups": "i64elements"},
                         optional_attrs={"channel_handle": "any",
                                         "use_global_device_ids": "any"}, regions=1):
         return
@@ -970,7 +970,7 @@ def _verify_all_to_all(op: _Operation, diag: _Any) -> None:
     """all_to_all (C1-C9)."""
     if not _c.signature(op, diag, [(_c.TENSOR, "*")], [(_c.TENSOR, "*")],
                         attrs={"split_dimension": "int", "concat_dimension": "int",
-                               "split_count": "int", "replica_groups": "any"},
+                               "split_count": "int", "replica_groups": "i64elements"},
                         optional_attrs={"channel_handle": "any"}):
         return
     split_dim = _c.int_attr(op, "split_dimension")
@@ -1033,7 +1033,7 @@ def _verify_all_to_all(op: _Operation, diag: _Any) -> None:
 def _verify_collective_permute(op: _Operation, diag: _Any) -> None:
     """collective_permute (C1-C5)."""
     if not _c.signature(op, diag, [_c.TENSOR], [_c.TENSOR],
-                        attrs={"source_target_pairs": "any"},
+                        attrs={"source_target_pairs": "i64elements"},
                         optional_attrs={"channel_handle": "any"}):
         return
     a = op.attr("source_target_pairs")
@@ -1086,7 +1086,7 @@ def _dynamic_root(op: _Operation, diag: _Any, name: str) -> int | None:
 def _verify_collective_broadcast(op: _Operation, diag: _Any) -> None:
     """collective_broadcast (C1-C3)."""
     if not _c.signature(op, diag, [(_c.TENSOR, "*")], [(_c.TENSOR, "*")],
-                        attrs={"replica_groups": "any"},
+                        attrs={"replica_groups": "i64elements"},
                         optional_attrs={"channel_handle": "any"}):
         return
     n = _dynamic_root(op, diag, "collective_broadcast")
@@ -1102,7 +1102,7 @@ def _verify_collective_reduce(op: _Operation, diag: _Any) -> None:
     """collective_reduce (beyond the seed spec): like all_reduce, with an optional dynamic
     root operand."""
     if not _c.signature(op, diag, [(_c.TENSOR, "*")], [(_c.TENSOR, "*")],
-                        attrs={"replica_groups": "any"},
+                        attrs={"replica_groups": "i64elements"},
                         optional_attrs={"channel_handle": "any"}, regions=1):
         return
     if not _global_ids(op, diag, "C4", strict=True):

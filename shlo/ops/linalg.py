@@ -1234,7 +1234,7 @@ def _verify_convolution(op: _Operation, diag: _Any) -> None:
     """convolution (C1-C33): window attributes, dimension numbers, group counts, the result
     shape and the quantization constraints."""
     if _c.signature(op, diag, [_c.TENSOR, _c.TENSOR_QA], [_c.TENSOR_QA], attrs=_CONV_ATTRS,
-                    optional_attrs={**_CONV_OPTIONAL, "padding": "any"}):
+                    optional_attrs={**_CONV_OPTIONAL, "padding": "i64elements"}):
         _check_convolution(op, diag, dynamic=False)
 
 

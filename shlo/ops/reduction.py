@@ -658,7 +658,7 @@ def _verify_reduce_window(op: _Operation, diag: _Any) -> None:
     if not _c.signature(op, diag, [(_c.TENSOR, "*"), (_c.TENSOR, "*")], [(_c.TENSOR, "*")],
                         attrs={"window_dimensions": "ints"},
                         optional_attrs={"window_strides": "ints", "base_dilations": "ints",
-                                        "window_dilations": "ints", "padding": "any"},
+                                        "window_dilations": "ints", "padding": "i64elements"},
                         regions=1):
         return
     n = len(op.operands) // 2
@@ -713,7 +713,7 @@ def _verify_select_and_scatter(op: _Operation, diag: _Any) -> None:
     `select` of type `(tensor<E>, tensor<E>) -> tensor<i1>`, a reducer `scatter`."""
     if not _c.signature(op, diag, [_c.TENSOR, _c.TENSOR, _c.TENSOR], [_c.TENSOR],
                         optional_attrs={"window_dimensions": "ints", "window_strides": "ints",
-                                        "padding": "any"}, regions=2):
+                                        "padding": "i64elements"}, regions=2):
         return
     operand, source, init = (v.type for v in op.operands)
     if operand.shape is None:
