@@ -136,6 +136,13 @@ def main() -> None:
         tu = best_of(lambda: upstream(text), args.repeat)
         print(f"  upstream ir.Module.parse: {tu:.2f} s = {n / tu:,.0f} ops/s "
               f"(shlo/upstream time ratio {t / tu:.2f})")
+    # the same with JAX debug-info locations (`loc(#locN)` on every op, aliases at the end)
+    lines = text.splitlines()
+    with_locs = "\n".join(ln + f" loc(#loc{i % 97})" if " = stablehlo." in ln else ln
+                          for i, ln in enumerate(lines))
+    with_locs += "\n" + "\n".join(f'#loc{i} = loc("model.py":{i}:1)' for i in range(97)) + "\n"
+    t = best_of(lambda: shlo.parse(with_locs, "<bench>"), args.repeat)
+    print(f"op-dense with loc(#alias) on every op: {n / t:,.0f} ops/s")
     m = shlo.parse(text)
     t = best_of(lambda: format_module(m), args.repeat)
     print(f"print pretty: {n / t:,.0f} ops/s")

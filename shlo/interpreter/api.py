@@ -20,16 +20,15 @@ from .evaluator import CompiledBlock, PrepareContext, ProcessContext
 __all__ = ["run", "prepare_entry", "check_argument"]
 
 
-def prepare_entry(module: Module, entry: str = "main",
-                  process: ProcessContext | None = None) -> CompiledBlock:
-    """Compile function ``entry`` of ``module`` for ``process`` (cached per module and entry)."""
-    if process is None:
-        cache = module.__dict__.setdefault("_prepared", {})
-        cb = cache.get(entry)
-        if cb is None:
-            cb = cache[entry] = PrepareContext(module).function(entry)
-        return cb
-    return PrepareContext(module, process).function(entry)
+def prepare_entry(module: Module, entry: str = "main") -> tuple[CompiledBlock, ProcessContext]:
+    """Function ``entry`` of ``module`` compiled for one process, and that process's context
+    (cached on the module: repeated runs reuse the preparation)."""
+    cache = module.__dict__.setdefault("_prepared", {})
+    hit = cache.get(entry)
+    if hit is None:
+        ctx = PrepareContext(module)
+        hit = cache[entry] = (ctx.function(entry), ctx.process)
+    return hit
 
 
 def check_argument(value: Any, type: Type, index: int, entry: str) -> Any:
@@ -119,16 +118,15 @@ def run(module: Module | str, *args: Any, entry: str = "main", verify: bool = Tr
         raise ExecutionError(f"@{entry} takes {len(ftype.inputs)} arguments, got {len(args)}",
                              func.location)
     values = [check_argument(a, t, i, entry) for i, (a, t) in enumerate(zip(args, ftype.inputs))]
-    if infeed is not None or custom_calls or outfeed is not None:
-        process = ProcessContext(infeed=list(infeed or []), custom_calls=dict(custom_calls or {}))
-        fn = prepare_entry(module, entry, process)
-    else:
-        process = None
-        fn = prepare_entry(module, entry)
+    fn, process = prepare_entry(module, entry)
+    process.start_run(infeed, custom_calls)
     with np.errstate(all="ignore"):  # NaN/inf/overflow are values here, not warnings
         results = fn(*values)
-    if outfeed is not None and process is not None:
+    if outfeed is not None:
         outfeed.extend(process.outfeed)
+    if process.check_failures:
+        raise ExecutionError(f"{len(process.check_failures)} check(s) failed:\n"
+                             + "\n".join(process.check_failures), func.location)
     return [_to_numpy(r) for r in results]
 
 

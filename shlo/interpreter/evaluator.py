@@ -47,6 +47,19 @@ class ProcessContext:
     def process_id(self) -> int:
         return self.replica_id * self.num_partitions + self.partition_id
 
+    def start_run(self, infeed: Sequence[Any] | None = None,
+                  custom_calls: dict[str, Callable[..., Any]] | None = None) -> None:
+        """Forget what an earlier run left (feeds, check failures, probes, channels, the hidden
+        `rng` counters) so that a prepared function reused for a new run behaves as a fresh
+        one: the same program on the same inputs gives the same results."""
+        self.infeed = list(infeed or [])
+        self.outfeed = []
+        self.custom_calls = dict(custom_calls or {})
+        self.check_failures = []
+        self.probes = {}
+        self.channels = {}
+        self.__dict__.pop("rng_counters", None)
+
 
 class PrepareContext:
     """Handed to every prepare function: compiles regions and functions, knows the process."""

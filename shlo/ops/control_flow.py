@@ -106,27 +106,25 @@ def custom_call(op: Operation, ctx: Any):
     name = target.value if isinstance(target, StringAttr) else str(target)
     if name in CHECK_TARGETS:
         return CHECK_TARGETS[name](op, ctx)
-    user = ctx.process.custom_calls.get(name)
     result_types = [v.type for v in op.results]
-    if user is not None:
-        def run_user(*args: Any) -> Values:
-            out = user(*args)
-            if len(result_types) == 1 and not isinstance(out, (tuple, list)):
-                out = (out,)
-            out = list(out) if out is not None else []
-            if len(out) != len(result_types):
-                raise ExecutionError(f"custom_call @{name}: the registered callable returned "
-                                     f"{len(out)} values, the op has {len(result_types)} results",
-                                     op.location)
-            return [np.asarray(v, dtype=t.element_type.dtype) if hasattr(t, "element_type")
-                    else v for v, t in zip(out, result_types)]
-
-        return run_user
+    process = ctx.process
 
     def run(*args: Any) -> Values:
-        raise ExecutionError(
-            f"'stablehlo.custom_call' op: unsupported target @{name}; register a Python "
-            f"callable for it (shlo.run(..., custom_calls={{'{name}': fn}}))", op.location)
+        user = process.custom_calls.get(name)  # looked up per run: one preparation serves all
+        if user is None:
+            raise ExecutionError(
+                f"'stablehlo.custom_call' op: unsupported target @{name}; register a Python "
+                f"callable for it (shlo.run(..., custom_calls={{'{name}': fn}}))", op.location)
+        out = user(*args)
+        if len(result_types) == 1 and not isinstance(out, (tuple, list)):
+            out = (out,)
+        out = list(out) if out is not None else []
+        if len(out) != len(result_types):
+            raise ExecutionError(f"custom_call @{name}: the registered callable returned "
+                                 f"{len(out)} values, the op has {len(result_types)} results",
+                                 op.location)
+        return [np.asarray(v, dtype=t.element_type.dtype) if hasattr(t, "element_type")
+                else v for v, t in zip(out, result_types)]
 
     return run
 
@@ -427,3 +425,68 @@ def _verify_custom_call(op: Operation, diag: Any) -> None:
                                    f"operand part has type '{_c.type_str(part)}' and output "
                                    f"part has type '{_c.type_str(out)}'")
                 return
+
+
+# Async ops (beyond the seed spec; upstream's `async_start` wraps one op whose results become a
+# `!stablehlo.future<...>`, `async_done` unwraps it).
+
+from ..types import OpaqueType as _OpaqueType  # noqa: E402
+
+
+def _future_text(types: list) -> str:
+    return "!stablehlo.future<" + ", ".join(_c.type_str(t) for t in types) + ">"
+
+
+def _same_text(a: str, b: str) -> bool:
+    return a.replace(" ", "") == b.replace(" ", "")
+
+
+@verifier("stablehlo.async_start")
+def _verify_async_start(op: Operation, diag: Any) -> None:
+    """`async_start`: one region holding exactly one op and a return, region arguments of the
+    operands' types, a future of the types the region returns."""
+    if len(op.regions) != 1:
+        diag.error(op, "", f"requires one region, found {len(op.regions)}")
+        return
+    if len(op.results) != 1:
+        diag.error(op, "", f"expects one result, found {len(op.results)}")
+        return
+    block = _c.region_block(op, 0)
+    if block is None:
+        return
+    if len(block.operations) != 2:
+        diag.error(op, "", "region must contain exactly one operation and a return")
+        return
+    args = [a.type for a in block.arguments]
+    types = [v.type for v in op.operands]
+    if len(args) != len(types):
+        diag.error(op, "", f"has {len(types)} operands but its region takes {len(args)} "
+                           f"arguments")
+        return
+    for i, (t, a) in enumerate(zip(types, args)):
+        if not _c.same_type(t, a):
+            diag.error(op, "", f"operand type '{_c.type_str(t)}' at index {i} must match region"
+                               f" argument type '{_c.type_str(a)}'")
+            return
+    rets = _c.region_return_types(op, 0)
+    res = op.results[0].type
+    if rets is not None and isinstance(res, _OpaqueType) and \
+            res.text.startswith("!stablehlo.future<") and \
+            not _same_text(_future_text(rets), res.text):
+        diag.error(op, "", f"inferred type(s) '{_future_text(rets)}' are incompatible with "
+                           f"return type(s) of operation '{res.text}'")
+
+
+@verifier("stablehlo.async_done")
+def _verify_async_done(op: Operation, diag: Any) -> None:
+    """`async_done`: a future operand whose types are the results'."""
+    if len(op.operands) != 1:
+        diag.error(op, "", f"expects one operand, found {len(op.operands)}")
+        return
+    t = op.operands[0].type
+    if not (isinstance(t, _OpaqueType) and t.text.startswith("!stablehlo.future<")):
+        diag.error(op, "", f"operand #0 must be future, but got '{_c.type_str(t)}'")
+        return
+    if not _same_text(_future_text(op.result_types), t.text):
+        diag.error(op, "", f"inferred type(s) {_c.types_str(op.result_types)} are incompatible "
+                           f"with the future's '{t.text}'")

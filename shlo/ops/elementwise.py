@@ -411,20 +411,18 @@ def round_nearest_even(op: Operation, ctx: Any) -> Run:
 # --- maximum, minimum, clamp ---------------------------------------------------------------------
 
 
-def _float_max(x: Any, y: Any) -> Any:
-    """IEEE-754 maximum: NaN propagates, maximum(-0, +0) = +0."""
-    x, y = np.asarray(x), np.asarray(y)
-    r = np.maximum(x, y)
-    b = np.bitwise_and(x.view(_bits_dtype(8 * x.itemsize)), y.view(_bits_dtype(8 * y.itemsize)))
-    return np.where(np.equal(x, y), b.view(x.dtype), r)
+def _float_max_min(dt: np.dtype, is_max: bool) -> Fn:
+    """IEEE-754 maximum / minimum: NaN propagates and -0 < +0 (numpy's maximum returns either
+    zero). Where x == y the result's bits are x & y (maximum) or x | y (minimum), which only
+    changes the (-0, +0) pairs."""
+    u = _bits_dtype(8 * dt.itemsize)
+    pick, combine = (np.maximum, np.bitwise_and) if is_max else (np.minimum, np.bitwise_or)
 
+    def run(x: Any, y: Any) -> Any:
+        x, y = np.asarray(x), np.asarray(y)
+        return np.where(np.equal(x, y), combine(x.view(u), y.view(u)).view(dt), pick(x, y))
 
-def _float_min(x: Any, y: Any) -> Any:
-    """IEEE-754 minimum: NaN propagates, minimum(-0, +0) = -0."""
-    x, y = np.asarray(x), np.asarray(y)
-    r = np.minimum(x, y)
-    b = np.bitwise_or(x.view(_bits_dtype(8 * x.itemsize)), y.view(_bits_dtype(8 * y.itemsize)))
-    return np.where(np.equal(x, y), b.view(x.dtype), r)
+    return run
 
 
 def _complex_max(x: Any, y: Any) -> Any:
@@ -447,7 +445,7 @@ def _max_fn(op: Operation, et: ElementType) -> Fn:
     if et.is_integer:
         return _on_wide(np.maximum, int_info(et))
     if et.is_float:
-        return _float_max
+        return _float_max_min(et.dtype, True)
     if et.is_complex:
         return _complex_max
     raise _unsupported(op, et)
@@ -459,7 +457,7 @@ def _min_fn(op: Operation, et: ElementType) -> Fn:
     if et.is_integer:
         return _on_wide(np.minimum, int_info(et))
     if et.is_float:
-        return _float_min
+        return _float_max_min(et.dtype, False)
     if et.is_complex:
         return _complex_min
     raise _unsupported(op, et)
@@ -631,7 +629,9 @@ def convert_fn(src: ElementType, dst: ElementType) -> Fn:
             return lambda x: np.asarray(x).astype(ddt)  # wraps
         return lambda x: np.asarray(x).astype(np.int64).astype(ddt)
     if src.is_integer and dst.is_float:
-        if ddt in (F32, F64):
+        if ddt == F64 or (ddt == F32 and sdt.itemsize < 8):
+            return lambda x: x.astype(ddt)  # exact, or one rounding by numpy's C cast
+        if ddt == F32:
             return lambda x: int_to_float(x, ddt)
 
         def narrow(x: Any) -> Any:
@@ -823,13 +823,42 @@ def _int_divide(info: IntInfo) -> Fn:
     return _on_wide(sdiv, info)
 
 
+def _wrap_int(v: int, info: IntInfo) -> int:
+    v &= info.mask
+    return v - (1 << info.width) if info.signed and v > info.max else v
+
+
+def _scalar_fast_path(array_fn: Fn, int_fn: Callable[[int, int], int], info: IntInfo) -> Fn:
+    """Use Python integers for 0-d operands (scalar while loops); numpy for arrays."""
+    make = info.dtype.type
+
+    def run(x: Any, y: Any) -> Any:
+        if x.ndim == 0 and y.ndim == 0:
+            return make(_wrap_int(int_fn(int(x), int(y)), info))
+        return array_fn(x, y)
+
+    return run
+
+
+def _py_trunc_div(a: int, b: int) -> int:
+    if b == 0:
+        return -1
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+def _py_rem(a: int, b: int) -> int:
+    return a if b == 0 else a - b * _py_trunc_div(a, b)
+
+
 @kernel("stablehlo.divide")
 def divide(op: Operation, ctx: Any) -> Run:
     """spec: divide. Integers truncate toward zero; x / 0 = -1 (all bits set) and
     INT_MIN / -1 = INT_MIN, as XLA (the spec leaves them undefined)."""
     et = _operand_et(op)
     if et.is_integer:
-        return _one(_int_divide(int_info(et)))
+        info = int_info(et)
+        return _one(_scalar_fast_path(_int_divide(info), _py_trunc_div, info))
     if et.is_float:
         return lambda x, y: (np.divide(x, y),)
     if et.is_complex:
@@ -855,7 +884,8 @@ def remainder(op: Operation, ctx: Any) -> Run:
     """spec: remainder: the sign of the dividend (C fmod). x rem 0 = x for integers, as XLA."""
     et = _operand_et(op)
     if et.is_integer:
-        return _one(_int_remainder(int_info(et)))
+        info = int_info(et)
+        return _one(_scalar_fast_path(_int_remainder(info), _py_rem, info))
     if et.is_float:
         return lambda x, y: (np.fmod(x, y),)
     raise _unsupported(op, et)  # complex: "TBD" in the spec (#997)
@@ -1049,7 +1079,7 @@ def select(op: Operation, ctx: Any) -> Run:
     """spec: select: pred ? on_true : on_false; a 0-d `pred` selects a whole tensor."""
 
     def run(pred: Any, on_true: Any, on_false: Any) -> tuple[Any]:
-        if np.ndim(pred) == 0 and np.shape(on_true) == np.shape(on_false):
+        if pred.ndim == 0 and on_true.shape == on_false.shape:
             return (on_true if pred else on_false,)
         return (np.where(pred, on_true, on_false),)
 

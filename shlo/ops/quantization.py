@@ -695,3 +695,29 @@ def _constant_values(v: Value) -> list[int] | None:
         if isinstance(attr, DenseElementsAttr):
             return [int(x) for x in attr.array.reshape(-1)]
     return None
+
+
+# --- constraints (spec "Ops" section, C1..Cn) ---------------------------------------------------
+# Upstream's operand/result type constraints of uniform_quantize and uniform_dequantize (valid
+# quantized types: signless or unsigned storage, zero points in range, per-axis dimensions that
+# exist with one scale per slice), checked before the C1-C2 verifiers above.
+
+from . import _constraints as _c  # noqa: E402
+
+_Q_QA = _c.TC(_c.Q | _c.QA)
+_FP_Q_QA = _c.TC(_c.F | _c.Q | _c.QA)
+_SPEC_VERIFIERS = {name: globals().get(fn) for name, fn in (
+    ("stablehlo.uniform_quantize", "_verify_uniform_quantize"),
+    ("stablehlo.uniform_dequantize", "_verify_uniform_dequantize"))}
+
+
+@verifier("stablehlo.uniform_quantize", "stablehlo.uniform_dequantize")
+def _verify_quantization_types(op: Operation, diag: Any) -> None:
+    """Operand and result types first, then the op's constraints (C1-C2)."""
+    if op.name == "stablehlo.uniform_quantize":
+        ok = _c.signature(op, diag, [_FP_Q_QA], [_Q_QA])
+    else:
+        ok = _c.signature(op, diag, [_Q_QA], [_c.FP_TENSOR])
+    spec = _SPEC_VERIFIERS.get(op.name)
+    if ok and spec is not None:
+        spec(op, diag)

@@ -376,10 +376,8 @@ def rng(op: Operation, ctx: Any) -> Run:
         raise ExecutionError("rng (C2): NORMAL needs a floating-point type", op.location)
     if distribution not in ("UNIFORM", "NORMAL"):
         raise ExecutionError(f"rng: unknown rng_distribution {distribution}", op.location)
-    wide = (isinstance(element, (IntegerType, FloatType)) and getattr(element, "width", 0) == 64)
-    nbits = 64 if wide else 32
-    if isinstance(element, IntegerType) and element.is_bool:
-        nbits = 32
+    # 64 random bits per value for 64-bit types, 32 otherwise.
+    nbits = 64 if getattr(element, "width", 0) == 64 else 32
 
     def run(a: Any, b: Any, shape: Any) -> Sequence[Any]:
         dims = static_shape if static_shape is not None else \

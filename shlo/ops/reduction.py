@@ -113,7 +113,8 @@ def _num_windows(shape: Sequence[int], window_dimensions: Sequence[int],
 
 @kernel("stablehlo.reduce")
 def reduce(op: Operation, ctx: Any) -> Run:
-    """Spec "reduce": ``results[:][j] = reduce(inputs[:][j0, ..., :, ..., jR-1])`` over ``dimensions``.
+    """Spec "reduce": ``results[:][j] = reduce(inputs[:][j0, ..., :, ..., jR-1])``, the ``:`` at
+    ``dimensions``.
 
     Inputs and init values are converted to the result element types (the body's types, which
     newer spec versions allow to be wider than the inputs'). See :func:`reduce_with_body`.

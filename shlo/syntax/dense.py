@@ -290,6 +290,8 @@ def literal_to_array(kind: str, payload: Any, type_: TensorType) -> np.ndarray:
         return np.broadcast_to(np.array(v, dtype=dtype), shape)
     # text
     body = payload
+    if "/" in body:  # comments inside a multi-line literal
+        body = re.sub(r"//[^\n]*", "", body)
     arr = _json_fast(body, et, dtype)
     if arr is None:
         leaves, lit_shape = _split_literal(body)

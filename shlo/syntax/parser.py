@@ -118,6 +118,8 @@ class Parser:
         self.type_cache: dict[str, Type] = {}
         self.sig_cache: dict[str, Any] = {}
         self.const_cache: dict[tuple[str, str], DenseElementsAttr] = {}
+        self.fast_end = 0
+        self.fast_loc: str | None = None
         self.block_labels: list[dict[str, Block]] = []
         from .formats import PRETTY_PARSERS  # late import (formats imports this module)
 
@@ -1127,6 +1129,7 @@ class Parser:
             if kind is None:
                 break
             props: dict[str, Any] = {}
+            self.fast_loc = None
             if kind == "constant":
                 attr = self._fast_constant(m)
                 if attr is None:
@@ -1137,7 +1140,7 @@ class Parser:
                 end = self.fast_end
             else:
                 if kind == "compare":
-                    direction, a, b, ctype, sig = m.group(5, 6, 7, 8, 9)
+                    direction, a, b, ctype, sig = m.group(7, 8, 9, 10, 11)
                     if direction is None or direction not in _CMP_DIRS or \
                             (ctype is not None and ctype not in _CMP_TYPES):
                         break
@@ -1146,9 +1149,10 @@ class Parser:
                     if ctype is not None:
                         props["compare_type"] = _enum_attr("comparison_type", ctype)
                     args = (a, b)
-                    sig_off = m.start(9)
+                    sig_off = m.start(11)
+                    self.fast_loc = m.group(12)
                 else:
-                    args_text, mid, sig = m.group(10, 11, 12)
+                    args_text, mid, sig = m.group(13, 14, 15)
                     if sig is None:
                         break
                     args = args_text.split(", ") if args_text else ()
@@ -1163,7 +1167,8 @@ class Parser:
                             props[attr_name] = conv(g, name)
                     elif name in _FAST_NEEDS_MID:
                         break
-                    sig_off = m.start(12)
+                    sig_off = m.start(15)
+                    self.fast_loc = m.group(16)
                 operands = []
                 for a in args:
                     v = values.get(a[1:])
@@ -1202,10 +1207,15 @@ class Parser:
             op.parent = block
             while starts[line_i + 1] <= start:
                 line_i += 1
-            loc = _new_loc(FileLineColLoc)
-            loc.__dict__.update(file=fname, line=line_i + 1, col=start - starts[line_i] + 1,
-                                end_line=None, end_col=None)
-            op.location = loc
+            alias = self.fast_loc
+            if alias is None:
+                loc = _new_loc(FileLineColLoc)
+                loc.__dict__.update(file=fname, line=line_i + 1, col=start - starts[line_i] + 1,
+                                    end_line=None, end_col=None)
+                op.location = loc
+            else:
+                op.location = LocRef(alias)
+                self.has_loc_refs = True
             ops.append(op)
             scope[res] = values.get(res, _MISSING)
             values[res] = r
@@ -1218,10 +1228,7 @@ class Parser:
     def _fast_constant(self, m: Any) -> DenseElementsAttr | None:
         """The value of a fast-path `stablehlo.constant dense<...> : tensor<...>` line."""
         text = self.text
-        body = m.group(3)
-        if body is None:
-            return None
-        if body == '"0x':  # a hex string: find its end without a regex scan
+        if m.group(3) is not None:  # a hex string: find its end without a regex scan
             hs = m.end(3)
             he = text.find('"', hs)
             if he < 0:
@@ -1229,8 +1236,7 @@ class Parser:
             tm = _FAST_CONST_TYPE.match(text, he + 1)
             if tm is None:
                 return None
-            ttext = tm.group(1)
-            t = self.type_cache.get(ttext)
+            t = self.type_cache.get(tm.group(1))
             if t is None:
                 return None
             try:
@@ -1238,8 +1244,11 @@ class Parser:
             except (DenseLiteralError, ValueError):
                 return None
             self.fast_end = tm.end()
+            self.fast_loc = tm.group(2)
             return DenseElementsAttr(t, arr, hex=True)
-        ttext = m.group(4)
+        body, ttext, self.fast_loc = m.group(4, 5, 6)
+        if body is None:
+            return None
         self.fast_end = m.end()
         key = (body, ttext)
         attr = self.const_cache.get(key)
@@ -1595,18 +1604,21 @@ def canonical_struct_params(name: str, params: list[tuple[str, Any]]) -> tuple:
 _ID = r"%[\w$.\-]+"
 _EOL = r"[ \t]*(?=\n|\Z)"
 _OPND = _ID + r"(?:#\d+)?"
-_SIG = r" : ([^\n\"{}@#]*?)" + _EOL
+_SIG = r" : ([^\n\"{}@#]*?)"
+_LOC_EOL = r"(?: loc\((#[\w$.\-]+)\))?[ \t]*(?=\n|\Z)\s*"
 # One line holding one op: `%r = name <tail>`, where the tail is that of a constant, a compare
-# or the common `operands [, kw = value] : signature` shape; leading whitespace/newlines of the
-# *next* line are consumed too, so that consecutive lines chain without the lexer.
+# or the common `operands [, kw = value] : signature` shape, optionally followed by a location
+# alias reference `loc(#loc3)` (JAX's debug-info output); the whitespace up to the *next* line's
+# first token is consumed too, so that consecutive lines chain without the lexer.
 _FAST_LINE = re.compile(
     r"%([\w$.\-]+) = ((?:stablehlo|chlo)\.[a-z_0-9]+) "
     r"(?:"
-    r'(?<=constant )dense<("0x|[^>"\n]*)(?:> : (tensor<[0-9x?]*[a-z0-9]+>)' + _EOL + r")?"
+    r'(?<=constant )dense<(?:("0x)|([^>"\n]*)> : (tensor<[0-9x?]*[a-z0-9]+>)' + _LOC_EOL + ")"
     r"|(?<=compare ) ?([A-Z]+), (" + _OPND + r"), (" + _OPND + r")(?:,  ?([A-Z]+))?" + _SIG +
+    _LOC_EOL +
     r"|(" + _OPND + r"(?:, " + _OPND + r")*)?((?:,? ?[a-z_]+ = [^:\n\"{}]*?)?)" + _SIG +
-    r")\s*")
-_FAST_CONST_TYPE = re.compile(r"> : (tensor<[0-9x?]*[a-z0-9]+>)" + _EOL + r"\s*")
+    _LOC_EOL + r")")
+_FAST_CONST_TYPE = re.compile(r"> : (tensor<[0-9x?]*[a-z0-9]+>)" + _LOC_EOL)
 _CMP_DIRS = frozenset(ENUM_CASES["comparison_direction"])
 _CMP_TYPES = frozenset(ENUM_CASES["comparison_type"])
 _ENUM_CACHE: dict[tuple[str, str], EnumAttr] = {}

@@ -4,6 +4,8 @@ and the upstream MLIR parser/verifier. Everything here needs `jax`; callers skip
 * :func:`xla_run` compiles StableHLO text with XLA's CPU client and runs it.
 * :func:`upstream_run` runs the upstream C++ reference interpreter in a child process (it aborts
   the process on some inputs), returning results or raising :class:`OracleError`.
+* :class:`UpstreamSession` keeps one such child process for many programs (the child's
+  start-up, about 2 s, is paid once; a crash restarts it for the next program).
 * :func:`mlir_parse` parses (and verifies) text with the upstream MLIR parser.
 """
 
@@ -14,7 +16,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["available", "xla_run", "upstream_run", "mlir_parse", "mlir_context", "OracleError"]
+__all__ = ["available", "xla_run", "upstream_run", "UpstreamSession", "mlir_parse", "mlir_context",
+           "OracleError"]
 
 
 class OracleError(Exception):
@@ -85,17 +88,11 @@ def xla_run(text: str, args: Sequence[np.ndarray]) -> list[np.ndarray]:
 
 def _upstream_child(text: str, args: list[np.ndarray], conn: Any) -> None:
     try:
-        from jaxlib.mlir import ir
-        from jaxlib.mlir.dialects import stablehlo
-
         ctx = mlir_context()
-        with ctx:
-            m = ir.Module.parse(text)
-            attrs = [ir.DenseElementsAttr.get(np.ascontiguousarray(a)) for a in args]
-            res = stablehlo.eval_module(m, attrs)
-            conn.send(("ok", [np.array(r) for r in res]))
     except Exception as e:  # pragma: no cover - depends on jaxlib
         conn.send(("error", f"{type(e).__name__}: {e}"))
+        return
+    conn.send(_upstream_eval(ctx, text, args))
 
 
 def upstream_run(text: str, args: Sequence[np.ndarray], timeout: float = 600.0
@@ -122,3 +119,98 @@ def upstream_run(text: str, args: Sequence[np.ndarray], timeout: float = 600.0
     if status != "ok":
         raise OracleError(payload)
     return payload
+
+
+def _upstream_eval(ctx: Any, text: str, args: list[np.ndarray]) -> tuple[str, Any]:
+    try:
+        from jaxlib.mlir import ir
+        from jaxlib.mlir.dialects import stablehlo
+
+        with ctx:
+            m = ir.Module.parse(text)
+            attrs = [ir.DenseElementsAttr.get(np.ascontiguousarray(a)) for a in args]
+            res = stablehlo.eval_module(m, attrs)
+            return ("ok", [np.array(r) for r in res])
+    except Exception as e:  # pragma: no cover - depends on jaxlib
+        return ("error", f"{type(e).__name__}: {e}")
+
+
+def _upstream_server(conn: Any) -> None:
+    """Child loop of :class:`UpstreamSession`: evaluate (text, args) requests until None."""
+    ctx = mlir_context()
+    while True:
+        try:
+            request = conn.recv()
+        except EOFError:
+            return
+        if request is None:
+            return
+        conn.send(_upstream_eval(ctx, *request))
+
+
+class UpstreamSession:
+    """The upstream reference interpreter in one long-lived child process.
+
+    ``session.run(text, args)`` is :func:`upstream_run` without the per-call process start-up.
+    When the interpreter aborts (SIGFPE on integer division by zero, chlo ops, ...) or times
+    out, that call raises :class:`OracleError` and the next call starts a fresh child. Use as a
+    context manager, or call :meth:`close`.
+    """
+
+    def __init__(self, timeout: float = 600.0) -> None:
+        self.timeout = timeout
+        self._proc: Any = None
+        self._conn: Any = None
+        self.programs = 0   # programs evaluated (successfully or not)
+        self.restarts = 0   # children started
+
+    def _start(self) -> None:
+        ctx = mp.get_context("spawn")
+        self._conn, child = ctx.Pipe(duplex=True)
+        self._proc = ctx.Process(target=_upstream_server, args=(child,), daemon=True)
+        self._proc.start()
+        child.close()
+        self.restarts += 1
+
+    def _kill(self) -> None:
+        if self._proc is not None:
+            if self._proc.is_alive():
+                self._proc.kill()
+            self._proc.join()
+            self._conn.close()
+        self._proc = self._conn = None
+
+    def run(self, text: str, args: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """Evaluate @main of ``text`` on ``args``; same contract as :func:`upstream_run`."""
+        if self._proc is None or not self._proc.is_alive():
+            self._kill()
+            self._start()
+        self.programs += 1
+        try:
+            self._conn.send((text, [np.asarray(a) for a in args]))
+            if not self._conn.poll(self.timeout):
+                self._kill()
+                raise OracleError("upstream interpreter timed out")
+            status, payload = self._conn.recv()
+        except (EOFError, BrokenPipeError, ConnectionResetError):
+            code = self._proc.exitcode if self._proc is not None else None
+            self._kill()
+            raise OracleError(f"upstream interpreter crashed (exit code {code})") from None
+        if status != "ok":
+            raise OracleError(payload)
+        return payload
+
+    def close(self) -> None:
+        if self._proc is not None and self._proc.is_alive():
+            try:
+                self._conn.send(None)
+                self._proc.join(5)
+            except (BrokenPipeError, OSError):
+                pass
+        self._kill()
+
+    def __enter__(self) -> "UpstreamSession":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()

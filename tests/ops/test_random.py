@@ -143,8 +143,8 @@ def test_conformance_rng_bit_generator_vector():
 
 # --- rng_bit_generator against XLA -------------------------------------------------------------
 
-DIFF_TYPES = ["ui32", "f64", "bf16", "i4"]
-DIFF_SHAPES = ["", "3x5x", "5x1x3x"]
+# A small sample (XLA compiles each op slowly); docs/semantics/random_chlo.md lists the sweep.
+DIFF_OUTPUTS = ["5x1x3xui32", "3x5xf64", "ui64", "3x5xbf16", "7xi4"]
 
 
 @pytest.mark.skipif(not oracles.available(), reason="jax is not installed")
@@ -153,7 +153,7 @@ DIFF_SHAPES = ["", "3x5x", "5x1x3x"]
 ])
 def test_rng_bit_generator_against_xla(algorithm, state):
     n = len(state)
-    outs = [f"{s}{t}" for t in DIFF_TYPES for s in DIFF_SHAPES]
+    outs = DIFF_OUTPUTS
     lines = [f'  %s{i}, %o{i} = "stablehlo.rng_bit_generator"(%s) {{rng_algorithm = '
              f'#stablehlo<rng_algorithm {algorithm}>}} : (tensor<{n}xui64>) -> '
              f'(tensor<{n}xui64>, tensor<{o}>)' for i, o in enumerate(outs)]
@@ -245,7 +245,7 @@ def test_rng_is_deterministic_for_a_fresh_program():
     assert np.array_equal(a, b)
 
 
-def test_rng_hidden_state_advances_between_executions():
+def test_rng_runs_are_reproducible_and_ops_independent():
     text = """
     func.func @main(%a: tensor<f32>, %b: tensor<f32>) -> (tensor<4xf32>, tensor<4xf32>) {
       %shape = stablehlo.constant dense<[4]> : tensor<1xi64>
@@ -258,8 +258,9 @@ def test_rng_hidden_state_advances_between_executions():
     module = shlo.parse(text)
     x0, y0 = shlo.run(module, np.float32(0), np.float32(1), verify=False)
     assert not np.array_equal(x0, y0)  # two ops: two keys
-    x1, _ = shlo.run(module, np.float32(0), np.float32(1), verify=False)
-    assert not np.array_equal(x0, x1)  # same op, next execution: next counter
+    x1, y1 = shlo.run(module, np.float32(0), np.float32(1), verify=False)
+    # Each shlo.run starts afresh (ProcessContext.start_run): same program, same numbers.
+    assert np.array_equal(x0, x1) and np.array_equal(y0, y1)
 
 
 def test_rng_inside_while_draws_fresh_numbers_each_iteration():

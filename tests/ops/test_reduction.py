@@ -72,7 +72,8 @@ def scalar(et):
 
 
 class B:
-    """A tiny region builder: ``b = B("f32", "f32"); x = b.op("test.add", b[0], b[1]); b.ret(x)``."""
+    """A tiny region builder:
+    ``b = B("f32", "f32"); x = b.op("test.add", b[0], b[1]); region = b.ret(x)``."""
 
     def __init__(self, *arg_types):
         self.block = Block([scalar(t) for t in arg_types])

@@ -415,3 +415,67 @@ def test_deep_nesting_is_a_parse_error_not_a_crash():
 def test_unknown_enum_case_is_rejected():
     with pytest.raises(shlo.ParseError, match="one of: DEFAULT, HIGH, HIGHEST"):
         parse_attr("#stablehlo<precision FASTEST>")
+
+
+# --- the fast path for common one-line ops builds exactly what the general path builds ----------
+
+FAST_PATH_TEXT = """module @jit_main {
+  func.func public @main(%arg0: tensor<2x3xf32>, %arg1: tensor<2x3xf32>, %arg2: tensor<3xi32>) -> (tensor<2x3xf32>) {
+    %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+    %c = stablehlo.constant dense<[1, 2, 3]> : tensor<3xi32>
+    %cst_0 = stablehlo.constant dense<"0x0000803F000000400000404000008040000080C00000C0C0"> : tensor<2x3xf32>
+    %cst_1 = stablehlo.constant dense<0x7FC00000> : tensor<2x3xf32>
+    %0 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<2x3xf32>
+    %1 = stablehlo.add %arg0, %0 : tensor<2x3xf32>
+    %2 = stablehlo.compare  LT, %1, %arg1,  FLOAT : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xi1>
+    %3 = stablehlo.compare  GE, %arg2, %c : (tensor<3xi32>, tensor<3xi32>) -> tensor<3xi1>
+    %4 = stablehlo.select %2, %1, %cst_0 : tensor<2x3xi1>, tensor<2x3xf32>
+    %5 = stablehlo.convert %4 : (tensor<2x3xf32>) -> tensor<2x3xf64>
+    %6 = stablehlo.transpose %4, dims = [1, 0] : (tensor<2x3xf32>) -> tensor<3x2xf32>
+    %7 = stablehlo.reshape %6 : (tensor<3x2xf32>) -> tensor<6xf32>
+    %8 = stablehlo.concatenate %7, %7, dim = 0 : (tensor<6xf32>, tensor<6xf32>) -> tensor<12xf32>
+    %9 = stablehlo.iota dim = 0 : tensor<4xi32>
+    %10 = stablehlo.get_dimension_size %4, dim = 1 : (tensor<2x3xf32>) -> tensor<i32>
+    %11 = stablehlo.add %1, %arg0 : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+    %12 = stablehlo.reverse %4, dims = [0] : tensor<2x3xf32>
+    %13 = stablehlo.tanh %12 : tensor<2x3xf32> loc("t.py":1:2)
+    %14 = stablehlo.clamp %cst, %13, %cst : (tensor<f32>, tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+    return %14 : tensor<2x3xf32>
+  }
+}
+"""
+
+
+def _all_locations(m):
+    return [op.location for op in m.walk()]
+
+
+def test_fast_path_matches_general_path(monkeypatch):
+    from shlo.syntax.equivalence import first_difference
+    from shlo.syntax.parser import Parser
+
+    fast = shlo.parse(FAST_PATH_TEXT, "f.mlir")
+    monkeypatch.setattr(Parser, "_fast_ops", lambda self, block: 0)
+    slow = shlo.parse(FAST_PATH_TEXT, "f.mlir")
+    assert first_difference(fast, slow) is None
+    assert _all_locations(fast) == _all_locations(slow)
+    assert ops_of(fast)[0].results[0].name == "cst"
+
+
+def test_fast_path_matches_general_path_on_corpus(monkeypatch):
+    from pathlib import Path
+
+    from shlo.syntax.equivalence import first_difference
+    from shlo.syntax.parser import Parser
+
+    root = Path(__file__).resolve().parents[2] / ".." / "shared" / "conformance" / "testdata"
+    if not root.is_dir():
+        pytest.skip("no ../shared/conformance")
+    files = sorted(root.glob("*.mlir"))[::60] + sorted((root / "dynamic").glob("*.mlir"))[::40]
+    texts = [(f.name, f.read_text()) for f in files]
+    fast = [shlo.parse(t, n) for n, t in texts]
+    monkeypatch.setattr(Parser, "_fast_ops", lambda self, block: 0)
+    for (n, t), mf in zip(texts, fast):
+        ms = shlo.parse(t, n)
+        assert first_difference(mf, ms) is None, n
+        assert _all_locations(mf) == _all_locations(ms), n

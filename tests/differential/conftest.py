@@ -1,0 +1,38 @@
+"""Differential tier: shlo against the upstream reference interpreter and XLA (needs jax).
+
+Every test module here is skipped when jax is not installed. One :class:`difftools.Runner`
+(one upstream interpreter child process, XLA's CPU client) serves the whole session; at the
+end its counts of compared cases and elements per oracle are printed in the terminal summary
+(docs/differential.md quotes them).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+import pytest
+
+pytest.importorskip("jax")
+pytest.importorskip("jaxlib.mlir.dialects.stablehlo")
+
+from difftools import Runner  # noqa: E402
+
+_RUNNERS: list[Runner] = []
+
+
+@pytest.fixture(scope="session")
+def runner() -> Iterator[Runner]:
+    r = Runner()
+    _RUNNERS.append(r)
+    yield r
+    r.close()
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    for r in _RUNNERS:
+        if not r.cases:
+            continue
+        parts = [f"{o}: {r.cases[o]} cases, {r.compared[o]} elements"
+                 for o in sorted(r.cases)]
+        secs = ", ".join(f"{k} {v:.1f}s" for k, v in sorted(r.seconds.items()))
+        terminalreporter.write_line("differential: " + "; ".join(parts) + f" ({secs})")

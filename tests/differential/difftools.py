@@ -1,0 +1,338 @@
+"""Machinery of the differential tier (docs/differential.md).
+
+A :class:`Batch` is a set of :class:`Case` s (one op each) that share their inputs and run as ONE
+program per oracle (one XLA compilation, one message to the upstream interpreter's child
+process). Tests are parametrized per (oracle, batch, case) and look the batch's results up in
+the session's :class:`Runner`, which runs each batch at most once per oracle. When an oracle
+rejects the whole program (an op or type it does not support), the batch is split and every
+case runs alone, so one unsupported op does not hide the others; a case the oracle rejects on
+its own is skipped with the oracle's message.
+
+Comparisons (:func:`mismatches`) follow :class:`Tol`: ``exact`` (same value; NaN matches any
+NaN; zeros must agree in sign), ``bits`` (identical bit patterns, for data movement), ``ulp``
+(at most ``n`` units in the last place, via shlo.ops.check.ulp_distance) and ``rel`` (complex
+results of unspecified algorithms: relative error ``<= n`` of the magnitude). Against XLA, f32,
+f64, bf16 and complex inputs have their subnormals flushed to zero (XLA runs with flush-to-zero
+and denormals-are-zero), and results below the smallest normal compare as zero.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from shlo.ops.check import ulp_distance
+from shlo.testing import oracles
+from shlo.testing.programs import FunctionBuilder, Program, Val, float_info
+from shlo.types import element_type
+
+ORACLES = ("upstream", "xla")
+FTZ_TYPES = {"f32", "f64", "bf16", "complex<f32>", "complex<f64>"}
+
+# --- tolerances ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Tol:
+    """How a result is compared: ``kind`` in exact/bits/ulp/rel with bound ``n``; per oracle
+    overrides in ``per_oracle`` (e.g. ``{"xla": Tol("ulp", 4)}``)."""
+
+    kind: str = "exact"
+    n: float = 0
+    per_oracle: tuple[tuple[str, "Tol"], ...] = ()
+
+    def for_oracle(self, oracle: str) -> "Tol":
+        for name, tol in self.per_oracle:
+            if name == oracle:
+                return tol
+        return self
+
+    def __str__(self) -> str:
+        return self.kind if self.kind in ("exact", "bits") else f"{self.kind}<={self.n}"
+
+
+EXACT = Tol()
+BITS = Tol("bits")
+
+
+def ulps(n: int, xla: int | None = None) -> Tol:
+    """At most ``n`` ulps (``xla`` ulps against XLA when given)."""
+    if xla is None:
+        return Tol("ulp", n)
+    return Tol("ulp", n, (("xla", Tol("ulp", xla)),))
+
+
+def _flush(x: np.ndarray) -> np.ndarray:
+    """Values below the smallest normal as +0 (XLA's flush-to-zero)."""
+    if x.dtype.kind == "c":
+        z = np.empty(x.shape, x.dtype)
+        z.real, z.imag = _flush(np.ascontiguousarray(x.real)), _flush(np.ascontiguousarray(x.imag))
+        return z
+    tiny = float(float_info(x.dtype).tiny)
+    with np.errstate(invalid="ignore"):
+        small = np.abs(x.astype(np.float64)) < tiny
+    return np.where(small, np.zeros((), x.dtype), x).astype(x.dtype)
+
+
+def flush_subnormals(a: np.ndarray, et: str) -> np.ndarray:
+    """``a`` with subnormals flushed to +0 if XLA flushes type ``et``; else ``a``."""
+    return _flush(np.asarray(a)) if et in FTZ_TYPES else a
+
+
+def _float_bad(ours: np.ndarray, theirs: np.ndarray, tol: Tol) -> np.ndarray:
+    ftype = element_type({np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}.get(
+        ours.dtype, _float_name(ours.dtype)))
+    o64, t64 = ours.astype(np.float64), theirs.astype(np.float64)
+    nan_o, nan_t = np.isnan(o64), np.isnan(t64)
+    if tol.kind == "exact":
+        same = (o64 == t64) & (np.signbit(o64) == np.signbit(t64))
+        return ~((nan_o & nan_t) | same)
+    d = ulp_distance(np.ascontiguousarray(ours), np.ascontiguousarray(theirs), ftype)
+    return ~((nan_o & nan_t) | (d <= tol.n))
+
+
+_DTYPE_NAMES: dict[np.dtype, str] = {}
+
+
+def _float_name(dt: np.dtype) -> str:
+    if not _DTYPE_NAMES:
+        from shlo.testing.programs import FLOATS
+
+        for n in FLOATS:
+            _DTYPE_NAMES[np.dtype(element_type(n).dtype)] = n
+    return _DTYPE_NAMES[np.dtype(dt)]
+
+
+def mismatches(ours: np.ndarray, theirs: np.ndarray, tol: Tol, ftz: bool = False) -> np.ndarray:
+    """Boolean mask of the elements where ``ours`` and ``theirs`` disagree under ``tol``."""
+    ours, theirs = np.asarray(ours), np.asarray(theirs)
+    if ours.shape != theirs.shape or ours.dtype != theirs.dtype:
+        raise AssertionError(f"result type differs: shlo {ours.dtype}{ours.shape}, "
+                             f"oracle {theirs.dtype}{theirs.shape}")
+    if ours.dtype.name in ("int2", "int4", "uint2", "uint4"):
+        return ours.astype(np.int64) != theirs.astype(np.int64)
+    if tol.kind == "bits" or ours.dtype.kind in "biu":
+        if ours.dtype.kind in "biu":
+            return ours != theirs
+        w = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64, 16: np.uint64}
+        if ours.dtype.kind == "c":
+            o, t = ours.view(w[ours.dtype.itemsize // 2]), theirs.view(w[ours.dtype.itemsize // 2])
+            return (o != t).reshape(ours.shape + (2,)).any(-1)
+        return ours.view(w[ours.dtype.itemsize]) != theirs.view(w[ours.dtype.itemsize])
+    if ftz:
+        ours, theirs = _flush(ours), _flush(theirs)
+    if ours.dtype.kind == "c":
+        if tol.kind == "rel":
+            with np.errstate(all="ignore"):
+                scale = np.maximum(np.abs(ours), np.abs(theirs))
+                close = np.abs(ours - theirs) <= tol.n * scale
+            both_nan = np.isnan(ours) & np.isnan(theirs)
+            same_inf = (ours == theirs)
+            return ~(close | both_nan | same_inf)
+        re = _float_bad(np.ascontiguousarray(ours.real), np.ascontiguousarray(theirs.real), tol)
+        im = _float_bad(np.ascontiguousarray(ours.imag), np.ascontiguousarray(theirs.imag), tol)
+        return re | im
+    if tol.kind == "rel":
+        with np.errstate(all="ignore"):
+            o64, t64 = ours.astype(np.float64), theirs.astype(np.float64)
+            close = np.abs(o64 - t64) <= tol.n * np.maximum(np.abs(o64), np.abs(t64))
+        return ~(close | (np.isnan(o64) & np.isnan(t64)) | (o64 == t64))
+    return _float_bad(ours, theirs, tol)
+
+
+# --- cases and batches -----------------------------------------------------------------------
+
+Build = Callable[[FunctionBuilder, list[Val]], Val]
+Allow = Callable[[str, list[np.ndarray], np.ndarray, np.ndarray], np.ndarray]
+
+
+@dataclass
+class Case:
+    """One result of a batch: ``build(fb, inputs)`` emits its ops and returns the result.
+
+    ``allow(oracle, args, ours, theirs)`` may return a mask of elements whose difference is a
+    known, documented divergence of that oracle (docs/differential.md); they are not counted.
+    ``skip`` names oracles that must not run this case (with the reason as value).
+    """
+
+    label: str
+    build: Build
+    tol: Tol = EXACT
+    allow: Allow | None = None
+    skip: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Batch:
+    """Cases sharing their inputs (``args`` of element types ``arg_types``).
+
+    ``oracle_args(oracle, args)`` may adapt the inputs for one oracle (e.g. no integer division
+    by zero for the upstream interpreter, which aborts on it); shlo then runs on the same
+    adapted inputs, so every comparison is on identical inputs. ``ftz`` flushes subnormal
+    inputs for XLA and compares subnormal results as zero (arithmetic; not data movement).
+    """
+
+    key: str
+    arg_types: list[tuple[tuple[int, ...], str]]
+    args: list[np.ndarray]
+    cases: list[Case]
+    oracle_args: Callable[[str, list[np.ndarray]], list[np.ndarray]] | None = None
+    ftz: bool = True
+
+    def program(self, cases: Sequence[Case] | None = None) -> Program:
+        fb = FunctionBuilder()
+        ins = [fb.arg(s, et) for s, et in self.arg_types]
+        fb.ret(*[c.build(fb, ins) for c in (self.cases if cases is None else cases)])
+        return Program(fb)
+
+    def inputs_for(self, oracle: str) -> list[np.ndarray]:
+        args = list(self.args)
+        if self.oracle_args is not None:
+            args = self.oracle_args(oracle, args)
+        if oracle == "xla" and self.ftz:
+            args = [flush_subnormals(a, et) for a, (_, et) in zip(args, self.arg_types)]
+        return args
+
+    def case(self, label: str) -> tuple[int, Case]:
+        for i, c in enumerate(self.cases):
+            if c.label == label:
+                return i, c
+        raise KeyError(label)
+
+
+def params(batches: Sequence[Batch], oracles_: Sequence[str] = ORACLES,
+           marks: Callable[[str, Batch, Case], Any] | None = None) -> list[Any]:
+    """pytest params (oracle, batch key, case label) with ids `oracle-key-label`."""
+    import pytest
+
+    out = []
+    for b in batches:
+        for c in b.cases:
+            for o in oracles_:
+                m = marks(o, b, c) if marks is not None else ()
+                out.append(pytest.param(o, b.key, c.label, id=f"{o}-{b.key}-{c.label}",
+                                        marks=m or ()))
+    return out
+
+
+# --- running ---------------------------------------------------------------------------------
+
+
+class Runner:
+    """Runs batches on shlo and the oracles, caching per (batch, oracle); counts comparisons."""
+
+    def __init__(self) -> None:
+        self._upstream: oracles.UpstreamSession | None = None
+        self._cache: dict[tuple[str, str], Any] = {}
+        self.compared: Counter[str] = Counter()     # elements compared per oracle
+        self.cases: Counter[str] = Counter()        # cases compared per oracle
+        self.seconds: Counter[str] = Counter()      # time spent in each oracle / shlo
+
+    def close(self) -> None:
+        if self._upstream is not None:
+            self._upstream.close()
+
+    def oracle(self, name: str, program: Program, args: list[np.ndarray]) -> list[np.ndarray]:
+        text, targs = program.oracle_text(), program.oracle_args(args)
+        t0 = time.perf_counter()
+        try:
+            if name == "xla":
+                outs = oracles.xla_run(text, targs)
+            else:
+                if self._upstream is None:
+                    self._upstream = oracles.UpstreamSession(timeout=120)
+                outs = self._upstream.run(text, targs)
+        finally:
+            self.seconds[name] += time.perf_counter() - t0
+        return program.decode(outs)
+
+    def shlo(self, program: Program, args: list[np.ndarray]) -> list[np.ndarray]:
+        t0 = time.perf_counter()
+        try:
+            return program.run_shlo(args)
+        finally:
+            self.seconds["shlo"] += time.perf_counter() - t0
+
+    def results(self, batch: Batch, oracle: str) -> dict[str, Any]:
+        """{label: (inputs, shlo result, oracle result or OracleError)} for ``oracle``."""
+        key = (batch.key, oracle)
+        if key in self._cache:
+            return self._cache[key]
+        args = batch.inputs_for(oracle)
+        cases = [c for c in batch.cases if oracle not in c.skip]
+        out: dict[str, Any] = {}
+        prog = batch.program(cases)
+        ours = self.shlo(prog, args)
+        try:
+            theirs: list[Any] = self.oracle(oracle, prog, args)
+        except oracles.OracleError:
+            theirs = []
+            for c in cases:  # split: which cases does the oracle reject?
+                try:
+                    theirs.append(self.oracle(oracle, batch.program([c]), args)[0])
+                except oracles.OracleError as e:
+                    theirs.append(e)
+        for c, o, t in zip(cases, ours, theirs):
+            out[c.label] = (args, o, t)
+        self._cache[key] = out
+        return out
+
+    def check(self, batch: Batch, label: str, oracle: str) -> None:
+        """Compare one case of ``batch`` with ``oracle``; fail with a description."""
+        import pytest
+
+        _, case = batch.case(label)
+        if oracle in case.skip:
+            pytest.skip(case.skip[oracle])
+        args, ours, theirs = self.results(batch, oracle)[label]
+        if isinstance(theirs, oracles.OracleError):
+            pytest.skip(f"{oracle} rejects it: {str(theirs).splitlines()[0][:200]}")
+        ftz = oracle == "xla" and batch.ftz and np.asarray(ours).dtype.name in _ftz_dtypes()
+        tol = case.tol.for_oracle(oracle)
+        bad = mismatches(ours, theirs, tol, ftz and tol.kind != "bits")
+        if case.allow is not None and bad.any():
+            bad &= ~case.allow(oracle, args, ours, theirs)
+        self.cases[oracle] += 1
+        self.compared[oracle] += int(np.size(ours))
+        if bad.any():
+            raise AssertionError(describe(batch, case, oracle, args, ours, theirs, bad))
+
+
+def _ftz_dtypes() -> set[str]:
+    return {np.dtype(element_type(t).dtype).name for t in FTZ_TYPES}
+
+
+def _fmt(x: Any) -> str:
+    x = np.asarray(x)
+    if x.dtype.kind == "c":
+        return repr(complex(x))
+    if x.dtype.kind in "biu" or x.dtype.name in ("int2", "int4", "uint2", "uint4"):
+        return repr(int(x))
+    return repr(float(x))
+
+
+def describe(batch: Batch, case: Case, oracle: str, args: list[np.ndarray], ours: np.ndarray,
+             theirs: np.ndarray, bad: np.ndarray) -> str:
+    """The first few disagreeing elements, with the inputs at the same index when the
+    inputs have the result's shape (element-wise ops)."""
+    idx = np.argwhere(np.asarray(bad))[:5]
+    lines = [f"{case.label} on {batch.key}: shlo and {oracle} differ at {int(bad.sum())} of "
+             f"{bad.size} elements (tolerance {case.tol.for_oracle(oracle)})"]
+    for i in idx:
+        i = tuple(int(k) for k in i)
+        ins = [_fmt(a[i]) for a in args if np.shape(a) == np.shape(ours)]
+        lines.append(f"  at {i}: inputs ({', '.join(ins)}) -> shlo {_fmt(ours[i])}, "
+                     f"{oracle} {_fmt(theirs[i])}")
+    return "\n".join(lines)
+
+
+def seed(key: str) -> int:
+    """A fixed seed per batch key (stable across runs and processes)."""
+    import zlib
+
+    return zlib.crc32(key.encode()) ^ int(os.environ.get("SHLO_DIFF_SEED", "0"))
