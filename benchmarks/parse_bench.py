@@ -34,7 +34,8 @@ def op_dense_module(n_ops: int) -> str:
     while k < n_ops - 1:
         r = i % 8
         if r == 0:
-            lines.append(f"    %cst_{i} = stablehlo.constant dense<{i % 7}.500000e-01> : tensor<f32>")
+            lines.append(f"    %cst_{i} = stablehlo.constant dense<{i % 7}.500000e-01> : "
+                         f"tensor<f32>")
             lines.append(f"    %{i} = stablehlo.broadcast_in_dim %cst_{i}, dims = [] : "
                          f"(tensor<f32>) -> tensor<20x20xf32>")
             k += 2

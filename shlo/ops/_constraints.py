@@ -139,7 +139,11 @@ class TC:
     """
 
     __slots__ = ("kinds", "ranked", "rank", "static", "token", "tuple", "only", "opaque",
-                 "description", "_cache")
+                 "_description", "_cache")
+
+    # Results of `accepts`, shared by all constraints with the same parameters and keyed by the
+    # type object's id (the parser interns types) with the type kept alive next to the answer.
+    _CACHES: dict[tuple, dict[int, tuple[Any, bool]]] = {}
 
     def __init__(self, kinds: int = 0, *, ranked: bool = True, rank: int | None = None,
                  static: bool = False, token: bool = False, tuple: bool = False,
@@ -153,8 +157,18 @@ class TC:
         self.tuple = tuple
         self.only = only
         self.opaque = opaque
-        self.description = description or self._describe()
-        self._cache: dict[Any, bool] = {}
+        self._description = description
+        key = (kinds, ranked, rank, static, token, tuple, only, opaque)
+        cache = TC._CACHES.get(key)
+        if cache is None:
+            cache = TC._CACHES[key] = {}
+        self._cache = cache
+
+    @property
+    def description(self) -> str:
+        if self._description is None:
+            self._description = self._describe()
+        return self._description
 
     def _describe(self) -> str:
         parts = []
@@ -173,13 +187,15 @@ class TC:
         return " or ".join(parts) or "no value"
 
     def accepts(self, t: Any) -> bool:
-        try:
-            hit = self._cache.get(t)
-        except TypeError:
-            return self._accepts(t)
-        if hit is None:
-            hit = self._cache[t] = self._accepts(t)
-        return hit
+        cache = self._cache
+        hit = cache.get(id(t))
+        if hit is not None and hit[0] is t:
+            return hit[1]
+        ok = self._accepts(t)
+        if len(cache) > 4096:
+            cache.clear()
+        cache[id(t)] = (t, ok)
+        return ok
 
     def _accepts(self, t: Any) -> bool:
         if isinstance(t, TensorType):
@@ -351,6 +367,8 @@ def bounds_of(t: Any) -> tuple | None:
     """The bounds of a bounded-dynamic tensor type (`#stablehlo.bounds<?, 5>` or
     `#stablehlo.type_extensions<bounds = [...]>`), None entries for unbounded dimensions."""
     enc = getattr(t, "encoding", None)
+    if enc is None:
+        return None
     if isinstance(enc, StructAttr) and enc.name in ("stablehlo.bounds",
                                                     "stablehlo.type_extensions"):
         b = enc.get("bounds")
@@ -654,6 +672,12 @@ def signature(op: Operation, diag: Any, operands: Sequence[Any] = (),
 
 def _check_values(op: Operation, diag: Any, values: Sequence[Any], spec: Sequence[Any],
                   what: str, label: str) -> bool:
+    if len(values) == len(spec):  # fast path: one value per single constraint, all accepted
+        for v, tc in zip(values, spec):
+            if tc.__class__ is not TC or not tc.accepts(v.type):
+                break
+        else:
+            return True
     groups: list[tuple[TC, str]] = [(s, "1") if isinstance(s, TC) else (s[0], s[1])
                                     for s in spec]
     n_single = sum(1 for _, k in groups if k == "1")
@@ -709,10 +733,17 @@ def same_shapes(op: Operation, diag: Any, label: str, types: Sequence[Any] | Non
     rank and, in each dimension, at most one static size (`?` matches any size)."""
     if types is None:
         types = [v.type for v in op.operands] + [v.type for v in op.results]
+    first = types[0] if types else None
+    if all(t is first for t in types):
+        return first is None or getattr(first, "encoding", None) is None
     shapes = [t.shape for t in types if isinstance(t, TensorType) and t.shape is not None]
     if not shapes:
         return True
-    rank = len(shapes[0])
+    s0 = shapes[0]
+    if all(s == s0 for s in shapes) and all(getattr(t, "encoding", None) is None
+                                            for t in types):
+        return True
+    rank = len(s0)
     ok = all(len(s) == rank for s in shapes)
     if ok:
         for d in range(rank):
@@ -744,6 +775,9 @@ def compatible_all(op: Operation, diag: Any, label: str,
     types (quantized types may differ in scales and zero points only)."""
     if types is None:
         types = [v.type for v in op.operands] + [v.type for v in op.results]
+    first = types[0] if types else None
+    if all(t is first for t in types) and getattr(first, "encoding", None) is None:
+        return True  # one type object throughout (the parser interns types)
     if not same_shapes(op, diag, label, types):
         return False
     ets = [t.element_type for t in types if isinstance(t, TensorType)]

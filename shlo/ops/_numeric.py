@@ -20,7 +20,7 @@ from typing import Callable
 import ml_dtypes
 import numpy as np
 
-from ..types import ElementType, FloatType, IntegerType
+from ..types import FloatType, IntegerType
 
 __all__ = [
     "IntInfo", "FloatInfo", "int_info", "float_info", "round_f64_to", "from_f64",
@@ -73,7 +73,7 @@ def int_info(et: IntegerType) -> IntInfo:
     return IntInfo(dt, et.width, signed, wide, _UNSIGNED[nbytes], et.min, et.max)
 
 
-# --- floats ----------------------------------------------------------------------------------------
+# --- floats ---------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -214,16 +214,3 @@ def total_order_key(x: np.ndarray | np.generic, info: FloatInfo) -> np.ndarray:
     mag = np.bitwise_and(bits, (1 << (info.width - 1)) - 1).astype(np.int16)
     neg = np.right_shift(bits, info.width - 1) != 0
     return np.where(neg, np.subtract(np.negative(mag), 1), mag)
-
-
-def element_kind(et: ElementType) -> str:
-    """'bool', 'int', 'float', 'complex' or 'other' (quantized)."""
-    if et.is_bool:
-        return "bool"
-    if et.is_integer:
-        return "int"
-    if et.is_float:
-        return "float"
-    if et.is_complex:
-        return "complex"
-    return "other"

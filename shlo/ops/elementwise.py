@@ -32,7 +32,7 @@ from ..errors import ExecutionError
 from ..ir import Operation
 from ..types import ComplexType, ElementType, FloatType, IntegerType, TensorType
 from ._numeric import (
-    C64, C128, F32, F64, IntInfo, float_info, float_to_int, from_f64, int_info, int_to_float,
+    C128, F32, F64, IntInfo, float_info, float_to_int, from_f64, int_info, int_to_float,
     round_f64_to, total_order_key,
 )
 from .registry import kernel

@@ -1723,10 +1723,6 @@ def _print_module(pr: "Printer", op: Operation) -> str | None:
 register("builtin.module", _parse_module, _print_module)
 
 
-def unused_imports() -> tuple:  # pragma: no cover - names kept for directive authors
-    return (STRING, F32, FloatType, Block)
-
-
 # --- tosa.rescale (its attr-dict spells enum values bare: `rounding_mode = SINGLE_ROUND`) --------
 
 

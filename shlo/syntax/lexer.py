@@ -121,7 +121,7 @@ _NEEDS_ESCAPE_RE = re.compile(r'[^\x20-\x7e]|["\\]')
 
 
 def escape_string(value: str) -> str:
-    """A string literal (with quotes) for ``value``, escaped as MLIR prints it (`\\\\` and `\\XX`)."""
+    """A string literal (with quotes) for ``value``, escaped as MLIR prints it (`\\\\`, `\\XX`)."""
     if not _NEEDS_ESCAPE_RE.search(value):
         return '"' + value + '"'
     out = []

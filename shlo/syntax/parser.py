@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from typing import Any, Callable
+from typing import Any
 
 from ..attributes import (
     ArrayAttr, BoolAttr, ConvDimensionNumbers, DenseArrayAttr, DenseElementsAttr, DictAttr,
@@ -41,8 +41,6 @@ _MATCH = TOKEN_RE.match
 _MISSING = object()
 TOKEN = TokenType()
 I64 = _ELEMENT_TYPES["i64"]
-I32 = _ELEMENT_TYPES["i32"]
-I1 = _ELEMENT_TYPES["i1"]
 
 _DIMS_RE = re.compile(r"\s*<\s*((?:(?:\d+|\?|\*)\s*x\s*)*)")
 _SIMPLE_TENSOR_RE = re.compile(r"tensor<((?:(?:\d+|\?)x)*)(.*)>\Z")
@@ -68,8 +66,6 @@ ENUM_CASES: dict[str, tuple[str, ...]] = {
     "result_accuracy_mode": ("DEFAULT", "HIGHEST", "TOLERANCE"),
 }
 _DOTTED_ENUMS = {"stablehlo.result_accuracy_mode": ("stablehlo", "result_accuracy_mode")}
-_FUNC_INHERENT = {"sym_name", "function_type", "sym_visibility", "arg_attrs", "res_attrs",
-                  "no_inline"}
 _UNQUALIFIED = {"module": "builtin.module", "func": "func.func", "call": "func.call",
                 "return": None}
 
@@ -1723,21 +1719,6 @@ _new_loc = object.__new__
 _val_new = Value.__new__
 
 
-def _new_op(name: str, operands: list[Value], rtypes: list[Type],
-            props: dict[str, Any]) -> Operation:
-    """An Operation without the generality of its constructor (fast path only)."""
-    op = _op_new(Operation)
-    op.name = name
-    op.operands = operands
-    op.results = [Value(t, op, i) for i, t in enumerate(rtypes)]
-    op.properties = props
-    op.attributes = {}
-    op.regions = []
-    op.successors = []
-    op.parent = None
-    return op
-
-
 def _round_to(v: float, t: Any) -> float:
     """``v`` rounded to the float type ``t`` (a FloatAttr holds its value in its own type)."""
     if isinstance(t, FloatType) and t.name != "f64":
@@ -1758,10 +1739,3 @@ def _region_dialect(op_name: str, current: str) -> str:
     if op_name == "builtin.module":
         return "builtin"
     return current
-
-
-def unused(*_: Any) -> None:  # pragma: no cover - keeps linters quiet about re-exports
-    pass
-
-
-ParserFn = Callable[[Parser, str, int, int], Operation]

@@ -377,7 +377,8 @@ def test_reduce_precision_matches_convert_round_trip() -> None:
     for e, m, target in [(8, 7, "bf16"), (5, 10, "f16"), (5, 2, "f8E5M2"), (4, 3, "f8E4M3")]:
         op = Operation("stablehlo.reduce_precision", [Value(tensor(x.shape, "f32"))],
                        [tensor(x.shape, "f32")],
-                       properties={"exponent_bits": IntegerAttr(e), "mantissa_bits": IntegerAttr(m)})
+                       properties={"exponent_bits": IntegerAttr(e),
+                                   "mantissa_bits": IntegerAttr(m)})
         with np.errstate(all="ignore"):
             (got,) = PrepareContext(None).prepare(op)(x)
             via = x.astype(element_type(target).dtype).astype(np.float32)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import zlib
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import ml_dtypes
 import numpy as np

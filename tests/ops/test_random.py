@@ -301,11 +301,11 @@ def test_rng_seed_changes_the_stream():
         rnd.set_default_seed(0)
     assert not np.array_equal(a, b) and np.array_equal(b, c)
     # A process's own seed wins over the default, and reset_rng_state replays the stream.
-    from shlo.interpreter.api import prepare_entry
+    from shlo.interpreter.evaluator import PrepareContext
 
     process = ProcessContext()
     process.rng_seed = 12345
-    fn = prepare_entry(module, "main", process)
+    fn = PrepareContext(module, process).function("main")
     (d,) = fn(np.asarray(np.uint32(0)), np.asarray(np.uint32(2**31)))
     rnd.reset_rng_state(process)
     (e,) = fn(np.asarray(np.uint32(0)), np.asarray(np.uint32(2**31)))
