@@ -643,26 +643,36 @@ def signature(op: Operation, diag: Any, operands: Sequence[Any] = (),
     case the op-specific checks should not run.
     """
     ok = True
-    for name, kind in (attrs or {}).items():
-        a = op.attr(name)
-        if a is None:
-            diag.error(op, label, f"requires attribute '{name}'")
-            ok = False
-        elif not _attr_ok(kind, a):
-            diag.error(op, label, f"attribute '{name}' failed to satisfy constraint: "
-                                  f"{_ATTR_DESC.get(kind, kind)}")
-            ok = False
-    for name, kind in (optional_attrs or {}).items():
-        a = op.attr(name)
-        if a is not None and not _attr_ok(kind, a):
-            diag.error(op, label, f"attribute '{name}' failed to satisfy constraint: "
-                                  f"{_ATTR_DESC.get(kind, kind)}")
-            ok = False
-    if not ok:
-        return False
-    ok = _check_values(op, diag, op.operands, operands, "operand", label) and ok
-    if results is not None:
-        ok = _check_values(op, diag, op.results, results, "result", label) and ok
+    if attrs or optional_attrs:
+        props, discardable = op.properties, op.attributes
+        for name, kind in (attrs or {}).items():
+            a = props.get(name)
+            if a is None:
+                a = discardable.get(name)
+            if a is None:
+                diag.error(op, label, f"requires attribute '{name}'")
+                ok = False
+            elif kind != "any" and not _attr_ok(kind, a):
+                diag.error(op, label, f"attribute '{name}' failed to satisfy constraint: "
+                                      f"{_ATTR_DESC.get(kind, kind)}")
+                ok = False
+        for name, kind in (optional_attrs or {}).items():
+            if kind == "any":
+                continue
+            a = props.get(name)
+            if a is None:
+                a = discardable.get(name)
+            if a is not None and not _attr_ok(kind, a):
+                diag.error(op, label, f"attribute '{name}' failed to satisfy constraint: "
+                                      f"{_ATTR_DESC.get(kind, kind)}")
+                ok = False
+        if not ok:
+            return False
+    if not _check_values(op, diag, op.operands, operands, "operand", label):
+        ok = False  # like upstream, the results are not judged against wrong operands
+    elif results is not None and not _check_values(op, diag, op.results, results, "result",
+                                                   label):
+        ok = False
     if regions is not None and len(op.regions) != regions:
         diag.error(op, label, f"requires {regions} region{'s' if regions != 1 else ''}, "
                               f"but found {len(op.regions)}")
@@ -674,7 +684,14 @@ def _check_values(op: Operation, diag: Any, values: Sequence[Any], spec: Sequenc
                   what: str, label: str) -> bool:
     if len(values) == len(spec):  # fast path: one value per single constraint, all accepted
         for v, tc in zip(values, spec):
-            if tc.__class__ is not TC or not tc.accepts(v.type):
+            if tc.__class__ is not TC:
+                break
+            t = v.type
+            hit = tc._cache.get(id(t))
+            if hit is None or hit[0] is not t:
+                if not tc.accepts(t):
+                    break
+            elif not hit[1]:
                 break
         else:
             return True
@@ -710,7 +727,7 @@ def _check_values(op: Operation, diag: Any, values: Sequence[Any], spec: Sequenc
             return False
         each = rest // n_var
         sizes = [each if k == "*" else 1 for _, k in groups]
-    ok = True
+    bad: list[tuple[str, str]] = []
     i = 0
     for g, ((tc, kind), size) in enumerate(zip(groups, sizes)):
         for _ in range(size):
@@ -718,10 +735,13 @@ def _check_values(op: Operation, diag: Any, values: Sequence[Any], spec: Sequenc
             if not tc.accepts(t):
                 desc = ("variadic of " if kind == "*" else "") + tc.description
                 lab = label or (f"I{g + 1}" if what == "operand" else "")
-                diag.error(op, lab, f"{what} #{i} must be {desc}, but got '{type_str(t)}'")
-                ok = False
+                bad.append((lab, f"{what} #{i} must be {desc}, but got '{type_str(t)}'"))
             i += 1
-    return ok
+    if bad:  # the first as the error (as upstream reports it), the others as notes
+        diag.error(op, bad[0][0], bad[0][1],
+                   notes=[(f"also: {f'({lab}) ' if lab else ''}{msg}", None)
+                          for lab, msg in bad[1:]])
+    return not bad
 
 
 # --- element-wise ops ---------------------------------------------------------------------------

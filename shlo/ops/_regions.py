@@ -119,9 +119,60 @@ def tree_reduce_last(combine: Callable[[list[np.ndarray], list[np.ndarray]], lis
     Level by level, adjacent elements are combined, ``combine(lhs, rhs)`` being called once per
     level on whole arrays; an odd last element is carried to the next level. The result keeps
     the in-order sequence of the inputs (so it equals a left fold for any associative body).
+
+    Large inputs are processed in blocks of about ``_BLOCK`` elements (whole rows, or chunks
+    of ``2**_SHRINK_LEVELS``-aligned columns taken down that many levels at once), so the
+    temporaries of the body stay in cache instead of costing fresh pages; the tree is the same
+    (chunks are aligned to the pairs of every level, and the last chunk carries its odd
+    elements exactly as the whole row would).
     """
+    shape = arrays[0].shape
+    n = shape[-1]
+    rows = arrays[0].size // n if n else 0
+    if rows * n <= 2 * _BLOCK or n < 2:
+        return _tree_levels(combine, arrays, None)
+    flat = [a.reshape(rows, n) for a in arrays]
+    width = 1 << _SHRINK_LEVELS
+    while rows * n > 2 * _BLOCK and n >= 2 * width:  # shrink long rows 2**L-fold per round
+        cols = max(width, (_BLOCK // rows) // width * width)
+        block_rows = max(1, _BLOCK // cols)
+        flat = _blockwise(flat, rows, block_rows, n, cols,
+                          lambda piece: _tree_levels(combine, piece, _SHRINK_LEVELS))
+        n = flat[0].shape[-1]
+    if rows * n > 2 * _BLOCK:  # many short rows: reduce blocks of whole rows
+        block_rows = max(1, _BLOCK // n)
+        out = _blockwise(flat, rows, block_rows, n, n,
+                         lambda piece: [a[:, None] for a in _tree_levels(combine, piece, None)])
+    else:
+        out = [a[:, None] for a in _tree_levels(combine, flat, None)]
+    return [a.reshape(shape[:-1]) for a in out]
+
+
+_BLOCK = 1 << 18
+"""Elements per body call in the first levels of a large reduction (a few MB: cache-resident)."""
+_SHRINK_LEVELS = 8
+
+
+def _blockwise(flat: list[np.ndarray], rows: int, block_rows: int, n: int, cols: int,
+               fn: Callable[[list[np.ndarray]], list[np.ndarray]]) -> list[np.ndarray]:
+    """``fn`` applied to every (block_rows, cols) block of the (rows, n) arrays ``flat``; the
+    (block_rows, k) results reassembled in order."""
+    out_rows = []
+    for r in range(0, rows, block_rows):
+        parts = [fn([a[r:r + block_rows, c:c + cols] for a in flat]) for c in range(0, n, cols)]
+        out_rows.append([np.concatenate(p, axis=1) if len(p) > 1 else p[0]
+                         for p in zip(*parts)])
+    if len(out_rows) == 1:
+        return out_rows[0]
+    return [np.concatenate(p, axis=0) for p in zip(*out_rows)]
+
+
+def _tree_levels(combine: Callable[[list[np.ndarray], list[np.ndarray]], list[np.ndarray]],
+                 arrays: list[np.ndarray], levels: int | None) -> list[np.ndarray]:
+    """``levels`` levels of the pairwise tree over the last axis (all of them when None:
+    the last axis is then dropped from the results)."""
     n = arrays[0].shape[-1]
-    while n > 1:
+    while n > 1 and (levels is None or levels > 0):
         h = n // 2
         lhs = [a[..., 0:2 * h:2] for a in arrays]
         rhs = [a[..., 1:2 * h:2] for a in arrays]
@@ -130,6 +181,10 @@ def tree_reduce_last(combine: Callable[[list[np.ndarray], list[np.ndarray]], lis
             out = [np.concatenate([o, a[..., -1:]], axis=-1) for o, a in zip(out, arrays)]
         arrays = out
         n = h + n % 2
+        if levels is not None:
+            levels -= 1
+    if levels is not None:
+        return arrays
     return [a[..., 0] for a in arrays]
 
 

@@ -2,8 +2,8 @@
 
 Each op has one section, named and ordered as in the spec ("Ops"); its kernel is a *prepare*
 function that decodes the element type once and returns a lean ``run`` closure, often a direct
-numpy call (``lambda x, y: (np.add(x, y),)``). A verifier for the op's constraints (C1..Cn) sits
-beside its kernel.
+numpy call (``lambda x, y: (np.add(x, y),)``). The ops' constraints (C1..Cn) are checked by the
+verifiers registered at the end of this module.
 
 Kernels work on arrays of any shape (region bodies are evaluated over whole arrays of element
 pairs) and accept numpy scalars for 0-d values. Results always have the result type's dtype.
@@ -55,7 +55,7 @@ def _operand_et(op: Operation, i: int = 0) -> ElementType:
 
 
 def _result_et(op: Operation, i: int = 0) -> ElementType:
-    return _etype(op.results[0].type)
+    return _etype(op.results[i].type)
 
 
 def _unsupported(op: Operation, et: ElementType) -> ExecutionError:
@@ -95,8 +95,8 @@ def _via_c128(fn: Fn, dt: np.dtype) -> Fn:
 
 
 def _via_f32(fn: Fn, dt: np.dtype) -> Fn:
-    """Compute ``fn`` in float32 and cast back; for operations exact in float32 (rounding to
-    integers, IEEE maximum...) on formats narrower than float32."""
+    """Compute ``fn`` in float32 and cast back, for operations whose float32 result is exactly
+    representable in the narrower format (rounding to integers, sign)."""
     if dt == F32 or dt == F64:
         return fn
     return lambda *xs: np.asarray(fn(*[np.asarray(x, F32) for x in xs])).astype(dt)
@@ -1276,11 +1276,18 @@ def _complex_part(et: Any) -> Any:
     return et.element if isinstance(et, ComplexType) else et
 
 
+_ABS_RESULT = _c.TC(_c.SI | _c.F | _c.Q)
+_F32_F64 = _c.TC(only=frozenset({"f32", "f64"}),
+                 description="ranked tensor of 32/64-bit float values")
+_COMPLEX = _c.TC(_c.C)
+_CONVERTIBLE = _c.TC(_c.F | _c.B | _c.I | _c.C)
+
+
 @verifier("stablehlo.abs")
 def _verify_abs(op: Operation, diag: Any) -> None:
     """(C1) `shape(result) = shape(operand)`; (C2) the result's baseline element type is the
     operand's, or its complex element type for complex operands."""
-    if not _c.signature(op, diag, [_c.SINT_FP_C_Q_TENSOR], [_c.TC(_c.SI | _c.F | _c.Q)]):
+    if not _c.signature(op, diag, [_c.SINT_FP_C_Q_TENSOR], [_ABS_RESULT]):
         return
     t = op.operands[0].type
     _c.check_inferred(op, diag, "C1, C2",
@@ -1311,9 +1318,7 @@ def _verify_is_finite(op: Operation, diag: Any) -> None:
 def _verify_complex(op: Operation, diag: Any) -> None:
     """(C1) `type(lhs) = type(rhs)`; (C2) `shape(result) = shape(lhs)`; (C3) the result element
     type is `complex<element_type(lhs)>`."""
-    f32_f64 = _c.TC(only=frozenset({"f32", "f64"}), description="ranked tensor of 32/64-bit "
-                                                                 "float values")
-    if not _c.signature(op, diag, [f32_f64, f32_f64], [_c.TC(_c.C)]):
+    if not _c.signature(op, diag, [_F32_F64, _F32_F64], [_COMPLEX]):
         return
     lhs, rhs = op.operands[0].type, op.operands[1].type
     if not _c.compatible_all(op, diag, "C1", [lhs, rhs]):
@@ -1397,8 +1402,7 @@ def _verify_clamp(op: Operation, diag: Any) -> None:
 @verifier("stablehlo.convert")
 def _verify_convert(op: Operation, diag: Any) -> None:
     """(C1) `shape(operand) = shape(result)`."""
-    tc = _c.TC(_c.F | _c.B | _c.I | _c.C)
-    if _c.signature(op, diag, [tc], [tc]):
+    if _c.signature(op, diag, [_CONVERTIBLE], [_CONVERTIBLE]):
         _c.same_shapes(op, diag, "C1")
 
 

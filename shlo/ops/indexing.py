@@ -167,12 +167,13 @@ class ScatterDimensionNumbers:
 
 def scatter_targets(input_shape: Sequence[int], scatter_indices: np.ndarray,
                     updates_shape: Sequence[int], dims: ScatterDimensionNumbers
-                    ) -> tuple[np.ndarray, np.ndarray]:
+                    ) -> tuple[np.ndarray, np.ndarray | None]:
     """The flat result index of every update element, and which update elements are in bounds.
 
     Returns ``(targets, mask)``: ``mask`` has the updates' shape and is true where the spec's
-    ``result_index`` is in bounds; ``targets`` holds the row-major linear result index of each
-    in-bounds update element, in row-major order of the update index space.
+    ``result_index`` is in bounds, or is None when every update element is in bounds (then no
+    masking is needed); ``targets`` holds the row-major linear result index of each in-bounds
+    update element, in row-major order of the update index space.
     """
     starts = _index_vectors(scatter_indices, dims.index_vector_dim)
     batch_shape = starts.shape[:-1]
@@ -183,7 +184,7 @@ def scatter_targets(input_shape: Sequence[int], scatter_indices: np.ndarray,
         batch_view[d] = batch_shape[i]
     window_input_dims = [d for d in range(len(input_shape)) if d not in dims.inserted_window_dims
                          and d not in dims.input_batching_dims]
-    mask = np.ones(updates_shape, dtype=bool)
+    out_of_bounds: list[np.ndarray] = []
     linear: Any = 0
     stride = 1
     for d in reversed(range(len(input_shape))):
@@ -199,11 +200,19 @@ def scatter_targets(input_shape: Sequence[int], scatter_indices: np.ndarray,
             u = dims.update_window_dims[window_input_dims.index(d)]
             part = part + _line(updates_shape[u], rank, u)
         if isinstance(part, np.ndarray):
-            mask &= (part >= 0) & (part < input_shape[d])
-            linear = linear + part * stride
+            # 0 <= part < size in one comparison: negative values are huge as uint64.
+            inside = part.view(np.uint64) < np.uint64(input_shape[d])
+            if not inside.all():
+                out_of_bounds.append(inside)
+            linear = linear + part * stride if stride != 1 else part
         stride *= input_shape[d]
-    targets = np.broadcast_to(np.asarray(linear, dtype=np.int64), updates_shape)[mask]
-    return targets, mask
+    linear = np.broadcast_to(np.asarray(linear, dtype=np.int64), updates_shape)
+    if not out_of_bounds:
+        return linear.reshape(-1), None
+    mask = np.ones(updates_shape, dtype=bool)
+    for inside in out_of_bounds:
+        mask &= inside
+    return linear[mask], mask
 
 
 def occurrence_rank(targets: np.ndarray) -> np.ndarray:
@@ -314,7 +323,8 @@ def scatter_arrays(inputs: Sequence[np.ndarray], scatter_indices: np.ndarray,
     if targets.size == 0:
         return results
     flats = [r.reshape(-1) for r in results]
-    values = [np.asarray(u)[mask] for u in updates]
+    values = [np.asarray(u).reshape(-1) if mask is None else np.asarray(u)[mask]
+              for u in updates]
     n = len(results)
     if comp.kind == "assign":
         # last writer wins: the largest update position per target (ufunc.at is sequential)

@@ -41,7 +41,7 @@ from .registry import kernel
 
 Run = Callable[..., Sequence[Any]]
 
-__all__ = ["Matmul", "DotAlgorithm"]
+__all__ = ["Matmul", "DotAlgorithm", "blas_matmul"]
 
 
 # --- attribute helpers -------------------------------------------------------------------------
@@ -279,7 +279,7 @@ class Matmul:
     def _integral(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         k = max(a.shape[-1], 1)
         if self.bound * k < _EXACT:
-            out = np.matmul(a.astype(_F64), b.astype(_F64))  # exact: every sum fits 53 bits
+            out = blas_matmul(a.astype(_F64), b.astype(_F64))  # exact: every sum fits 53 bits
             if self.result_kind == "float":
                 return from_f64(self.result_dtype)(out)
             if self.result_kind == "complex":
@@ -321,13 +321,79 @@ def _float_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     g, m, k = a.shape
     n = b.shape[-1]
     if k > _SEQUENTIAL_MAX_K or g * m * n * k > _SEQUENTIAL_MAX_WORK:
-        return np.matmul(a, b)
+        return blas_matmul(a, b)
     columns = np.ascontiguousarray(a.transpose(0, 2, 1))[:, :, :, None]  # (G, K, M, 1)
     rows = b[:, :, None, :]  # (G, K, 1, N)
     acc = np.zeros((g, m, n), dtype=np.result_type(a, b))
     for i in range(k):  # a loop over the contracted elements, vectorized over G, M, N
         acc += columns[:, i] * rows[:, i]
     return acc
+
+
+# BLAS threads. OpenBLAS splits a GEMM over all cores from about 2**18 multiply-adds; its worker
+# threads must then be woken and synchronised, which costs tens of microseconds on an idle
+# machine and tens of *milliseconds* on a busy one (a 128x128 matmul measured 40 ms with 2
+# threads on a loaded 2-core machine, 0.07 ms with one). Products below
+# _SINGLE_THREAD_MAX_WORK multiply-adds (about a millisecond on one core) run on one BLAS thread;
+# larger ones use the threads the user configured (OPENBLAS_NUM_THREADS, threadpoolctl).
+_SINGLE_THREAD_MAX_WORK = 1 << 25
+
+
+class _BlasThreads:
+    """Temporarily limits BLAS to one thread (threadpoolctl's controller of numpy's BLAS,
+    found once, on first use); a no-op when BLAS already uses one thread or cannot be
+    controlled. Nested and concurrent users (process-grid threads) are counted, so the
+    user's setting is restored when the last one leaves."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self._lock = threading.Lock()
+        self._controllers: list[Any] | None = None
+        self._saved: list[int] = []
+        self._depth = 0
+
+    def _find(self) -> list[Any]:
+        try:
+            from threadpoolctl import ThreadpoolController
+
+            return list(ThreadpoolController().select(user_api="blas").lib_controllers)
+        except Exception:  # pragma: no cover - threadpoolctl is a dependency
+            return []
+
+    def __enter__(self) -> None:
+        with self._lock:
+            if self._depth == 0:
+                if self._controllers is None:
+                    self._controllers = self._find()
+                self._saved = [c.get_num_threads() for c in self._controllers]
+                for c, t in zip(self._controllers, self._saved):
+                    if t != 1:
+                        c.set_num_threads(1)
+            self._depth += 1
+
+    def __exit__(self, *exc: Any) -> None:
+        with self._lock:
+            self._depth -= 1
+            if self._depth == 0:
+                for c, t in zip(self._controllers or (), self._saved):
+                    if t != 1:
+                        c.set_num_threads(t)
+
+
+_ONE_BLAS_THREAD = _BlasThreads()
+
+
+def blas_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``np.matmul(a, b)``, on one BLAS thread when the product is small (see above)."""
+    k = a.shape[-1]
+    work = (a.size // k if k else 0) * b.shape[-1] * k
+    if b.ndim > 2 and a.ndim == 2:
+        work *= math.prod(b.shape[:-2])
+    if work > _SINGLE_THREAD_MAX_WORK:
+        return np.matmul(a, b)
+    with _ONE_BLAS_THREAD:
+        return np.matmul(a, b)
 
 
 def _limbs(x: np.ndarray, n: int, bits: int) -> list[np.ndarray]:
@@ -347,7 +413,7 @@ def _limb_matmul(a: np.ndarray, b: np.ndarray, n: int, bl: int, br: int) -> np.n
     out = None
     for i, x in enumerate(la):
         for j, y in enumerate(lb):
-            part = np.matmul(x, y).astype(np.int64) << np.int64(bl * i + br * j)  # wraps
+            part = blas_matmul(x, y).astype(np.int64) << np.int64(bl * i + br * j)  # wraps
             out = part if out is None else out + part
     return out
 
@@ -645,7 +711,7 @@ def _substitute(t: np.ndarray, b: np.ndarray, lower: bool, unit_diagonal: bool) 
         r = b[..., i, :]
         done = slice(0, i) if lower else slice(i + 1, m)
         if (i if lower else m - 1 - i) > 0:
-            r = r - np.matmul(t[..., i:i + 1, done], x[..., done, :])[..., 0, :]
+            r = r - blas_matmul(t[..., i:i + 1, done], x[..., done, :])[..., 0, :]
         x[..., i, :] = r if unit_diagonal else r / t[..., i, i][..., None]
     return x
 

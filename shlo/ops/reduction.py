@@ -117,19 +117,112 @@ def reduce(op: Operation, ctx: Any) -> Run:
     ``dimensions``.
 
     Inputs and init values are converted to the result element types (the body's types, which
-    newer spec versions allow to be wider than the inputs'). See :func:`reduce_with_body`.
+    newer spec versions allow to be wider than the inputs'). See :func:`reduce_with_body`; a
+    body ``op(g(a), g(b))`` of a projection ``g`` is reduced as ``op`` over ``g(inputs)``
+    (:func:`_projected_body`).
     """
     n = len(op.results)
     dimensions = ints(op.attr("dimensions"), ())
     body = ctx.region(op.regions[0])
     dtypes = [_dtype(r) for r in op.results]
+    projected = _projected_body(op.regions[0].blocks[0], ctx) if n == 1 else None
 
     def run(*args: Any) -> list[np.ndarray]:
         inputs = [_as(a, dt) for a, dt in zip(args[:n], dtypes)]
         inits = [_as(a, dt) for a, dt in zip(args[n:], dtypes)]
+        if projected is not None and inputs[0].size:
+            return [_reduce_projected(body, *projected, inputs[0], inits[0], dimensions)]
         return reduce_with_body(body, inputs, inits, dimensions)
 
     return run
+
+
+def _reduce_projected(body: Body, g: Body, op_name: str, x: np.ndarray, init: np.ndarray,
+                      dimensions: Sequence[int]) -> np.ndarray:
+    """``op`` reduced over ``g(x)`` and ``g(init)`` (see :func:`_projected_body`); large inputs
+    block by block (``g`` of a block stays in cache), the block results then reduced again."""
+    dt = [x.dtype]
+    ginit = call_body(g, [init], init.shape, dt)[0]
+    if x.size <= 2 * _BLOCK:
+        gx = call_body(g, [x], x.shape, dt)[0]
+        return reduce_with_body(body, [gx], [ginit], dimensions, single_op=op_name)[0]
+    axes = sorted(d % x.ndim for d in dimensions)
+    keep = [d for d in range(x.ndim) if d not in axes]
+    moved = np.transpose(x, keep + axes)
+    out_shape = moved.shape[:len(keep)]
+    rows = int(np.prod(out_shape, dtype=np.int64))
+    flat = moved.reshape(rows, -1)
+    n = flat.shape[1]
+    block_rows = max(1, _BLOCK // n)
+    cols = n if block_rows > 1 else _BLOCK
+    partials = []
+    for r in range(0, rows, block_rows):
+        row = []
+        for c in range(0, n, cols):
+            piece = flat[r:r + block_rows, c:c + cols]
+            gp = call_body(g, [piece], piece.shape, dt)[0]
+            row.append(reduce_with_body(body, [gp], None, (1,), single_op=op_name)[0])
+        partials.append(np.stack(row, axis=-1))
+    part = np.concatenate(partials, axis=0) if len(partials) > 1 else partials[0]
+    out = reduce_with_body(body, [part], [ginit], (1,), single_op=op_name)[0]
+    return out.reshape(out_shape)
+
+
+_BLOCK = 1 << 18  # elements of g(x) computed at once: cache-resident
+
+
+# Unary ops g with g(g(x)) = g(x), by the binary ops op for which g(op(g(a), g(b))) =
+# op(g(a), g(b)) holds for every element type the fast path accepts (floats for all; integers
+# only for maximum/minimum, whose result is one of their operands: an integer sum of
+# absolute values may wrap negative).
+_PROJECTIONS = {
+    "stablehlo.abs": ("stablehlo.maximum", "stablehlo.minimum", "stablehlo.add",
+                      "stablehlo.multiply"),
+    "stablehlo.floor": ("stablehlo.maximum", "stablehlo.minimum"),
+    "stablehlo.ceil": ("stablehlo.maximum", "stablehlo.minimum"),
+    "stablehlo.round_nearest_even": ("stablehlo.maximum", "stablehlo.minimum"),
+    "stablehlo.round_nearest_afz": ("stablehlo.maximum", "stablehlo.minimum"),
+    "stablehlo.sign": ("stablehlo.maximum", "stablehlo.minimum"),
+}
+
+
+def _projected_body(block: Block, ctx: Any) -> tuple[Body, str] | None:
+    """``(g, op)`` when the reducer is ``return op(g(a), g(b))`` for a projection ``g``.
+
+    Then every node of the reduction tree is ``op`` of projected leaves (``g`` leaves the
+    partial results unchanged), so the reduction is ``op`` reduced over ``g(inputs)`` and
+    ``g(init)``: the inf-norm ``max(|a|, |b|)`` and the L1 norm ``|a| + |b|`` become one
+    projection and a numpy reduction instead of a tree of body calls.
+    """
+    ops = block.operations
+    if len(ops) != 4 or len(block.arguments) != 2 or len(ops[3].operands) != 1:
+        return None
+    g1, g2, comb = ops[0], ops[1], ops[2]
+    a, b = block.arguments
+    et = a.type.element_type if isinstance(a.type, TensorType) else None
+    if et is None or not isinstance(et, (FloatType, IntegerType)) \
+            or b.type != a.type or ops[3].operands[0] is not comb.results[0]:
+        return None
+    if g1.name != g2.name or g1.name not in _PROJECTIONS or g1.regions \
+            or g1.properties != g2.properties or g1.attributes != g2.attributes:
+        return None
+    if len(g1.operands) != 1 or len(g2.operands) != 1 \
+            or {id(g1.operands[0]), id(g2.operands[0])} != {id(a), id(b)}:
+        return None
+    if g1.results[0].type != a.type or g2.results[0].type != a.type \
+            or comb.results[0].type != a.type:
+        return None
+    if comb.name not in _PROJECTIONS[g1.name] or len(comb.operands) != 2 \
+            or {id(v) for v in comb.operands} != {id(g1.results[0]), id(g2.results[0])}:
+        return None
+    if isinstance(et, IntegerType) and comb.name not in ("stablehlo.maximum",
+                                                          "stablehlo.minimum"):
+        return None
+    g_of_a = g1.results[0] if g1.operands[0] is a else g2.results[0]
+    region = clone_subgraph(g_of_a, a)
+    if region is None:
+        return None
+    return ctx.region(region), comb.name
 
 
 # --- reduce_window ------------------------------------------------------------------------------
@@ -295,6 +388,7 @@ def sort(op: Operation, ctx: Any) -> Run:
     dimension = int_or_none(op.attr("dimension"))
     dimension = -1 if dimension is None else dimension
     plan = _analyze(op.regions[0].blocks[0], ctx)
+    direct = _direct_sort(plan) if len(op.operands) == 1 else None
 
     def run(*inputs: Any) -> list[np.ndarray]:
         arrays = [np.asarray(x) for x in inputs]
@@ -305,6 +399,10 @@ def sort(op: Operation, ctx: Any) -> Run:
         flat = [m.reshape(-1, n) for m in moved]
         if n <= 1 or flat[0].shape[0] == 0:
             return [a.copy() for a in arrays]
+        if direct is not None:
+            values = direct(flat[0])
+            if values is not None:
+                return [np.moveaxis(values.reshape(shape), -1, d)]
         order = _lex_order(plan, flat) if plan is not None else None
         if order is None:
             order = _merge_sort_order(comparator, flat)
@@ -496,6 +594,14 @@ def _depends_on_args(v: Value, block: Block) -> bool:
 
 def _float_key(values: np.ndarray) -> tuple[np.ndarray, bool]:
     """FLOAT order as integers: -0 == +0, every NaN equal and after +inf; and whether NaN seen."""
+    if values.dtype in _NATIVE_FLOATS[:2]:  # f16, f32: keys of their own width
+        v = values + values.dtype.type(0)  # -0.0 + 0.0 = +0.0
+        nan = np.isnan(v)
+        has_nan = bool(nan.any())
+        if has_nan:
+            v = np.where(nan, values.dtype.type(np.nan), v)
+        info = _F32_INFO if values.dtype == _NATIVE_FLOATS[1] else _F16_INFO
+        return total_order_key(v, info).astype(np.int64), has_nan
     v = values.astype(np.float64) + 0.0  # -0.0 + 0.0 = +0.0
     nan = np.isnan(v)
     has_nan = bool(nan.any())
@@ -505,6 +611,8 @@ def _float_key(values: np.ndarray) -> tuple[np.ndarray, bool]:
 
 
 _F64_INFO = float_info(FloatType("f64"))
+_F32_INFO = float_info(FloatType("f32"))
+_F16_INFO = float_info(FloatType("f16"))
 
 
 def _integer_keys(values: np.ndarray, key: _Key) -> tuple[list[np.ndarray], bool]:
@@ -527,6 +635,65 @@ def _integer_keys(values: np.ndarray, key: _Key) -> tuple[list[np.ndarray], bool
     return out, has_nan
 
 
+_NATIVE_FLOATS = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _direct_sort(plan: list[_Key] | None) -> Callable[[np.ndarray], np.ndarray | None] | None:
+    """For one input sorted by its own values: a function sorting the rows of a 2-d array by
+    value (numpy's SIMD sort, no permutation), or returning None when it cannot decide.
+
+    A stable sort only differs from an unstable one on elements that compare equal but differ
+    in bits: integers never; under TOTALORDER never (its keys are a bijection: sorted as keys
+    and mapped back); under FLOAT only -0/+0 and NaNs, so rows holding a zero or a NaN fall
+    back to the permutation path.
+    """
+    if plan is None or len(plan) != 1 or plan[0].fn is not None or plan[0].operand != 0:
+        return None
+    key = plan[0]
+    et, descending = key.element_type, key.descending
+
+    def finish(v: np.ndarray) -> np.ndarray:
+        return v[:, ::-1] if descending else v
+
+    if isinstance(et, IntegerType):
+        return lambda x: finish(np.sort(x, axis=-1))
+    if not isinstance(et, FloatType) or et.dtype not in _NATIVE_FLOATS:
+        return None
+    if key.compare_type == "TOTALORDER":
+        info = float_info(et)
+        sdt = np.dtype(f"i{et.dtype.itemsize}")
+        flip = sdt.type((1 << (info.width - 1)) - 1)
+
+        def by_total_order(x: np.ndarray) -> np.ndarray:
+            k = np.sort(total_order_key(x, info), axis=-1)
+            bits = np.where(k < 0, np.bitwise_xor(k, flip), k)  # the key map is an involution
+            return finish(bits.astype(sdt, copy=False).view(et.dtype))
+
+        return by_total_order
+
+    def by_value(x: np.ndarray) -> np.ndarray | None:
+        if np.isnan(x).any() or (x == 0).any():
+            return None
+        return finish(np.sort(x, axis=-1))
+
+    return by_value
+
+
+def _stable_argsort(k: np.ndarray) -> np.ndarray:
+    """``np.argsort(k, axis=-1, kind="stable")`` for integer keys; when the keys span less
+    than 2**32 values, as one SIMD sort of ``key << 32 | index`` (several times faster than
+    numpy's stable argsort)."""
+    n = k.shape[-1]
+    if k.size and n < 2**31:
+        lo, hi = int(k.min()), int(k.max())
+        if hi - lo < 2**32:
+            high = (k - k.dtype.type(lo)).astype(np.int64) - np.int64(2**31)
+            packed = (high << np.int64(32)) | np.arange(n, dtype=np.int64)
+            packed.sort(axis=-1)
+            return packed & np.int64(0xFFFFFFFF)
+    return np.argsort(k, axis=-1, kind="stable")
+
+
 def _lex_order(plan: list[_Key], flat: list[np.ndarray]) -> np.ndarray | None:
     """The sorting permutation (per row) for a recognised comparator, or None to fall back.
 
@@ -545,7 +712,7 @@ def _lex_order(plan: list[_Key], flat: list[np.ndarray]) -> np.ndarray | None:
             return None
         ints_keys.extend(ks)
     if len(ints_keys) == 1:
-        return np.argsort(ints_keys[0], axis=-1, kind="stable")
+        return _stable_argsort(ints_keys[0])
     return np.lexsort(ints_keys[::-1], axis=-1)
 
 

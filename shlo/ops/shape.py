@@ -87,7 +87,9 @@ def constant(op: Operation, ctx: Any) -> Run:
             a = a.astype(t.dtype)
         if t.is_static and a.shape != t.shape:
             a = np.broadcast_to(a, t.shape) if a.size == 1 else a.reshape(t.shape)
-    out = (readonly(a),)
+    # A 0-d constant of numpy's own types is a numpy scalar (immutable): scalar arithmetic on
+    # numpy scalars is ~10x faster than on 0-d arrays, which matters in scalar `while` loops.
+    out = (a[()] if a.ndim == 0 and a.dtype.kind in "biufc" else readonly(a),)
 
     def run() -> Sequence[Any]:
         return out
@@ -164,7 +166,25 @@ def broadcast_in_dim(op: Operation, ctx: Any) -> Run:
     bd = ints_attr(op, "broadcast_dimensions")
     dtype = t.dtype
     shape = static_shape(t)
-    if shape is not None:
+    operand_shape = static_shape(op.operands[0].type)
+    if shape is not None and operand_shape is not None:
+        # Everything but the data is static: the reshape to broadcast is decided here.
+        order = sorted(range(len(bd)), key=lambda d: bd[d])
+        transpose = order if order != list(range(len(order))) else None
+        view = [1] * len(shape)
+        for k, d in enumerate(order):
+            view[bd[d]] = operand_shape[d]
+        view_t = tuple(view)
+        broadcast_to = np.broadcast_to
+
+        def run(operand: np.ndarray) -> Sequence[Any]:
+            a = np.asarray(operand)
+            if a.dtype != dtype:
+                a = a.astype(dtype)
+            if transpose is not None:
+                a = a.transpose(transpose)
+            return (broadcast_to(a.reshape(view_t), shape),)
+    elif shape is not None:
         def run(operand: np.ndarray) -> Sequence[Any]:
             return (broadcast_in_dim_array(as_dtype(operand, dtype), bd, shape),)
     else:
@@ -349,13 +369,15 @@ _STATIC_QA = _c.TC(_c.F | _c.B | _c.I | _c.C | _c.Q | _c.QA, static=True,
                                "integer quantized or per-axis integer quantized values")
 
 
+_STATIC_CONSTANT = _c.TC(_c.F | _c.B | _c.I | _c.C | _c.Q | _c.QA, static=True)
+_STATIC_IOTA = _c.TC(_c.I | _c.F | _c.C | _c.Q, static=True)
+
+
 @verifier("stablehlo.constant")
 def _verify_constant(op: Operation, diag: Any) -> None:
     """(C1) `type(value) = type(output)` (for a quantized output, the literal holds storage
     values); the output is statically shaped."""
-    if not _c.signature(op, diag, [], [_c.TC(_c.F | _c.B | _c.I | _c.C | _c.Q | _c.QA,
-                                             static=True)],
-                        attrs={"value": "any"}):
+    if not _c.signature(op, diag, [], [_STATIC_CONSTANT], attrs={"value": "any"}):
         return
     value = op.attr("value")
     out = op.results[0].type
@@ -373,8 +395,7 @@ def _verify_constant(op: Operation, diag: Any) -> None:
 @verifier("stablehlo.iota")
 def _verify_iota(op: Operation, diag: Any) -> None:
     """(C1) `0 <= iota_dimension < rank(output)`."""
-    if not _c.signature(op, diag, [], [_c.TC(_c.I | _c.F | _c.C | _c.Q, static=True)],
-                        attrs={"iota_dimension": "int"}):
+    if not _c.signature(op, diag, [], [_STATIC_IOTA], attrs={"iota_dimension": "int"}):
         return
     d = _c.int_attr(op, "iota_dimension")
     shape = op.results[0].type.shape

@@ -58,6 +58,9 @@ def i64_array(values: Iterable[int]) -> DenseArrayAttr:
     return DenseArrayAttr(element_type("i64"), tuple(int(v) for v in values))
 
 
+_PLAIN = {"divide": "divide", "multiply": "multiply", "add": "add", "subtract": "subtract"}
+
+
 class Rewriter:
     """Rebuilds a module with ``pattern`` deciding each op (see the module docstring).
 
@@ -196,6 +199,11 @@ class Rewriter:
                          swap: bool = False) -> Value:
         """``chlo.broadcast_<name>(big, small)`` (or ``(small, big)`` when ``swap``) with the
         result type of ``big``."""
+        bt, st = big.type, small.type
+        if isinstance(bt, TensorType) and isinstance(st, TensorType) and bt.shape == () \
+                and st.shape == ():  # scalars (region bodies): no broadcast needed
+            ops = [small, big] if swap else [big, small]
+            return self.emit1(f"stablehlo.{_PLAIN.get(name, name)}", ops, big.type)
         props: dict[str, Any] = {}
         if broadcast_dimensions:
             props["broadcast_dimensions"] = i64_array(broadcast_dimensions)

@@ -276,7 +276,8 @@ def _dot_like(rw: Rewriter, op: Operation) -> Value | None:
     if not lq and rq and not oq:  # hybrid: weight-only quantization
         operands = [rw.get(v) for v in op.operands]
         operands[1] = emit_dequantize(rw, operands[1], quantized_type(rhs_t))
-        return rw.emit1(op.name, operands, res_t, dict(op.properties))
+        return rw.emit(op.name, operands, [res_t], dict(op.properties),
+                       dict(op.attributes)).results[0]
     if not (lq and rq and oq):
         return None
     return _integer_dot_like(rw, op)
@@ -317,7 +318,8 @@ def _integer_dot_like(rw: Rewriter, op: Operation) -> Value | None:
         rhs = rw.broadcast_binary("subtract", rhs, rw.constant(rzps, acc), rbd)
     others = [rw.get(v) for v in op.operands[2:]]
     acc_t = TensorType(res_t.shape, acc, res_t.encoding)
-    prod = rw.emit1(op.name, [lhs, rhs] + others, acc_t, dict(op.properties))
+    prod = rw.emit(op.name, [lhs, rhs] + others, [acc_t], dict(op.properties),
+                   dict(op.attributes)).results[0]
     v = rw.convert(prod, _F64)
     if not np.all(mult == 1.0):
         v = rw.broadcast_binary("multiply", v, rw.constant(mult, _F64), bd)

@@ -477,8 +477,17 @@ def _is_splat(arr: np.ndarray) -> bool:
 
 def format_dense_body(arr: np.ndarray, et: ElementType, hex_threshold: int = HEX_THRESHOLD) -> str:
     """The text inside `dense<...>` for ``arr`` with element type ``et``."""
-    if arr.size == 0:  # upstream prints a zero-element literal as a splat of zero
-        return format_element(np.zeros((), dtype=arr.dtype)[()], et)
+    if arr.size == 0:
+        # `dense<>`, unless the literal was a splat (kept as a zero-stride view of its value),
+        # which upstream keeps printing as a splat: `dense<5> : tensor<0x3xi32>`
+        if arr.ndim and all(st == 0 for st in arr.strides):
+            b = arr.base
+            while isinstance(b, np.ndarray) and b.size == 0:
+                b = b.base
+            if isinstance(b, np.ndarray) and b.dtype == arr.dtype:
+                return format_element(b.reshape(-1)[0], et)
+            return format_element(np.zeros((), dtype=arr.dtype)[()], et)
+        return ""
     if _is_splat(arr):
         first = arr.reshape(-1)[0] if arr.ndim else arr[()]
         return format_element(first, et)

@@ -35,9 +35,9 @@ from ..attributes import (
 )
 from ..ir import Block, Operation, Region, Value
 from ..types import (
-    ComplexType, FloatType, FunctionType, TensorType, TupleType, Type, _ELEMENT_TYPES,
+    ComplexType, FunctionType, TensorType, TupleType, Type, _ELEMENT_TYPES,
 )
-from .lexer import AT, BARE, FLOAT, INTEGER, PUNCT, STRING, VALUE
+from .lexer import AT, BARE, FLOAT, INTEGER, PUNCT, VALUE
 from .parser import canonical_struct_params
 
 if TYPE_CHECKING:  # pragma: no cover

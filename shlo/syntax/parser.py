@@ -31,7 +31,7 @@ from ..types import (
 )
 from .dense import DenseLiteralError, float_bits_to_value, literal_to_array
 from .lexer import (
-    AT, BANG, BARE, CARET, EOF, FLOAT, HASH, INTEGER, KIND_NAMES, LineIndex, PUNCT, STRING,
+    AT, BANG, BARE, CARET, EOF, FLOAT, HASH, INTEGER, LineIndex, PUNCT, STRING,
     TENSOR, TOKEN_RE, VALUE, unescape_string,
 )
 
@@ -492,6 +492,8 @@ class Parser:
         self.expect(">")
         if qdim is None and len(scales) != 1:
             self.error("per-tensor quantization takes one scale", start, found=False)
+        if smin == storage.min and smax == storage.max:
+            smin = smax = None  # the storage type's full range is the default (as upstream)
         return QuantizedType(storage, expressed, tuple(scales), tuple(zps), qdim, smin, smax)
 
     def _scale_zp(self) -> tuple[float, int]:
@@ -1179,7 +1181,25 @@ class Parser:
                     parsed = self._parse_signature(sig, sig_off)
                     if parsed is None:
                         break
-                rtypes = _fast_result_types(kind, parsed, operands)  # type: ignore[assignment]
+                rtypes = None
+                if type(parsed) is FunctionType:  # `(operand types) -> result`
+                    ins = parsed.inputs
+                    if len(ins) == len(operands) and len(parsed.results) == 1 and \
+                            kind != "results0":
+                        for v, t in zip(operands, ins):
+                            if v.type is not t and v.type != t:
+                                break
+                        else:
+                            rtypes = parsed.results
+                elif type(parsed) is TensorType and kind in _SAME_KINDS and \
+                        len(operands) == _SAME_KINDS[kind]:
+                    for v in operands:
+                        if v.type is not parsed and v.type != parsed:
+                            break
+                    else:
+                        rtypes = (parsed,)
+                else:
+                    rtypes = _fast_result_types(kind, parsed, operands)  # type: ignore
                 if rtypes is None:
                     break
                 end = m.end()
@@ -1189,7 +1209,7 @@ class Parser:
             # the Operation and its result, built without the constructors' generality
             op = _op_new(Operation)
             r = _val_new(Value)
-            r.type = rtypes[0]
+            r.type = rtypes[0]  # type: ignore[index]
             r.owner = op
             r.index = 0
             r.name = res
@@ -1673,6 +1693,7 @@ _FAST_MID = {
     "stablehlo.iota": (re.compile(r"dim = (\d+)"), (("iota_dimension", _i64),)),
 }
 _FAST_NEEDS_MID = frozenset(_FAST_MID)
+_SAME_KINDS = {"same1": 1, "same2": 2, "same3": 3}
 _OPERAND_COUNT = {"same1": 1, "same2": 2, "same3": 3, "select": 3, "results0": 0, "compare": 2}
 
 

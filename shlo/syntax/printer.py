@@ -70,8 +70,9 @@ def _format_type(t: Type) -> str:
         return f"tensor<{dims}{format_type(t.element_type)}{enc}>"
     if isinstance(t, QuantizedType):
         st = t.storage_type
-        s = ("u" if st.signedness == "unsigned" else "i") + str(st.width)
-        if t.storage_min is not None or t.storage_max is not None:
+        s = ("ui" if st.signedness == "unsigned" else "i") + str(st.width)
+        if (t.storage_min is not None and t.storage_min != st.min) or \
+                (t.storage_max is not None and t.storage_max != st.max):
             s += f"<{t.min}:{t.max}>"
         s += ":" + t.expressed_type.name
         if t.quantization_dimension is not None:
@@ -205,7 +206,7 @@ def _struct_value(v: Any) -> str:
         return str(int(v))
     if isinstance(v, float):
         return format_float(v, None, True)
-    if isinstance(v, tuple):
+    if isinstance(v, (tuple, list)):
         return "[" + ", ".join(_struct_value(x) for x in v) + "]"
     if isinstance(v, str):
         return escape_string(v)

@@ -193,7 +193,8 @@ class UpstreamSession:
                 raise OracleError("upstream interpreter timed out")
             status, payload = self._conn.recv()
         except (EOFError, BrokenPipeError, ConnectionResetError):
-            code = self._proc.exitcode if self._proc is not None else None
+            self._proc.join(5)
+            code = self._proc.exitcode
             self._kill()
             raise OracleError(f"upstream interpreter crashed (exit code {code})") from None
         if status != "ok":

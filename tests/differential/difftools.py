@@ -266,21 +266,27 @@ class Runner:
         args = batch.inputs_for(oracle)
         cases = [c for c in batch.cases if oracle not in c.skip]
         out: dict[str, Any] = {}
-        prog = batch.program(cases)
-        ours = self.shlo(prog, args)
-        try:
-            theirs: list[Any] = self.oracle(oracle, prog, args)
-        except oracles.OracleError:
-            theirs = []
-            for c in cases:  # split: which cases does the oracle reject?
-                try:
-                    theirs.append(self.oracle(oracle, batch.program([c]), args)[0])
-                except oracles.OracleError as e:
-                    theirs.append(e)
+        ours = self._split(lambda cs: self.shlo(batch.program(cs), args), cases)
+        theirs = self._split(lambda cs: self.oracle(oracle, batch.program(cs), args), cases)
         for c, o, t in zip(cases, ours, theirs):
             out[c.label] = (args, o, t)
         self._cache[key] = out
         return out
+
+    @staticmethod
+    def _split(run: Callable[[list[Case]], list[Any]], cases: list[Case]) -> list[Any]:
+        """``run(cases)``; if it raises, each case alone (its exception in place of a result)."""
+        try:
+            return list(run(cases))
+        except Exception:
+            pass
+        res: list[Any] = []
+        for c in cases:
+            try:
+                res.append(run([c])[0])
+            except Exception as e:  # noqa: BLE001 - reported by check()
+                res.append(e)
+        return res
 
     def check(self, batch: Batch, label: str, oracle: str) -> None:
         """Compare one case of ``batch`` with ``oracle``; fail with a description."""
@@ -290,8 +296,14 @@ class Runner:
         if oracle in case.skip:
             pytest.skip(case.skip[oracle])
         args, ours, theirs = self.results(batch, oracle)[label]
-        if isinstance(theirs, oracles.OracleError):
-            pytest.skip(f"{oracle} rejects it: {str(theirs).splitlines()[0][:200]}")
+        if isinstance(theirs, Exception):
+            if not isinstance(theirs, oracles.OracleError):
+                raise theirs
+            if isinstance(ours, Exception):
+                pytest.skip(f"shlo and {oracle} reject it: {_first_line(ours)}")
+            pytest.skip(f"{oracle} rejects it: {_first_line(theirs)}")
+        if isinstance(ours, Exception):
+            raise AssertionError(f"shlo fails where {oracle} runs: {_first_line(ours)}")
         ftz = oracle == "xla" and batch.ftz and np.asarray(ours).dtype.name in _ftz_dtypes()
         tol = case.tol.for_oracle(oracle)
         bad = mismatches(ours, theirs, tol, ftz and tol.kind != "bits")
@@ -301,6 +313,11 @@ class Runner:
         self.compared[oracle] += int(np.size(ours))
         if bad.any():
             raise AssertionError(describe(batch, case, oracle, args, ours, theirs, bad))
+
+
+def _first_line(e: Exception) -> str:
+    lines = str(e).strip().splitlines()
+    return lines[0][:300] if lines else type(e).__name__
 
 
 def _ftz_dtypes() -> set[str]:
