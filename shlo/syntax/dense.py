@@ -480,13 +480,11 @@ def format_dense_body(arr: np.ndarray, et: ElementType, hex_threshold: int = HEX
     if arr.size == 0:
         # `dense<>`, unless the literal was a splat (kept as a zero-stride view of its value),
         # which upstream keeps printing as a splat: `dense<5> : tensor<0x3xi32>`
-        if arr.ndim and all(st == 0 for st in arr.strides):
-            b = arr.base
-            while isinstance(b, np.ndarray) and b.size == 0:
-                b = b.base
-            if isinstance(b, np.ndarray) and b.dtype == arr.dtype:
-                return format_element(b.reshape(-1)[0], et)
-            return format_element(np.zeros((), dtype=arr.dtype)[()], et)
+        b = arr.base
+        while isinstance(b, np.ndarray) and b.size == 0:
+            b = b.base
+        if isinstance(b, np.ndarray) and b.dtype == arr.dtype:
+            return format_element(b.reshape(-1)[0], et)
         return ""
     if _is_splat(arr):
         first = arr.reshape(-1)[0] if arr.ndim else arr[()]

@@ -7,6 +7,12 @@ ops are declared in :mod:`shlo.syntax.formats`, which this parser dispatches to 
 Ops inside a block are parsed in a loop (never by recursion), so long op chains cost no stack;
 nesting (regions, nested literals) is recursive and a pathological depth raises
 ``ParseError("nesting too deep")``.
+
+Speed: consecutive lines that each hold one common op in its usual spelling (what JAX emits:
+constants, element-wise ops, compare, select, convert, broadcast_in_dim, ..., optionally with a
+`loc(#alias)`) are read by one regular expression per line (:meth:`Parser._fast_ops`), building
+exactly the IR the general path builds; hex constants are located with `str.find` and decoded
+with `bytes.fromhex` + `np.frombuffer`. Everything else takes the general path.
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ _MATCH = TOKEN_RE.match
 _MISSING = object()
 TOKEN = TokenType()
 I64 = _ELEMENT_TYPES["i64"]
+F64 = _ELEMENT_TYPES["f64"]
 
 _DIMS_RE = re.compile(r"\s*<\s*((?:(?:\d+|\?|\*)\s*x\s*)*)")
 _SIMPLE_TENSOR_RE = re.compile(r"tensor<((?:(?:\d+|\?)x)*)(.*)>\Z")
@@ -526,14 +533,14 @@ class Parser:
                     bits = int(v, 0)
                     return FloatAttr(float(float_bits_to_value(bits, t.dtype)), t)
                 return IntegerAttr(int(v, 0), t)
-            return IntegerAttr(int(v, 0))
+            return IntegerAttr(int(v, 0), I64)  # an untyped integer is an i64 (as in MLIR)
         if k == FLOAT:
             self._advance()
             if typed and self.v == ":":
                 self._advance()
                 t = self.parse_type()
                 return FloatAttr(_round_to(float(v), t), t)
-            return FloatAttr(float(v))
+            return FloatAttr(float(v), F64)  # an untyped float is an f64 (as in MLIR)
         if k == BARE:
             if v == "true" or v == "false":
                 self._advance()
@@ -550,7 +557,7 @@ class Parser:
                 return OpaqueAttr(self._capture_opaque())
             if v in ("inf", "nan"):
                 self._advance()
-                return FloatAttr(float(v))
+                return FloatAttr(float(v), F64)
             return TypeAttr(self.parse_type())
         if k == TENSOR or k == BANG:
             return TypeAttr(self.parse_type())
@@ -1621,7 +1628,7 @@ _ID = r"%[\w$.\-]+"
 _EOL = r"[ \t]*(?=\n|\Z)"
 _OPND = _ID + r"(?:#\d+)?"
 _SIG = r" : ([^\n\"{}@#]*?)"
-_LOC_EOL = r"(?: loc\((#[\w$.\-]+)\))?[ \t]*(?=\n|\Z)\s*"
+_LOC_EOL = r"(?: loc\((#[\w$.\-]+)\))?[ \t\r]*(?=\n|\Z)\s*"
 # One line holding one op: `%r = name <tail>`, where the tail is that of a constant, a compare
 # or the common `operands [, kw = value] : signature` shape, optionally followed by a location
 # alias reference `loc(#loc3)` (JAX's debug-info output); the whitespace up to the *next* line's

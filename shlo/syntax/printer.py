@@ -30,8 +30,8 @@ from ..ir import (
     Region, UnknownLoc, Value,
 )
 from ..types import (
-    ComplexType, FloatType, FunctionType, IntegerType, OpaqueType, QuantizedType, TensorType,
-    TokenType, TupleType, Type,
+    _ELEMENT_TYPES, ComplexType, FloatType, FunctionType, IntegerType, OpaqueType, QuantizedType,
+    TensorType, TokenType, TupleType, Type,
 )
 from .dense import format_dense_body, format_float
 from .lexer import escape_string
@@ -42,6 +42,8 @@ __all__ = ["format_module", "format_op", "format_type", "format_attr", "format_l
 _BARE_ID_RE = re.compile(r"[A-Za-z_][\w$.]*\Z")
 _SYMBOL_RE = re.compile(r"[A-Za-z_][\w$.]*\Z")
 _type_cache: dict[Any, str] = {}
+_I64 = _ELEMENT_TYPES["i64"]
+_F64 = _ELEMENT_TYPES["f64"]
 
 
 # --- types --------------------------------------------------------------------------------------
@@ -120,12 +122,13 @@ def format_key(name: str) -> str:
     return name if _BARE_ID_RE.match(name) else escape_string(name)
 
 
-def format_attr(a: Any) -> str:
-    """The text of an attribute value."""
+def format_attr(a: Any, elide: bool = False) -> str:
+    """The text of an attribute value. MLIR spells out the default types (`4 : i64`,
+    `1.0 : f64`) except inside arrays (``elide``), where `[0, 1]` means i64 elements."""
     t = type(a)
     if t is IntegerAttr:
-        if a.type is None:
-            return str(a.value)
+        if a.type is None or (elide and a.type is _I64):
+            return str(a.value) if elide else f"{a.value} : i64"
         if isinstance(a.type, IntegerType) and a.type.width == 1:
             return "true" if a.value else "false"
         return f"{a.value} : {format_type(a.type)}"
@@ -147,12 +150,15 @@ def format_attr(a: Any) -> str:
             body = ", ".join(str(int(v)) for v in a.values)
         return f"array<{format_type(et)}: {body}>"
     if t is ArrayAttr:
-        return "[" + ", ".join(format_attr(x) for x in a.values) + "]"
+        return "[" + ", ".join(format_attr(x, True) for x in a.values) + "]"
     if t is DictAttr:
         return "{" + ", ".join(format_entry(k, v) for k, v in a.items) + "}"
     if t is FloatAttr:
-        if a.type is None:
-            return format_float(a.value)
+        if a.type is None or (elide and a.type is _F64):
+            text = format_float(a.value, None, True)
+            if elide and not text.startswith(("0x", "-0x")):
+                return text  # (a bare hex pattern would read back as an integer)
+            return f"{text} : f64"
         return f"{format_float(a.value, a.type)} : {format_type(a.type)}"
     if t is TypeAttr:
         return format_type(a.type)
@@ -504,6 +510,8 @@ def _result_hints(op: Operation) -> list[str] | None:
         return ["c" if isinstance(et, IntegerType) else "cst"]
     if name == "stablehlo.rng_bit_generator" and len(op.results) == 2:
         return ["output_state", "output"]
+    if name == "tensor.cast":
+        return ["cast"]
     if name == "chlo.top_k" and len(op.results) == 2:
         return ["values", "indices"]
     if name == "stablehlo.batch_norm_grad" and len(op.results) == 3:

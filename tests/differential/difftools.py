@@ -110,7 +110,7 @@ def _float_name(dt: np.dtype) -> str:
 
 def mismatches(ours: np.ndarray, theirs: np.ndarray, tol: Tol, ftz: bool = False) -> np.ndarray:
     """Boolean mask of the elements where ``ours`` and ``theirs`` disagree under ``tol``."""
-    ours, theirs = np.asarray(ours), np.asarray(theirs)
+    ours, theirs = np.ascontiguousarray(ours), np.ascontiguousarray(theirs)
     if ours.shape != theirs.shape or ours.dtype != theirs.dtype:
         raise AssertionError(f"result type differs: shlo {ours.dtype}{ours.shape}, "
                              f"oracle {theirs.dtype}{theirs.shape}")

@@ -242,7 +242,7 @@ def test_type_aliases():
 
 
 def test_scalar_attributes():
-    assert parse_attr("42") == IntegerAttr(42)
+    assert parse_attr("42") == IntegerAttr(42, element_type("i64"))
     assert parse_attr("-3 : i32") == IntegerAttr(-3, element_type("i32"))
     assert parse_attr("1.5 : f32") == FloatAttr(1.5, element_type("f32"))
     assert parse_attr("0x7FC00000 : f32").value != parse_attr("0x7FC00000 : f32").value  # NaN
@@ -254,9 +254,10 @@ def test_scalar_attributes():
 
 
 def test_collection_attributes():
+    i64 = element_type("i64")
     assert parse_attr("[1, [2], {x, y = 3}]") == ArrayAttr((
-        IntegerAttr(1), ArrayAttr((IntegerAttr(2),)),
-        DictAttr((("x", UnitAttr()), ("y", IntegerAttr(3))))))
+        IntegerAttr(1, i64), ArrayAttr((IntegerAttr(2, i64),)),
+        DictAttr((("x", UnitAttr()), ("y", IntegerAttr(3, i64))))))
     assert parse_attr("array<i64: 1, -2>") == DenseArrayAttr(element_type("i64"), (1, -2))
     assert parse_attr("array<i1: true, false>") == DenseArrayAttr(element_type("i1"),
                                                                   (True, False))
