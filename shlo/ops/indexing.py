@@ -48,7 +48,10 @@ def _index_vectors(indices: np.ndarray, index_vector_dim: int) -> np.ndarray:
     indices = to_index(indices)
     if index_vector_dim >= indices.ndim:
         return indices[..., None]
-    return np.moveaxis(indices, index_vector_dim, -1)
+    if index_vector_dim == indices.ndim - 1:
+        return indices
+    axes = [d for d in range(indices.ndim) if d != index_vector_dim] + [index_vector_dim]
+    return indices.transpose(axes)
 
 
 def _line(n: int, rank: int, axis: int) -> np.ndarray:
@@ -238,13 +241,14 @@ _UFUNCS: dict[str, np.ufunc] = {
 def _ufunc_for(name: str | None, dtype: np.dtype) -> np.ufunc | None:
     """The ufunc whose ``.at`` computes the single-op body ``name`` exactly on ``dtype``.
 
-    Not for complex maximum/minimum (the spec's NaN handling differs from numpy's) nor bitwise
-    ops on anything but numpy's own integers and booleans.
+    Not for float or complex maximum/minimum (numpy does not order -0.0 below +0.0, and its
+    complex NaN handling differs from the spec's) nor bitwise ops on anything but numpy's own
+    integers and booleans.
     """
     uf = _UFUNCS.get(name or "")
     if uf is None:
         return None
-    if dtype.kind == "c" and uf in (np.maximum, np.minimum):
+    if dtype.kind not in "biu" and uf in (np.maximum, np.minimum):
         return None
     if uf in (np.bitwise_and, np.bitwise_or, np.bitwise_xor) and dtype.kind not in "biu":
         return None

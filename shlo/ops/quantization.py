@@ -219,45 +219,25 @@ def _compatible(a: tuple | None, b: tuple | None) -> bool:
     return len(a) == len(b) and all(x is None or y is None or x == y for x, y in zip(a, b))
 
 
-@verifier("stablehlo.uniform_quantize")
 def _verify_uniform_quantize(op: Operation, diag: Any) -> None:
     """(C1) `shape(operand) = shape(result)`; (C2) `expressed_type(result) = is_float(operand) ?
-    element_type(operand) : expressed_type(operand)`."""
-    if len(op.operands) != 1 or len(op.results) != 1:
-        diag.error(op, "", "expects one operand and one result")
-        return
+    element_type(operand) : expressed_type(operand)`. Run by :func:`_verify_quantization_types`
+    (below) once the operand and result types are valid."""
     a, r = op.operands[0].type, op.results[0].type
-    if not (isinstance(a, TensorType) and isinstance(r, TensorType)):
-        return
-    if not isinstance(r.element_type, QuantizedType):
-        diag.error(op, "C2", f"result #0 must be a quantized tensor, but got '{r}'")
-        return
-    ae = a.element_type
-    if not isinstance(ae, (FloatType, QuantizedType)):
-        diag.error(op, "C2", f"operand #0 must be a float or quantized tensor, but got '{a}'")
-        return
     if not _compatible(a.shape, r.shape):
         diag.error(op, "C1", "requires the same shape for all operands and results")
         return
+    ae = a.element_type
     expressed = ae.expressed_type if isinstance(ae, QuantizedType) else ae
     if expressed != r.element_type.expressed_type:
         diag.error(op, "C2", f"expressed type of the result ({r.element_type.expressed_type}) "
                              f"must be the operand's ({expressed})")
 
 
-@verifier("stablehlo.uniform_dequantize")
 def _verify_uniform_dequantize(op: Operation, diag: Any) -> None:
     """(C1) `shape(operand) = shape(result)`; (C2) `element_type(result) =
-    expressed_type(operand)`."""
-    if len(op.operands) != 1 or len(op.results) != 1:
-        diag.error(op, "", "expects one operand and one result")
-        return
+    expressed_type(operand)`. Run by :func:`_verify_quantization_types` (below)."""
     a, r = op.operands[0].type, op.results[0].type
-    if not (isinstance(a, TensorType) and isinstance(r, TensorType)):
-        return
-    if not isinstance(a.element_type, QuantizedType):
-        diag.error(op, "C2", f"operand #0 must be a quantized tensor, but got '{a}'")
-        return
     if not _compatible(a.shape, r.shape):
         diag.error(op, "C1", "requires the same shape for all operands and results")
         return
@@ -405,8 +385,9 @@ def _integer_dot_like(op: Operation, ctx: Any, prepare: Callable[..., Run]) -> R
 
     ``dequantize_op_quantize`` of a dot product is ``round(sum((l - zl) sl (r - zr) sr) / s_res)
     + z_res``. The scales factor out of the sum (``sl`` is one number, ``sr`` is constant along
-    the contracted dimensions: (C15)-(C16), (C29)), so the sum is accumulated exactly in int64
-    over ``l - zl`` and ``r - zr`` (padding with 0 is padding with the dequantized 0), and is
+    the contracted dimensions: (C15)-(C16), (C29)), so the sum is accumulated exactly over
+    ``l - zl`` and ``r - zr`` (padding with 0 is padding with the dequantized 0; float64 BLAS
+    when every partial sum is an integer below 2**53, int64 otherwise), and is
     scaled once in float64: ``round(acc * (sl * sr / s_res)) + z_res``, clamped to the storage
     range. This is the spec's formula computed without intermediate rounding, which
     ``precision_config`` leaves to the implementation; it is also the integer accumulation an
@@ -414,14 +395,14 @@ def _integer_dot_like(op: Operation, ctx: Any, prepare: Callable[..., Run]) -> R
     """
     lhs_t, rhs_t, res_t = op.operands[0].type, op.operands[1].type, op.results[0].type
     lq, rq, oq = quantized_type(lhs_t), quantized_type(rhs_t), quantized_type(res_t)
-    i64 = element_type("i64")
+    acc_et, acc_dtype = _accumulator(lq, rq, rhs_t)
 
-    def to_i64(t: Type) -> Type:
+    def to_acc(t: Type) -> Type:
         if isinstance(t, TensorType) and isinstance(t.element_type, QuantizedType):
-            return TensorType(t.shape, i64, t.encoding)
+            return TensorType(t.shape, acc_et, t.encoding)
         return t
 
-    int_run = prepare(shadow_op(op, to_i64), ctx)
+    int_run = prepare(shadow_op(op, to_acc), ctx)
     lhs_rank, rhs_rank, res_rank = _rank(lhs_t), _rank(rhs_t), _rank(res_t)
     lzp = zero_points_array(lq, lhs_rank)
     rzp = zero_points_array(rq, rhs_rank)
@@ -447,12 +428,23 @@ def _integer_dot_like(op: Operation, ctx: Any, prepare: Callable[..., Run]) -> R
     rest = len(op.operands) - 2
 
     def run(lhs: Any, rhs: Any, *others: Any) -> list[np.ndarray]:
-        a = _storage_to_int64(lhs) - lzp
-        b = _storage_to_int64(rhs) - rzp
+        a = (_storage_to_int64(lhs) - lzp).astype(acc_dtype)
+        b = (_storage_to_int64(rhs) - rzp).astype(acc_dtype)
         acc = np.asarray(int_run(a, b, *others[:rest])[0]).astype(_F64)
         return [out.from_real_ratio(acc if exact_one else acc * multiplier)]
 
     return run
+
+
+def _accumulator(lq: QuantizedType, rq: QuantizedType, rhs_t: Type) -> tuple[Any, np.dtype]:
+    """The exact accumulation type: float64 when every partial sum of products of
+    ``l - zl`` and ``r - zr`` is an integer below 2**53 (BLAS then sums exactly), else int64."""
+    if isinstance(rhs_t, TensorType) and rhs_t.is_static:
+        bound = 2.0 ** (lq.storage_type.width + 1) * 2.0 ** (rq.storage_type.width + 1) * \
+            max(rhs_t.num_elements, 1)
+        if bound < 2.0 ** 53:
+            return element_type("f64"), _F64
+    return element_type("i64"), _I64
 
 
 def _float_dot_like(op: Operation, ctx: Any, prepare: Callable[..., Run]) -> Run:

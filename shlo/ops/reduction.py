@@ -75,6 +75,10 @@ def _pad(x: np.ndarray, value: Any, pads: Sequence[tuple[int, int]],
     return buf[tuple(crop)]
 
 
+_NUMPY_SCALARS = {np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+                  np.uint64, np.float16, np.float32, np.float64, np.complex64, np.complex128}
+
+
 def _window_views(buf: np.ndarray, window_dimensions: Sequence[int],
                   window_strides: Sequence[int], window_dilations: Sequence[int]
                   ) -> np.ndarray | None:
@@ -85,9 +89,12 @@ def _window_views(buf: np.ndarray, window_dimensions: Sequence[int],
     dilated = [(w - 1) * d + 1 for w, d in zip(window_dimensions, window_dilations)]
     if any(p < w for p, w in zip(buf.shape, dilated)) or buf.size == 0:
         return None
-    v = sliding_window_view(buf, dilated)
-    return v[tuple(slice(None, None, s) for s in window_strides)
-             + tuple(slice(None, None, d) for d in window_dilations)]
+    # ml_dtypes such as float8_e5m2 do not survive as_strided: slide over same-size uints
+    raw = buf if buf.dtype.type in _NUMPY_SCALARS else buf.view(f"u{buf.dtype.itemsize}")
+    v = sliding_window_view(raw, dilated)
+    v = v[tuple(slice(None, None, s) for s in window_strides)
+          + tuple(slice(None, None, d) for d in window_dilations)]
+    return v if raw is buf else v.view(buf.dtype)
 
 
 def _windows(buf: np.ndarray, window_dimensions: Sequence[int], window_strides: Sequence[int],

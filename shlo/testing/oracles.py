@@ -128,7 +128,8 @@ def _upstream_eval(ctx: Any, text: str, args: list[np.ndarray]) -> tuple[str, An
 
         with ctx:
             m = ir.Module.parse(text)
-            attrs = [ir.DenseElementsAttr.get(np.ascontiguousarray(a)) for a in args]
+            # not np.ascontiguousarray: it turns 0-d arguments into tensor<1x...>
+            attrs = [ir.DenseElementsAttr.get(np.asarray(a, order="C")) for a in args]
             res = stablehlo.eval_module(m, attrs)
             return ("ok", [np.array(r) for r in res])
     except Exception as e:  # pragma: no cover - depends on jaxlib

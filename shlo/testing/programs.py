@@ -222,14 +222,14 @@ def to_transport(a: np.ndarray, et: str) -> list[np.ndarray]:
     a = np.asarray(a, dtype=element_type(et).dtype)
     k = _kind(et)
     if k == "native":
-        return [np.ascontiguousarray(a)]
+        return [np.asarray(a, order="C")]
     if k == "subbyte":
         return [a.astype(np.int8)]
     if k == "f4":
         return [a.view(np.uint8).astype(np.int8)]
     if k == "complex":
-        return [np.ascontiguousarray(a.real), np.ascontiguousarray(a.imag)]
-    return [np.ascontiguousarray(a).view(_SIGNED_DT[a.dtype.itemsize])]
+        return [np.asarray(a.real, order="C"), np.asarray(a.imag, order="C")]
+    return [np.asarray(a, order="C").view(_SIGNED_DT[a.dtype.itemsize])]
 
 
 def from_transport(arrays: list[np.ndarray], et: str) -> np.ndarray:
@@ -246,7 +246,7 @@ def from_transport(arrays: list[np.ndarray], et: str) -> np.ndarray:
         z = np.empty(np.shape(arrays[0]), dt)
         z.real, z.imag = arrays[0], arrays[1]
         return z
-    a = np.ascontiguousarray(np.asarray(arrays[0]))
+    a = np.asarray(np.asarray(arrays[0]), order="C")
     return a.view(_SIGNED_DT[a.dtype.itemsize]).view(dt)
 
 

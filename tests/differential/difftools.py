@@ -68,15 +68,16 @@ def ulps(n: int, xla: int | None = None) -> Tol:
 
 
 def _flush(x: np.ndarray) -> np.ndarray:
-    """Values below the smallest normal as +0 (XLA's flush-to-zero)."""
+    """Subnormal values as zeros of the same sign (XLA's flush-to-zero)."""
     if x.dtype.kind == "c":
         z = np.empty(x.shape, x.dtype)
-        z.real, z.imag = _flush(np.ascontiguousarray(x.real)), _flush(np.ascontiguousarray(x.imag))
+        z.real, z.imag = _flush(np.asarray(x.real, order="C")), _flush(np.asarray(x.imag, order="C"))
         return z
     tiny = float(float_info(x.dtype).tiny)
+    x64 = x.astype(np.float64)
     with np.errstate(invalid="ignore"):
-        small = np.abs(x.astype(np.float64)) < tiny
-    return np.where(small, np.zeros((), x.dtype), x).astype(x.dtype)
+        sub = (np.abs(x64) < tiny) & (x64 != 0)
+    return np.where(sub, np.copysign(0.0, x64), x64).astype(x.dtype)
 
 
 def flush_subnormals(a: np.ndarray, et: str) -> np.ndarray:
@@ -92,7 +93,7 @@ def _float_bad(ours: np.ndarray, theirs: np.ndarray, tol: Tol) -> np.ndarray:
     if tol.kind == "exact":
         same = (o64 == t64) & (np.signbit(o64) == np.signbit(t64))
         return ~((nan_o & nan_t) | same)
-    d = ulp_distance(np.ascontiguousarray(ours), np.ascontiguousarray(theirs), ftype)
+    d = ulp_distance(np.asarray(ours, order="C"), np.asarray(theirs, order="C"), ftype)
     return ~((nan_o & nan_t) | (d <= tol.n))
 
 
@@ -110,7 +111,7 @@ def _float_name(dt: np.dtype) -> str:
 
 def mismatches(ours: np.ndarray, theirs: np.ndarray, tol: Tol, ftz: bool = False) -> np.ndarray:
     """Boolean mask of the elements where ``ours`` and ``theirs`` disagree under ``tol``."""
-    ours, theirs = np.ascontiguousarray(ours), np.ascontiguousarray(theirs)
+    ours, theirs = np.asarray(ours, order="C"), np.asarray(theirs, order="C")
     if ours.shape != theirs.shape or ours.dtype != theirs.dtype:
         raise AssertionError(f"result type differs: shlo {ours.dtype}{ours.shape}, "
                              f"oracle {theirs.dtype}{theirs.shape}")
@@ -134,8 +135,8 @@ def mismatches(ours: np.ndarray, theirs: np.ndarray, tol: Tol, ftz: bool = False
             both_nan = np.isnan(ours) & np.isnan(theirs)
             same_inf = (ours == theirs)
             return ~(close | both_nan | same_inf)
-        re = _float_bad(np.ascontiguousarray(ours.real), np.ascontiguousarray(theirs.real), tol)
-        im = _float_bad(np.ascontiguousarray(ours.imag), np.ascontiguousarray(theirs.imag), tol)
+        re = _float_bad(np.asarray(ours.real, order="C"), np.asarray(theirs.real, order="C"), tol)
+        im = _float_bad(np.asarray(ours.imag, order="C"), np.asarray(theirs.imag, order="C"), tol)
         return re | im
     if tol.kind == "rel":
         with np.errstate(all="ignore"):
@@ -165,6 +166,19 @@ class Case:
     tol: Tol = EXACT
     allow: Allow | None = None
     skip: dict[str, str] = field(default_factory=dict)
+    alone: dict[str, str] = field(default_factory=dict)  # oracle -> why it needs its own program
+
+
+def xla_nan_payload(oracle: str, args: list, ours: Any, theirs: Any) -> np.ndarray:
+    """Allowance: XLA moves f8E4M3 / f8E3M4 values through a wider type in concatenate,
+    dynamic_update_slice and scatter, which canonicalizes NaN payloads; shlo (and upstream)
+    copy the bits (the spec's data movement moves elements)."""
+    with np.errstate(invalid="ignore"):
+        o, t = np.asarray(ours).astype(np.float32), np.asarray(theirs).astype(np.float32)
+    return (oracle == "xla") & np.isnan(o) & np.isnan(t)
+
+
+XLA_NAN_PAYLOAD_TYPES = {"f8E4M3", "f8E3M4"}
 
 
 @dataclass
@@ -266,10 +280,15 @@ class Runner:
         args = batch.inputs_for(oracle)
         cases = [c for c in batch.cases if oracle not in c.skip]
         out: dict[str, Any] = {}
-        ours = self._split(lambda cs: self.shlo(batch.program(cs), args), cases)
-        theirs = self._split(lambda cs: self.oracle(oracle, batch.program(cs), args), cases)
-        for c, o, t in zip(cases, ours, theirs):
-            out[c.label] = (args, o, t)
+        together = [c for c in cases if oracle not in c.alone]
+        groups = [together] + [[c] for c in cases if oracle in c.alone]
+        for group in groups:
+            if not group:
+                continue
+            ours = self._split(lambda cs: self.shlo(batch.program(cs), args), group)
+            theirs = self._split(lambda cs: self.oracle(oracle, batch.program(cs), args), group)
+            for c, o, t in zip(group, ours, theirs):
+                out[c.label] = (args, o, t)
         self._cache[key] = out
         return out
 

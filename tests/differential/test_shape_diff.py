@@ -12,7 +12,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from difftools import BITS, EXACT, Batch, Case, params, seed
+from difftools import (
+    BITS, EXACT, XLA_NAN_PAYLOAD_TYPES, Batch, Case, params, seed, xla_nan_payload,
+)
 from shlo.testing.programs import ALL_TYPES, FunctionBuilder, Val, random_array
 from shlo.types import element_type
 
@@ -37,17 +39,9 @@ def _scalar(fb: FunctionBuilder, x: Val) -> Val:
     return fb.op1("reshape", [s], (), x.et)
 
 
-def _xla_nan_payload(oracle: str, args: list, ours: Any, theirs: Any) -> np.ndarray:
-    """XLA's concatenate of f8E4M3 / f8E3M4 (types XLA:CPU computes through a wider type)
-    canonicalizes NaN payloads; shlo copies bits (the spec's concatenate moves elements)."""
-    with np.errstate(invalid="ignore"):
-        o, t = np.asarray(ours).astype(np.float32), np.asarray(theirs).astype(np.float32)
-    return (oracle == "xla") & np.isnan(o) & np.isnan(t)
-
-
 def cases(et: str) -> list[Case]:
     def c(label: str, build: Any, tol: Any = BITS) -> Case:
-        allow = _xla_nan_payload if et in ("f8E4M3", "f8E3M4") else None
+        allow = xla_nan_payload if et in XLA_NAN_PAYLOAD_TYPES else None
         return Case(label, build, tol, allow)
 
     return [

@@ -500,6 +500,17 @@ def test_complex_functions_against_numpy() -> None:
                                (y / x).astype(np.complex64), rtol=1e-7)
 
 
+def test_complex_functions_at_infinity(quiet_floats) -> None:
+    """Infinite arguments give the limits C++ and XLA give, not numpy's NaNs."""
+    r = run("stablehlo.exponential_minus_one", [[complex(np.inf, 0)]], "complex<f64>")
+    assert r[0].real == np.inf and r[0].imag == 0
+    r = run("stablehlo.logistic", [[complex(-1e308, -0.6), complex(-np.inf, -1.4)]],
+            "complex<f64>")
+    assert r.tolist() == [0j, 0j]
+    r = run("stablehlo.cbrt", [[complex(-np.inf, -1.4)]], "complex<f32>")
+    assert r.tolist() == [complex(np.inf, -np.inf)]
+
+
 def test_complex_construction_keeps_special_values() -> None:
     r = run("stablehlo.complex", [[np.inf, 0.0], [np.nan, -0.0]], "f32", "complex<f32>")
     assert r.real.tolist()[0] == np.inf and np.isnan(r.imag[0])

@@ -1,0 +1,277 @@
+"""``stablehlo-quant-legalize-to-tosa-rescale`` and ``tosa-rescale-legalize-to-stablehlo``
+(upstream stablehlo/conversions/tosa/transforms/StablehloQuantLegalizeToTosaRescale.cpp and
+TosaRescaleLegalizeToStablehlo.cpp; tests legalize_quant_ops_to_tosa_rescale.mlir,
+legalize_tosa_rescale_to_stablehlo.mlir, rescale_interpreter.mlir).
+
+The ``tosa.rescale`` op itself (semantics, verifier) is in shlo/ops/quantization.py. It is
+emitted in its TOSA 1.0 form: ``tosa.rescale %input, %multiplier, %shift, %input_zp,
+%output_zp {input_unsigned, output_unsigned, per_channel, rounding_mode, scale32}`` with the
+four parameters as ``tosa.const`` ops.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..attributes import BoolAttr, DenseElementsAttr, EnumAttr
+from ..ir import Module, Operation, Value
+from ..ops.quantization import (_int_type_of, multiplier_and_shift, quantized_type,
+                                rescale_rounding_mode, _rescale_bool, _rescale_attr_int)
+from ..types import IntegerType, QuantizedType, TensorType, element_type, is_quantized
+from . import register_pass
+from ._rewrite import PassError, Rewriter, const_attr
+
+__all__ = ["quant_legalize_to_tosa_rescale", "tosa_rescale_legalize_to_stablehlo"]
+
+_I8, _I32, _I64 = element_type("i8"), element_type("i32"), element_type("i64")
+_SHIFT_8_BIT, _SHIFT_16_BIT = 20, 15
+
+
+class _ConstCache:
+    """One ``tosa.const`` per value and type per block (upstream folds duplicates)."""
+
+    def __init__(self) -> None:
+        self.cache: dict[Any, Value] = {}
+
+    def get(self, rw: Rewriter, values: Any, et: Any) -> Value:
+        attr = const_attr(np.asarray(values).reshape(1), et)
+        key = (id(rw.block), attr)
+        v = self.cache.get(key)
+        if v is None:
+            v = rw.emit1("tosa.const", [], attr.type, {"values": attr})
+            self.cache[key] = v
+        return v
+
+
+def _rescale(rw: Rewriter, consts: _ConstCache, x: Value, out_t: TensorType, scale: float,
+             input_zp: int, output_zp: int) -> Value:
+    in_t = x.type
+    assert isinstance(in_t, TensorType)
+    in_storage = _int_type_of(in_t)
+    out_storage = _int_type_of(out_t)
+    multiplier, shift = multiplier_and_shift(scale, 32)
+    operands = [x, consts.get(rw, multiplier, _I32), consts.get(rw, shift, _I8),
+                consts.get(rw, input_zp, in_storage), consts.get(rw, output_zp, out_storage)]
+    props = {"input_unsigned": BoolAttr(False), "output_unsigned": BoolAttr(False),
+             "per_channel": BoolAttr(False),
+             "rounding_mode": EnumAttr("tosa", "rounding_mode", "SINGLE_ROUND"),
+             "scale32": BoolAttr(True)}
+    return rw.emit1("tosa.rescale", operands, out_t, props)
+
+
+def _i32(t: Any) -> TensorType:
+    assert isinstance(t, TensorType)
+    return TensorType(t.shape, _I32, t.encoding)
+
+
+def _scales(op: Operation) -> list[tuple[float, int]] | None:
+    """(scale, zero point) of every operand and result, all per-tensor quantized; else None."""
+    out = []
+    for v in list(op.operands) + list(op.results):
+        if not is_quantized(v.type):
+            if op.name == "stablehlo.compare" and v in op.results:
+                continue
+            return None
+        qt = quantized_type(v.type)
+        if qt.is_per_axis:
+            return None
+        out.append((qt.scales[0], qt.zero_points[0]))
+    return out
+
+
+def _input_shift(qt: QuantizedType) -> int:
+    return _SHIFT_16_BIT if qt.storage_type.width == 16 else _SHIFT_8_BIT
+
+
+def _pattern_for(consts: _ConstCache):
+    def pattern(rw: Rewriter, op: Operation) -> Sequence[Value] | None:
+        name = op.name
+        if name not in _HANDLED:
+            return None
+        params = _scales(op)
+        if params is None:
+            return None
+        operands = [rw.get(v) for v in op.operands]
+        if name == "stablehlo.abs":
+            (s_in, z_in), (s_out, z_out) = params
+            a = _rescale(rw, consts, operands[0], _i32(op.operands[0].type), 1.0, z_in, 0)
+            r = rw.emit1(name, [a], _i32(op.results[0].type))
+            return [_rescale(rw, consts, r, op.results[0].type, s_in / s_out, 0, z_out)]
+        if name == "stablehlo.compare":
+            (sl, zl), (sr, zr) = params
+            shift = _input_shift(quantized_type(op.operands[0].type))
+            m = max(sl, sr)
+            a = _rescale(rw, consts, operands[0], _i32(op.operands[0].type),
+                         sl / m * (1 << shift), zl, 0)
+            b = _rescale(rw, consts, operands[1], _i32(op.operands[1].type),
+                         sr / m * (1 << shift), zr, 0)
+            props = {"comparison_direction": op.attr("comparison_direction"),
+                     # integer operands: SIGNED (upstream keeps the float compare_type)
+                     "compare_type": EnumAttr("stablehlo", "comparison_type", "SIGNED")}
+            return [rw.emit1(name, [a, b], op.results[0].type, props)]
+        (sl, zl), (sr, zr), (so, zo) = params
+        res_qt = quantized_type(op.results[0].type)
+        if name in ("stablehlo.add", "stablehlo.subtract", "stablehlo.maximum",
+                    "stablehlo.minimum"):
+            shift = _input_shift(res_qt)
+            m = max(sl, sr) * (2.0 if name in ("stablehlo.add", "stablehlo.subtract") else 1.0)
+            ls, rs = sl / m * (1 << shift), sr / m * (1 << shift)
+            out_scale = m / (so * (1 << shift))
+        elif name == "stablehlo.multiply":
+            ls = rs = 1.0
+            out_scale = sl * sr / so
+        else:  # divide: (a sl) / (b sr) = (a / b) (sl / sr); upstream uses sl * sr / so
+            ls = rs = 1.0
+            out_scale = sl / (sr * so)
+        a = _rescale(rw, consts, operands[0], _i32(op.operands[0].type), ls, zl, 0)
+        b = _rescale(rw, consts, operands[1], _i32(op.operands[1].type), rs, zr, 0)
+        r = rw.emit1(name, [a, b], _i32(op.results[0].type))
+        return [_rescale(rw, consts, r, op.results[0].type, out_scale, 0, zo)]
+
+    return pattern
+
+
+_HANDLED = frozenset("stablehlo." + n for n in
+                     "add subtract multiply divide maximum minimum abs compare".split())
+
+
+@register_pass("stablehlo-quant-legalize-to-tosa-rescale")
+def quant_legalize_to_tosa_rescale(module: Module, options: dict[str, str] | None = None
+                                   ) -> Module:
+    """Quantized add, subtract, multiply, divide, maximum, minimum, abs and compare (per-tensor
+    types) become the op on i32 between ``tosa.rescale`` ops, as upstream:
+
+    * add/subtract: operands rescaled to ``2 * max(sl, sr)`` with 20 extra bits (15 for 16-bit
+      storage), the result by ``2 * max(sl, sr) / (so * 2**20)``;
+    * maximum/minimum/compare: the same with ``max(sl, sr)``;
+    * multiply: operands minus their zero points (scale 1), the result by ``sl * sr / so``;
+      divide: by ``sl / (sr * so)`` (upstream uses ``sl * sr / so``, which mis-scales the
+      quotient);
+    * abs: operand minus its zero point, the result by ``s_in / s_out``.
+
+    Integer compares get ``compare_type = SIGNED`` (upstream keeps the float compare type).
+    Multipliers and shifts are TOSA's (``computeMultiplierAndShift``, 32-bit), rounding is
+    SINGLE_ROUND.
+    """
+    return Rewriter(_pattern_for(_ConstCache())).module(module)
+
+
+# --- tosa-rescale-legalize-to-stablehlo ----------------------------------------------------------
+
+
+def _param_values(op: Operation, rw: Rewriter) -> tuple[np.ndarray, np.ndarray, int, int]:
+    if len(op.operands) == 5:
+        vals = []
+        for v in op.operands[1:]:
+            src = rw.get(v)
+            owner = src.owner
+            attr = None
+            if isinstance(owner, Operation) and owner.name in ("tosa.const", "stablehlo.constant"):
+                attr = owner.attr("values") or owner.attr("value")
+            if not isinstance(attr, DenseElementsAttr):
+                raise PassError("tosa.rescale: multiplier, shift and zero points must be "
+                                "constants to be lowered", op.location)
+            a = np.asarray(attr.array)
+            vals.append(a.astype(np.int16).astype(np.int64) if a.dtype.kind not in "iub"
+                        else a.astype(np.int64))
+        return vals[0].reshape(-1), vals[1].reshape(-1), int(vals[2].reshape(-1)[0]), \
+            int(vals[3].reshape(-1)[0])
+    from ..attributes import ints
+
+    mult = np.asarray(ints(op.attr("multiplier"), ()), np.int64)
+    shift = np.asarray(ints(op.attr("shift"), ()), np.int64)
+    return mult, shift, _rescale_attr_int(op, "input_zp"), _rescale_attr_int(op, "output_zp")
+
+
+def _lower_rescale(rw: Rewriter, op: Operation) -> Sequence[Value] | None:
+    if op.name != "tosa.rescale":
+        return None
+    x = rw.get(op.operands[0])
+    in_t, out_t = op.operands[0].type, op.results[0].type
+    if not (isinstance(in_t, TensorType) and isinstance(out_t, TensorType) and in_t.is_static):
+        raise PassError("tosa.rescale: only static shapes can be lowered", op.location)
+    shape = tuple(in_t.shape)
+    in_int, out_int = _int_type_of(in_t), _int_type_of(out_t)
+    if in_int is None or out_int is None:
+        raise PassError("tosa.rescale: integer or quantized input and output required",
+                        op.location)
+    mult, shift, izp, ozp = _param_values(op, rw)
+    per_channel = _rescale_bool(op, "per_channel")
+    mode = rescale_rounding_mode(op)
+    in_unsigned = _rescale_bool(op, "input_unsigned")
+    out_unsigned = _rescale_bool(op, "output_unsigned") or out_int.is_unsigned
+
+    def full(values: np.ndarray, et: Any) -> Value:
+        v = np.asarray(values)
+        if per_channel and v.size > 1:
+            v = np.broadcast_to(v.reshape(-1), shape)
+        else:
+            v = np.broadcast_to(v.reshape(-1)[:1].reshape(()), shape)
+        return rw.constant(np.ascontiguousarray(v), et)
+
+    if isinstance(in_t.element_type, QuantizedType):
+        x = rw.emit1("stablehlo.bitcast_convert", [x], TensorType(shape, in_int, in_t.encoding))
+    if in_unsigned and not in_int.is_unsigned:
+        x = rw.emit1("stablehlo.bitcast_convert", [x],
+                     TensorType(shape, IntegerType(in_int.width, "unsigned")))
+        izp &= (1 << in_int.width) - 1
+    if out_unsigned and not out_int.is_unsigned:
+        ozp &= (1 << out_int.width) - 1
+    multiplier = full(mult, _I32 if _rescale_bool(op, "scale32", True) else element_type("i16"))
+    shift_v = full(shift, _I8)
+    input_zp = full(np.int64(izp), _I64)
+    output_zp = full(np.int64(ozp), _I64)
+    ones = full(np.int64(1), _I64)
+    w = out_int.width
+    lo, hi = (0, (1 << w) - 1) if out_unsigned else (-(1 << (w - 1)), (1 << (w - 1)) - 1)
+    lo_v, hi_v = full(np.int64(lo), _I64), full(np.int64(hi), _I64)
+    m64 = rw.convert(multiplier, _I64)
+    s64 = rw.convert(shift_v, _I64)
+    v = rw.convert(x, _I64)
+    v = rw.binary("stablehlo.subtract", v, input_zp)
+    rnd = rw.binary("stablehlo.shift_left", ones, rw.binary("stablehlo.subtract", s64, ones))
+    if mode == "DOUBLE_ROUND" and (shift > 31).any():
+        zero = full(np.int64(0), _I64)
+        bump = full(np.int64(1 << 30), _I64)
+        nonneg = rw.emit1("stablehlo.compare", [v, zero], TensorType(shape, element_type("i1")),
+                          {"comparison_direction": EnumAttr("stablehlo", "comparison_direction",
+                                                            "GE")})
+        signed_bump = rw.emit1("stablehlo.select",
+                               [nonneg, bump, rw.unary("stablehlo.negate", bump)],
+                               TensorType(shape, _I64))
+        big = rw.emit1("stablehlo.compare", [s64, full(np.int64(31), _I64)],
+                       TensorType(shape, element_type("i1")),
+                       {"comparison_direction": EnumAttr("stablehlo", "comparison_direction",
+                                                         "GT")})
+        rnd = rw.binary("stablehlo.add", rnd,
+                        rw.emit1("stablehlo.select", [big, signed_bump, zero],
+                                 TensorType(shape, _I64)))
+    r = rw.binary("stablehlo.multiply", v, m64)
+    r = rw.binary("stablehlo.add", r, rnd)
+    r = rw.binary("stablehlo.shift_right_arithmetic", r, s64)
+    r = rw.binary("stablehlo.add", r, output_zp)
+    r = rw.clamp(lo_v, r, hi_v)
+    if out_unsigned and not out_int.is_unsigned:
+        r = rw.convert(r, IntegerType(w, "unsigned"))
+        r = rw.emit1("stablehlo.bitcast_convert", [r], TensorType(shape, out_int))
+    else:
+        r = rw.convert(r, out_int)
+    if isinstance(out_t.element_type, QuantizedType):
+        r = rw.emit1("stablehlo.bitcast_convert", [r], out_t)
+    return [r]
+
+
+@register_pass("tosa-rescale-legalize-to-stablehlo")
+def tosa_rescale_legalize_to_stablehlo(module: Module, options: dict[str, str] | None = None
+                                       ) -> Module:
+    """``tosa.rescale`` (constant parameters, static shapes) to StableHLO integer arithmetic in
+    i64, as upstream: ``clamp((value - input_zp) * multiplier + (1 << (shift - 1)) >> shift +
+    output_zp)``, converted to the output storage type (bitcast back to a quantized output
+    type). Also handles what upstream refuses: per-channel parameters, DOUBLE_ROUND,
+    ``scale32 = false`` and unsigned input/output.
+    """
+    from ._rewrite import dead_code_elimination
+
+    return dead_code_elimination(Rewriter(_lower_rescale).module(module))

@@ -1,0 +1,305 @@
+"""The interpreter's fast paths (docs/performance.md) give exactly what the general paths give.
+
+* blockwise reduction trees (`_regions.tree_reduce_last` on large inputs) = the level-by-level
+  tree, bit for bit, also for non-associative bodies;
+* `reduce` with a projected body `op(g(a), g(b))` = the same reduce evaluated as a tree;
+* `sort` by value (numpy's SIMD sort) and the packed stable argsort = the permutation path;
+* dot_general on one BLAS thread restores the user's BLAS thread count;
+* scalar arithmetic on numpy scalars (constants, `while` loops) and the IEEE maximum/minimum
+  fix-up of signed zeros.
+
+Sizes are kept small by shrinking the block sizes with monkeypatch.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import shlo
+from shlo.ir import function_body
+from shlo.ops import _regions, linalg, reduction
+
+
+# --- blockwise pairwise tree ---------------------------------------------------------------------
+
+
+def _levels_reference(combine, arrays):
+    """The pairwise tree level by level over the whole arrays (the definition)."""
+    n = arrays[0].shape[-1]
+    while n > 1:
+        h = n // 2
+        out = combine([a[..., 0:2 * h:2] for a in arrays], [a[..., 1:2 * h:2] for a in arrays])
+        if n % 2:
+            out = [np.concatenate([o, a[..., -1:]], axis=-1) for o, a in zip(out, arrays)]
+        arrays, n = out, h + n % 2
+    return [a[..., 0] for a in arrays]
+
+
+def _non_associative(lhs, rhs):
+    return [lhs[0] * 0.75 - rhs[0] * 1.25 + 0.1, np.minimum(lhs[1], rhs[1]) * 3 + rhs[1] % 7]
+
+
+@pytest.mark.parametrize("shape", [(1, 5003), (3, 2049), (700, 13), (40, 300), (2, 3, 999),
+                                   (5000, 1), (1, 4096 + 256)])
+def test_blockwise_tree_equals_level_tree(monkeypatch, shape):
+    monkeypatch.setattr(_regions, "_BLOCK", 256)
+    monkeypatch.setattr(_regions, "_SHRINK_LEVELS", 3)
+    rng = np.random.default_rng(sum(shape))
+    arrays = [rng.standard_normal(shape), rng.integers(0, 1000, shape)]
+    got = _regions.tree_reduce_last(_non_associative, arrays)
+    want = _levels_reference(_non_associative, arrays)
+    for g, w in zip(got, want):
+        assert g.shape == w.shape == shape[:-1]
+        np.testing.assert_array_equal(g, w)
+
+
+# --- reduce with a projected body ----------------------------------------------------------------
+
+
+def _reduce_program(g: str, op: str, t: str, shape: str, dims: str, out: str) -> str:
+    return f"""func.func @main(%x: tensor<{shape}x{t}>, %i: tensor<{t}>) -> tensor<{out}{t}> {{
+  %0 = stablehlo.reduce(%x init: %i) across dimensions = [{dims}] :
+      (tensor<{shape}x{t}>, tensor<{t}>) -> tensor<{out}{t}>
+    reducer(%a: tensor<{t}>, %b: tensor<{t}>) {{
+      %ga = {g} %a : tensor<{t}>
+      %gb = {g} %b : tensor<{t}>
+      %m = {op} %ga, %gb : tensor<{t}>
+      stablehlo.return %m : tensor<{t}>
+    }}
+  return %0 : tensor<{out}{t}>
+}}"""
+
+
+def _without_projection(monkeypatch, text, *args):
+    with monkeypatch.context() as m:
+        m.setattr(reduction, "_projected_body", lambda block, ctx: None)
+        return shlo.run(shlo.parse(text), *args)[0]
+
+
+@pytest.mark.parametrize("g,op,t", [
+    ("stablehlo.abs", "stablehlo.maximum", "f32"),
+    ("stablehlo.abs", "stablehlo.minimum", "f64"),
+    ("stablehlo.abs", "stablehlo.add", "f64"),
+    ("stablehlo.floor", "stablehlo.maximum", "f32"),
+    ("stablehlo.sign", "stablehlo.minimum", "f32"),
+    ("stablehlo.abs", "stablehlo.maximum", "i32"),
+    ("stablehlo.abs", "stablehlo.minimum", "i8"),
+])
+@pytest.mark.parametrize("dims,out", [("0, 1", ""), ("1", "40x"), ("0", "300x")])
+def test_projected_reduce_equals_tree(monkeypatch, g, op, t, dims, out):
+    monkeypatch.setattr(reduction, "_BLOCK", 512)  # exercise the blockwise path too
+    rng = np.random.default_rng(7)
+    dt = np.dtype({"f32": np.float32, "f64": np.float64, "i32": np.int32, "i8": np.int8}[t])
+    if dt.kind == "f":
+        x = (rng.standard_normal((40, 300)) * 5).astype(dt)
+        x[3, 7], x[5, 9], x[6, 1] = -0.0, 0.0, -0.0
+        init = dt.type(-0.0)
+    else:
+        x = rng.integers(np.iinfo(dt).min, np.iinfo(dt).max, (40, 300), dtype=dt)
+        x[0, 0] = np.iinfo(dt).min  # abs wraps: abs(INT_MIN) = INT_MIN
+        init = dt.type(3)
+    text = _reduce_program(g, op, t, "40x300", dims, out)
+    if op == "stablehlo.add":  # floats summed in a different order: compare loosely
+        np.testing.assert_allclose(shlo.run(shlo.parse(text), x, init)[0],
+                                   _without_projection(monkeypatch, text, x, init), rtol=1e-12)
+        return
+    got = shlo.run(shlo.parse(text), x, init)[0]
+    want = _without_projection(monkeypatch, text, x, init)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got.view(f"u{dt.itemsize}"), want.view(f"u{dt.itemsize}"))
+
+
+def test_projected_reduce_nan_and_empty():
+    text = _reduce_program("stablehlo.abs", "stablehlo.maximum", "f32", "4x0", "1", "4x")
+    r = shlo.run(shlo.parse(text), np.zeros((4, 0), np.float32), np.float32(-2))[0]
+    np.testing.assert_array_equal(r, [-2, -2, -2, -2])  # no element: the init value itself
+    text = _reduce_program("stablehlo.abs", "stablehlo.maximum", "f32", "5", "0", "")
+    x = np.array([1, -7, np.nan, 3, -2], np.float32)
+    assert np.isnan(shlo.run(shlo.parse(text), x, np.float32(0))[0])
+    x = np.array([1, -7, 2, 3, -2], np.float32)
+    assert shlo.run(shlo.parse(text), x, np.float32(-9))[0] == 9  # max(|init|, |x|)
+
+
+def _reducer(text: str):
+    func = shlo.parse(text).function("main")
+    return function_body(func).operations[0].regions[0].blocks[0]
+
+
+def test_projection_not_recognised_for_non_projections():
+    text = _reduce_program("stablehlo.negate", "stablehlo.maximum", "f32", "5", "0", "")
+    assert reduction._projected_body(_reducer(text), None) is None
+    text = _reduce_program("stablehlo.abs", "stablehlo.add", "i32", "4", "0", "")
+    assert reduction._projected_body(_reducer(text), None) is None  # integer sums may wrap
+    x = np.array([2**31 - 1, 5, -3, 1], np.int32)
+    # the tree: |(2^31-1) + 5| wraps to -(2^31-4), its abs + 4 wraps to INT_MIN; summing
+    # |x| linearly would give -(2^31-8) instead
+    assert shlo.run(shlo.parse(text), x, np.int32(0))[0] == np.int32(-2**31)
+
+
+# --- sort ----------------------------------------------------------------------------------------
+
+
+def _sort_program(t: str, shape: str, direction: str, compare_type: str, operands: int) -> str:
+    ts = ", ".join([f"tensor<{shape}x{t}>"] + ["tensor<" + shape + "xi32>"] * (operands - 1))
+    args = ", ".join([f"%x: tensor<{shape}x{t}>"]
+                     + [f"%y{i}: tensor<{shape}xi32>" for i in range(operands - 1)])
+    names = ", ".join(["%x"] + [f"%y{i}" for i in range(operands - 1)])
+    extra = "".join(f", %c{i}: tensor<i32>, %d{i}: tensor<i32>" for i in range(operands - 1))
+    return f"""func.func @main({args}) -> ({ts}) {{
+  %r:{operands} = "stablehlo.sort"({names}) <{{dimension = 1 : i64, is_stable = true}}> ({{
+    ^bb0(%a: tensor<{t}>, %b: tensor<{t}>{extra}):
+      %p = stablehlo.compare {direction}, %a, %b, {compare_type} : (tensor<{t}>, tensor<{t}>) -> tensor<i1>
+      stablehlo.return %p : tensor<i1>
+  }}) : ({ts}) -> ({ts})
+  return {", ".join(f"%r#{i}" for i in range(operands))} : {ts}
+}}"""
+
+
+def _sort_reference(monkeypatch, text, *args):
+    """The same sort through the general merge sort (no recognised comparator)."""
+    with monkeypatch.context() as m:
+        m.setattr(reduction, "_analyze", lambda block, ctx: None)
+        return shlo.run(shlo.parse(text), *args)
+
+
+def _float_order(x: np.ndarray, descending: bool) -> np.ndarray:
+    """The documented FLOAT order of shlo's keys: -0 == +0, NaNs equal and after +inf (first
+    when descending), ties in input order."""
+    v = x.astype(np.float64) + 0.0
+    nan = np.isnan(v)
+    v[nan] = 0
+    return np.stack([np.lexsort((-r, ~n)) if descending else np.lexsort((r, n))
+                     for r, n in zip(v, nan)])
+
+
+def _float_rows(dt, rng, specials: bool) -> np.ndarray:
+    x = rng.integers(-6, 6, (3, 64)).astype(dt) / 2  # many ties
+    x[x == 0] = 0.5  # no zero: the sort by value applies (see _direct_sort)
+    if specials:
+        x[0, [1, 5, 9]] = [np.nan, -0.0, 0.0]
+        x[1, [0, 3]] = [-np.nan, np.inf]
+        x[2, [2, 4, 6]] = [0.0, -0.0, -0.0]
+    return x
+
+
+@pytest.mark.parametrize("t,dt", [("f32", np.float32), ("f64", np.float64), ("f16", np.float16)])
+@pytest.mark.parametrize("direction", ["LT", "GT"])
+@pytest.mark.parametrize("compare_type", ["FLOAT", "TOTALORDER"])
+@pytest.mark.parametrize("specials", [False, True])
+@pytest.mark.parametrize("operands", [1, 2])
+def test_sort_fast_paths_equal_merge_sort(monkeypatch, t, dt, direction, compare_type,
+                                          specials, operands):
+    rng = np.random.default_rng(11)
+    x = _float_rows(dt, rng, specials)
+    args = [x] + [np.broadcast_to(np.arange(64, dtype=np.int32), (3, 64)).copy()] * (operands - 1)
+    text = _sort_program(t, "3x64", direction, compare_type, operands)
+    got = shlo.run(shlo.parse(text), *args)
+    if compare_type == "FLOAT" and specials:
+        # NaN is unordered under FLOAT: no comparator-only reference; shlo's documented order
+        order = _float_order(x, direction == "GT")
+        want = [np.take_along_axis(a, order, axis=1) for a in args]
+    else:
+        want = _sort_reference(monkeypatch, text, *args)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g.view(f"u{g.dtype.itemsize}"),
+                                      w.view(f"u{w.dtype.itemsize}"))
+
+
+@pytest.mark.parametrize("t,dt", [("i32", np.int32), ("ui8", np.uint8), ("i64", np.int64)])
+@pytest.mark.parametrize("direction", ["LT", "GT"])
+def test_integer_sort_fast_paths(monkeypatch, t, dt, direction):
+    rng = np.random.default_rng(5)
+    info = np.iinfo(dt)
+    x = rng.integers(info.min, info.max, (3, 64), dtype=dt)
+    x[0, :10] = info.max
+    x[1, :10] = info.min
+    ct = "UNSIGNED" if t.startswith("u") else "SIGNED"
+    for operands in (1, 2):
+        args = [x] + [np.broadcast_to(np.arange(64, dtype=np.int32), (3, 64)).copy()] * (
+            operands - 1)
+        text = _sort_program(t, "3x64", direction, ct, operands)
+        for g, w in zip(shlo.run(shlo.parse(text), *args),
+                        _sort_reference(monkeypatch, text, *args)):
+            np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("dtype,low,high", [(np.int64, -5, 5), (np.int64, -2**40, 2**40),
+                                            (np.uint64, 0, 2**63), (np.int64, -2**31, 2**31)])
+def test_stable_argsort_matches_numpy(dtype, low, high):
+    rng = np.random.default_rng(1)
+    k = rng.integers(low, high, (4, 500), dtype=dtype)
+    np.testing.assert_array_equal(reduction._stable_argsort(k),
+                                  np.argsort(k, axis=-1, kind="stable"))
+
+
+# --- BLAS threads, scalars, maximum --------------------------------------------------------------
+
+
+def test_blas_matmul_restores_thread_count():
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    if not any(i["user_api"] == "blas" for i in threadpool_info()):
+        pytest.skip("no BLAS found by threadpoolctl")
+    a = np.random.default_rng(0).standard_normal((2, 64, 48))
+    b = np.random.default_rng(1).standard_normal((2, 48, 32))
+    with threadpool_limits(2, user_api="blas"):
+        before = [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+        np.testing.assert_array_equal(linalg.blas_matmul(a, b), np.matmul(a, b))
+        after = [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+    assert before == after
+
+
+def test_scalar_while_loop_on_numpy_scalars():
+    text = """func.func @main(%x: tensor<f32>) -> (tensor<i64>, tensor<f32>) {
+  %zero = stablehlo.constant dense<0> : tensor<i64>
+  %one = stablehlo.constant dense<1> : tensor<i64>
+  %n = stablehlo.constant dense<1000> : tensor<i64>
+  %c = stablehlo.constant dense<0.5> : tensor<f32>
+  %r:2 = stablehlo.while(%i = %zero, %acc = %x) : tensor<i64>, tensor<f32>
+    cond {
+      %p = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i64>, tensor<i64>) -> tensor<i1>
+      stablehlo.return %p : tensor<i1>
+    } do {
+      %i1 = stablehlo.add %i, %one : tensor<i64>
+      %a1 = stablehlo.multiply %acc, %c : tensor<f32>
+      %a2 = stablehlo.add %a1, %c : tensor<f32>
+      stablehlo.return %i1, %a2 : tensor<i64>, tensor<f32>
+    }
+  return %r#0, %r#1 : tensor<i64>, tensor<f32>
+}"""
+    i, acc = shlo.run(text, np.array(3.0, np.float32))
+    assert i.dtype == np.int64 and i.shape == () and int(i) == 1000
+    assert acc.dtype == np.float32 and float(acc) == 1.0
+
+
+def test_integer_scalar_arithmetic_wraps():
+    text = """func.func @main(%x: tensor<i8>) -> tensor<i8> {
+  %c = stablehlo.constant dense<100> : tensor<i8>
+  %0 = stablehlo.add %x, %c : tensor<i8>
+  %1 = stablehlo.multiply %0, %c : tensor<i8>
+  return %1 : tensor<i8>
+}"""
+    (r,) = shlo.run(text, np.array(100, np.int8))
+    assert r.dtype == np.int8 and int(r) == (-56 * 100 + 128) % 256 - 128
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64, np.float16])
+def test_maximum_minimum_signed_zeros(dt):
+    t = {np.float32: "f32", np.float64: "f64", np.float16: "f16"}[dt]
+    text = f"""func.func @main(%x: tensor<6x{t}>, %y: tensor<6x{t}>) -> (tensor<6x{t}>, tensor<6x{t}>) {{
+  %0 = stablehlo.maximum %x, %y : tensor<6x{t}>
+  %1 = stablehlo.minimum %x, %y : tensor<6x{t}>
+  return %0, %1 : tensor<6x{t}>, tensor<6x{t}>
+}}"""
+    x = np.array([-0.0, 0.0, -0.0, 0.0, np.nan, -1], dt)
+    y = np.array([0.0, -0.0, -0.0, 0.0, 1, -0.0], dt)
+    mx, mn = shlo.run(text, x, y)
+    assert list(np.signbit(mx[:4])) == [False, False, True, False]
+    assert list(np.signbit(mn[:4])) == [True, True, True, False]
+    assert np.isnan(mx[4]) and np.isnan(mn[4])
+    assert mx[5] == 0 and np.signbit(mx[5]) and mn[5] == -1
+    for a, b in [(dt(-0.0), dt(0.0)), (dt(0.0), dt(-0.0))]:  # 0-d: numpy scalars
+        mx, mn = (r.reshape(()) for r in shlo.run(text.replace("6x", ""), np.array(a),
+                                                  np.array(b)))
+        assert not np.signbit(mx) and np.signbit(mn)
