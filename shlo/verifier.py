@@ -37,7 +37,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
-from .attributes import ArrayAttr, SymbolRefAttr, StringAttr, TypeAttr
+from .attributes import StringAttr, SymbolRefAttr, TypeAttr
 from .errors import Diagnostic, ParseError, VerificationError, format_location
 from .ir import Block, Location, Module, Operation, Value, UNKNOWN_LOC
 from .types import FloatType, FunctionType, IntegerType, QuantizedType, TensorType, TupleType
@@ -141,7 +141,7 @@ def _known_names() -> set[str]:
     return set(KNOWN_OPS) | set(registry.OPS)
 
 
-# --- quantized element types (spec "Types", C1-C11) ------------------------------------------------
+# --- quantized element types (spec "Types", C1-C11) -----------------------------------------------
 
 
 def _float_range(ft: FloatType) -> tuple[float, float] | None:
@@ -303,18 +303,26 @@ class _Walker:
         top = self.module.op
         if not top.regions or not top.regions[0].blocks:
             return self.diag.items
-        body = top.regions[0].blocks[0]
+        self.visit_module_body(top.regions[0].blocks[0])
+        return self.diag.items
+
+    def visit_module_body(self, body: Block) -> None:
+        """A module's body is a symbol table: its symbols are defined once, and references
+        inside it resolve there."""
+        outer = self.symbols
+        symbols: dict[str, Operation] = {}
         for op in body.operations:
             name = op.attr("sym_name")
             if isinstance(name, StringAttr):
-                if name.value in self.symbols:
+                if name.value in symbols:
                     self.diag.error(op, "", f"redefinition of symbol named '{name.value}'",
                                     notes=[("see existing symbol definition here",
-                                            self.symbols[name.value].location)])
+                                            symbols[name.value].location)])
                 else:
-                    self.symbols[name.value] = op
+                    symbols[name.value] = op
+        self.symbols = self.diag.symbols = symbols
         self.visit_block(body, isolated=True)
-        return self.diag.items
+        self.symbols = self.diag.symbols = outer
 
     def visit_block(self, block: Block, isolated: bool = False) -> None:
         outer = self.visible
@@ -342,7 +350,10 @@ class _Walker:
                 # errors would mostly repeat the parent's. Functions are always entered.
                 for region in op.regions:
                     for b in region.blocks:
-                        self.visit_block(b, isolated=iso)
+                        if op.name in ("builtin.module", "module"):
+                            self.visit_module_body(b)
+                        else:
+                            self.visit_block(b, isolated=iso)
                     self.check_terminators(op, region)
             for r in op.results:
                 visible.add(r)
@@ -531,7 +542,7 @@ def verify_text(text: str, filename: str | None = None) -> list[Diagnostic]:
     return collect(module)
 
 
-# --- --verify-diagnostics --------------------------------------------------------------------------
+# --- --verify-diagnostics -------------------------------------------------------------------------
 
 _EXPECT_RE = re.compile(
     r"expected-(error|note|remark|warning)(-re)? *(?:@([+-]\d+|above|below))? *\{\{(.*)\}\}\s*$")

@@ -4,7 +4,6 @@ valid program, and the share of annotated invalid programs rejected on the annot
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest

@@ -954,7 +954,7 @@ def check_broadcast_in_dim(op: Operation, diag: Any, operand: Any, result: Any,
     return per_tensor_same_quant(op, diag, "C1", operand, result)
 
 
-# --- reducer regions (reduce, reduce_window, scatter, select_and_scatter, all_reduce, ...) ---------
+# --- reducer regions (reduce, reduce_window, scatter, select_and_scatter, all_reduce, ...) --------
 
 
 def _width(et: Any) -> int:
@@ -1063,7 +1063,7 @@ def check_reducer(op: Operation, diag: Any, label: str, region_index: int,
     return rets
 
 
-# --- windows (reduce_window, select_and_scatter, convolution) --------------------------------------
+# --- windows (reduce_window, select_and_scatter, convolution) -------------------------------------
 
 
 def padding_pairs(op: Operation, diag: Any, label: str, n: int,
@@ -1433,7 +1433,7 @@ def check_scatter_dims(op: Operation, diag: Any, inputs: Sequence[Any], indices:
     return True
 
 
-# --- symbols ----------------------------------------------------------------------------------------
+# --- symbols --------------------------------------------------------------------------------------
 
 
 def lookup_function(op: Operation, diag: Any, name: str | None) -> Operation | None:

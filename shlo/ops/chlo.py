@@ -1008,8 +1008,124 @@ def _verify_chlo_top_k(op: Operation, diag: Any) -> None:
                                        _TensorType(shape, _element_type("i32"))])
 
 
-@verifier("chlo.ragged_dot", "chlo.scan")
-def _verify_chlo_other(op: Operation, diag: Any) -> None:
-    """`chlo.ragged_dot`, `chlo.scan`: operand and result types (their dimension numbers are
-    checked when they run)."""
-    _c.signature(op, diag, [(_ANY, "*")], [(_ANY, "*")], regions=None)
+@verifier("chlo.ragged_dot")
+def _verify_chlo_ragged_dot(op: Operation, diag: Any) -> None:
+    """`chlo.ragged_dot`: dot_general's dimension rules plus one lhs ragged dimension and the
+    rhs group dimension its mode asks for (one when the ragged dimension is non-contracting,
+    none when it is a batching or contracting dimension), and `group_sizes` of shape
+    `[batch dims before the ragged one..., g]`."""
+    if not _c.signature(op, diag, [_ANY, _ANY, _c.TC(_c.I, ranked=False)], [_ANY],
+                        attrs={"ragged_dot_dimension_numbers": "any"},
+                        optional_attrs={"precision_config": "any"}):
+        return
+    dn = op.attr("ragged_dot_dimension_numbers")
+    lhs, rhs, groups = (v.type for v in op.operands)
+    if not isinstance(dn, _c.StructAttr) or None in (lhs.shape, rhs.shape, groups.shape):
+        return
+    lb, rb = _c.struct_ints(dn, "lhs_batching_dimensions"), _c.struct_ints(
+        dn, "rhs_batching_dimensions")
+    lc, rc = _c.struct_ints(dn, "lhs_contracting_dimensions"), _c.struct_ints(
+        dn, "rhs_contracting_dimensions")
+    lr, rg = _c.struct_ints(dn, "lhs_ragged_dimensions"), _c.struct_ints(
+        dn, "rhs_group_dimensions")
+    if len(lb) != len(rb) or len(lc) != len(rc):
+        diag.error(op, "C1", "lhs and rhs should have the same number of batching and "
+                             "contracting dimensions")
+        return
+    if not _c._disjoint(op, diag, "C2", lb, lc, "lhs_batching_dimensions",
+                        "lhs_contracting_dimensions"):
+        return
+    for a, b, an, bn in ((rb, rc, "rhs_batching_dimensions", "rhs_contracting_dimensions"),
+                         (rg, rc, "rhs_group_dimensions", "rhs_contracting_dimensions"),
+                         (rg, rb, "rhs_group_dimensions", "rhs_batching_dimensions")):
+        if not _c._disjoint(op, diag, "C2", a, b, an, bn):
+            return
+    for dims, t, name in ((lb, lhs, "lhs_batching_dimensions"),
+                          (lc, lhs, "lhs_contracting_dimensions"),
+                          (lr, lhs, "lhs_ragged_dimensions"),
+                          (rb, rhs, "rhs_batching_dimensions"),
+                          (rc, rhs, "rhs_contracting_dimensions"),
+                          (rg, rhs, "rhs_group_dimensions")):
+        for d in dims:
+            if not 0 <= d < len(t.shape):
+                diag.error(op, "C3", f"{name} value: {d} is out of range: [0, {len(t.shape)})")
+                return
+    for a, b in zip(lb, rb):
+        if not _c.compatible_dims(lhs.shape[a], rhs.shape[b]):
+            diag.error(op, "C4", "batching dimension sizes must match")
+            return
+    for a, b in zip(lc, rc):
+        if not _c.compatible_dims(lhs.shape[a], rhs.shape[b]):
+            diag.error(op, "C4", f"contracting dimension sizes must match: dim(lhs, {a}) = "
+                                 f"{lhs.shape[a]}, dim(rhs, {b}) = {rhs.shape[b]}")
+            return
+    if len(lr) != 1:
+        diag.error(op, "C5", f"There must be exactly one ragged dimension in the lhs, got "
+                             f"{len(lr)}")
+        return
+    ragged = lr[0]
+    prefix = [lhs.shape[d] for d in lb if d < ragged] if ragged in lb else []
+    if not groups.shape:
+        diag.error(op, "C6", "expected group_sizes to have rank 1, got 0")
+        return
+    g = groups.shape[-1]
+    if not prefix and len(groups.shape) != 1:
+        diag.error(op, "C6", f"expected group_sizes to have rank 1, got {len(groups.shape)}")
+        return
+    if prefix and not _c.compatible_shapes(groups.shape, prefix + [g]):
+        diag.error(op, "C6", f"group_sizes is expected to have shape {_c.dims_str(prefix + [g])}"
+                             f", got {_c.dims_str(groups.shape)}")
+        return
+    if ragged in lb or ragged in lc:
+        if rg:
+            diag.error(op, "C7", "There must be zero group dimensions in the rhs when the ragged "
+                                 "dimension is batch or contracting")
+        return
+    if len(rg) != 1:
+        diag.error(op, "C7", "There must be exactly one group dimension in the rhs when the lhs "
+                             "ragged dimension is non-contracting")
+        return
+    size = rhs.shape[rg[0]]
+    if g is not None and size is not None and size != g:
+        diag.error(op, "C8", f"rhs group dimension is expected to have size={g}, got {size}")
+
+
+@verifier("chlo.scan")
+def _verify_chlo_scan(op: Operation, diag: Any) -> None:
+    """`chlo.scan`: the body takes one slice per input (the scan dimension removed) and one
+    value per init, of compatible types; the scan dimension exists and has `scan_dim_size`
+    elements when given."""
+    if not _c.signature(op, diag, [(_ANY, "*")], [(_ANY, "*")], regions=1):
+        return
+    seg = _c.ints_attr(op, "operandSegmentSizes") or _c.ints_attr(op, "operand_segment_sizes")
+    if not seg or len(seg) != 2 or sum(seg) != len(op.operands):
+        return
+    n_in = seg[0]
+    inputs, inits = op.operand_types[:n_in], op.operand_types[n_in:]
+    dim = _c.int_attr(op, "dimension", 0)
+    size = _c.int_attr(op, "scan_dim_size")
+    for i, t in enumerate(inputs):
+        if t.shape is None:
+            continue
+        if not 0 <= dim < len(t.shape):
+            diag.error(op, "C1", f"scan dimension of operand {i} is out of bounds")
+            return
+        if size is not None and t.shape[dim] is not None and t.shape[dim] != size:
+            diag.error(op, "C2", f"invalid scan dimension size of operand {i}: "
+                                 f"{t.shape[dim]} vs scan_dim_size {size}")
+            return
+    args = _c.region_arg_types(op, 0)
+    if args is None:
+        return
+    if len(args) != len(op.operands):
+        diag.error(op, "C3", f"expects {len(op.operands)} arguments in the body, but got "
+                             f"{len(args)}")
+        return
+    slices = [_TensorType(None if t.shape is None else
+                          tuple(d for k, d in enumerate(t.shape) if k != dim), t.element_type)
+              for t in inputs]
+    for i, (want, got) in enumerate(zip(slices + list(inits), args)):
+        if not _c.compatible(want, got):
+            diag.error(op, "C3", f"operand and body argument {i} are incompatible: "
+                                 f"'{_c.type_str(want)}' vs '{_c.type_str(got)}'")
+            return

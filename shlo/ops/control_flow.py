@@ -136,8 +136,7 @@ def custom_call(op: Operation, ctx: Any):
 import re as _re  # noqa: E402
 
 from ..attributes import (  # noqa: E402
-    ArrayAttr as _ArrayAttr, DenseElementsAttr as _DenseElementsAttr, DictAttr as _DictAttr,
-    EnumAttr as _EnumAttr, StructAttr as _StructAttr,
+    ArrayAttr as _ArrayAttr, DictAttr as _DictAttr, StructAttr as _StructAttr,
 )
 from ..types import TensorType as _TensorType, TupleType as _TupleType  # noqa: E402
 from . import _constraints as _c  # noqa: E402

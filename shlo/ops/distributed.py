@@ -725,7 +725,7 @@ from typing import Any as _Any  # noqa: E402
 
 from ..attributes import (  # noqa: E402
     ArrayAttr as _ArrayAttr, DenseElementsAttr as _DenseElementsAttr, IntegerAttr as _IntegerAttr,
-    StructAttr as _StructAttr, SymbolRefAttr as _SymbolRefAttr,
+    StructAttr as _StructAttr,
 )
 from ..ir import Operation as _Operation  # noqa: E402
 from ..types import TensorType as _TensorType, TokenType as _TokenType  # noqa: E402
@@ -1219,3 +1219,66 @@ def _verify_outfeed(op: _Operation, diag: _Any) -> None:
     """outfeed: tensors and a token in, a token out."""
     _c.signature(op, diag, [(_c.TENSOR_QA, "*"), _c.TOKEN], [_c.TOKEN],
                  optional_attrs={"outfeed_config": "str"})
+
+
+@verifier("interpreter.run_parallel")
+def _verify_run_parallel(op: _Operation, diag: _Any) -> None:
+    """`interpreter.run_parallel` (the interpreter dialect's test op): a non-empty rectangular
+    `programs` grid of functions whose inputs and results add up to the op's, and `infeed`
+    functions that each return one tensor."""
+    programs = op.attr("programs")
+    rows = [list(r) for r in programs] if isinstance(programs, _ArrayAttr) else None
+    if rows is None:
+        return
+    if not rows:
+        diag.error(op, "", "`programs` attribute cannot be empty")
+        return
+    for r in rows:
+        if len(r) != len(rows[0]):
+            diag.error(op, "", f"Sizes of second dimension of `programs` should all match "
+                               f"{len(rows[0])} but got {len(r)}")
+            return
+    n_in = n_out = 0
+    for r in rows:
+        for ref in r:
+            name = getattr(ref, "name", None)
+            func = _c.lookup_function(op, diag, name)
+            if func is None:
+                diag.error(op, "", f'Function "{name}" not found')
+                return
+            ft = _c.function_type_of(func)
+            if ft is not None:
+                n_in += len(ft.inputs)
+                n_out += len(ft.results)
+    if len(op.operands) != n_in:
+        diag.error(op, "", f"Number of inputs ({len(op.operands)}) should match the sum of the "
+                           f"number of inputs of all programs ({n_in})")
+        return
+    if len(op.results) != n_out:
+        diag.error(op, "", f"Number of results ({len(op.results)}) should match the sum of the "
+                           f"number of results of all programs ({n_out})")
+        return
+    infeed = op.attr("infeed")
+    if infeed is None:
+        return
+    feeds = list(infeed) if isinstance(infeed, _ArrayAttr) else []
+    if not feeds:
+        diag.error(op, "", "infeed attribute is optional or should not be empty")
+        return
+    for ref in feeds:
+        name = getattr(ref, "name", None)
+        func = _c.lookup_function(op, diag, name)
+        if func is None:
+            diag.error(op, "", f'Function "{name}" not found')
+            return
+        ft = _c.function_type_of(func)
+        if ft is None:
+            continue
+        if len(ft.results) != 1:
+            diag.error(op, "", f'Function "{name}" should return 1 tensor but returns '
+                               f'{len(ft.results)}')
+            return
+        if not isinstance(ft.results[0], _TensorType):
+            diag.error(op, "", f'Function "{name}" should return a tensor type, but instead '
+                               f"returns '{_c.type_str(ft.results[0])}'")
+            return

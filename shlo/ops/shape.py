@@ -89,7 +89,7 @@ def constant(op: Operation, ctx: Any) -> Run:
             a = np.broadcast_to(a, t.shape) if a.size == 1 else a.reshape(t.shape)
     # A 0-d constant of numpy's own types is a numpy scalar (immutable): scalar arithmetic on
     # numpy scalars is ~10x faster than on 0-d arrays, which matters in scalar `while` loops.
-    out = (a[()] if a.ndim == 0 and a.dtype.kind in "biufc" else readonly(a),)
+    out = (a[()] if a.ndim == 0 and a.dtype.isbuiltin == 1 else readonly(a),)
 
     def run() -> Sequence[Any]:
         return out
@@ -175,7 +175,12 @@ def broadcast_in_dim(op: Operation, ctx: Any) -> Run:
         for k, d in enumerate(order):
             view[bd[d]] = operand_shape[d]
         view_t = tuple(view)
-        broadcast_to = np.broadcast_to
+        broadcast_to, ndarray = np.broadcast_to, np.ndarray
+        # The view is built directly from a read-only buffer of the (contiguous) operand with
+        # zero strides on the new dimensions: 3-4x cheaper than np.broadcast_to (which goes
+        # through nditer), and JAX exports are full of broadcasts.
+        direct = dtype.isbuiltin == 1 and 0 not in shape  # numpy's own types: buffers
+        expanded = tuple(v == 1 and n != 1 for v, n in zip(view_t, shape))
 
         def run(operand: np.ndarray) -> Sequence[Any]:
             a = np.asarray(operand)
@@ -183,7 +188,11 @@ def broadcast_in_dim(op: Operation, ctx: Any) -> Run:
                 a = a.astype(dtype)
             if transpose is not None:
                 a = a.transpose(transpose)
-            return (broadcast_to(a.reshape(view_t), shape),)
+            a = a.reshape(view_t)
+            if direct and a.flags.c_contiguous:
+                strides = tuple(0 if e else st for e, st in zip(expanded, a.strides))
+                return (ndarray(shape, dtype, memoryview(a).toreadonly(), 0, strides),)
+            return (broadcast_to(a, shape),)
     elif shape is not None:
         def run(operand: np.ndarray) -> Sequence[Any]:
             return (broadcast_in_dim_array(as_dtype(operand, dtype), bd, shape),)

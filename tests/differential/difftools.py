@@ -26,6 +26,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from shlo.errors import VerificationError
 from shlo.ops.check import ulp_distance
 from shlo.testing import oracles
 from shlo.testing.programs import FunctionBuilder, Program, Val, float_info
@@ -315,6 +316,8 @@ class Runner:
         if oracle in case.skip:
             pytest.skip(case.skip[oracle])
         args, ours, theirs = self.results(batch, oracle)[label]
+        if isinstance(ours, VerificationError):  # the tier's own programs must be valid
+            raise AssertionError(f"invalid test program: {_first_line(ours)}")
         if isinstance(theirs, Exception):
             if not isinstance(theirs, oracles.OracleError):
                 raise theirs
