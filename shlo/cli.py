@@ -100,7 +100,16 @@ def _cmd_opt(a: argparse.Namespace) -> int:
     from . import format, load
     from .passes import run_passes
 
-    module = run_passes(load(a.file), [p for spec in a.passes for p in spec.split(",") if p])
+    if a.list:
+        from .passes import describe
+
+        print(describe())
+        return 0
+    if not a.file:
+        raise ValueError("shlo opt: no input file")
+    module = load(a.file)
+    for spec in a.passes:  # each --pass is a pipeline string (commas, options, nesting)
+        module = run_passes(module, spec)
     text = format(module, generic=a.generic)
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
     return 0
@@ -143,9 +152,10 @@ def build_parser() -> argparse.ArgumentParser:
     f.set_defaults(fn=_cmd_fmt)
 
     o = sub.add_parser("opt", help="transform a program with passes")
-    o.add_argument("file")
+    o.add_argument("file", nargs="?")
     o.add_argument("--pass", dest="passes", action="append", default=[],
-                   help="pass names, comma separated (repeatable)")
+                   help="a pass pipeline: names, comma separated, with {options} (repeatable)")
+    o.add_argument("--list", action="store_true", help="list the registered passes")
     o.add_argument("--generic", action="store_true")
     o.set_defaults(fn=_cmd_opt)
     return p

@@ -31,7 +31,9 @@ class Diagnostic:
     notes: list["Diagnostic"] = field(default_factory=list)
 
     def format(self, filename: str | None = None) -> str:
-        lines = [f"{format_location(self.location, filename)}: {self.severity}: {self.message}"]
+        where = format_location(self.location, filename)
+        head = "" if where == "<unknown>" else f"{where}: "
+        lines = [f"{head}{self.severity}: {self.message}"]
         lines += [n.format(filename) for n in self.notes]
         return "\n".join(lines)
 

@@ -292,10 +292,6 @@ class _Walker:
                                           f"ShapedType::kDynamic to indicate a missing bound",
                                 location=where.location)
                 return
-            if bound is not None and bound < 0:
-                self.diag.error(None, "", f"Bound {bound} of dimension {d} must be "
-                                          f"non-negative", location=where.location)
-                return
 
     # structure -----------------------------------------------------------------------------------
 

@@ -373,7 +373,8 @@ def bounds_of(t: Any) -> tuple | None:
                                                     "stablehlo.type_extensions"):
         b = enc.get("bounds")
         if isinstance(b, (tuple, list)):
-            return tuple(None if x is None else int(getattr(x, "value", x)) for x in b)
+            vals = (None if x is None else int(getattr(x, "value", x)) for x in b)
+            return tuple(None if v is None or v < 0 else v for v in vals)  # -1: no bound
     return None
 
 

@@ -30,7 +30,7 @@ import numpy as np
 
 from ..attributes import BoolAttr, DenseElementsAttr, EnumAttr, IntegerAttr, int_or_none, ints
 from ..ir import Operation, Value
-from ..types import (FloatType, IntegerType, QuantizedType, TensorType, Type, element_type,
+from ..types import (IntegerType, QuantizedType, TensorType, Type, element_type,
                      is_quantized)
 from ._numeric import int_to_float
 from .registry import kernel, verifier
@@ -502,7 +502,8 @@ def apply_rescale(value: np.ndarray, multiplier: np.ndarray, shift: np.ndarray,
     return np.right_shift(r, shift)
 
 
-def _rescale_attr_int(op: Operation, name: str, default: int = 0) -> int:
+def rescale_int_attr(op: Operation, name: str, default: int = 0) -> int:
+    """An integer attribute of the older ``tosa.rescale`` form (``input_zp = -1 : i32``)."""
     v = op.attr(name)
     if v is None:
         return default
@@ -511,7 +512,8 @@ def _rescale_attr_int(op: Operation, name: str, default: int = 0) -> int:
     return int(int_or_none(v))
 
 
-def _rescale_bool(op: Operation, name: str, default: bool = False) -> bool:
+def rescale_flag(op: Operation, name: str, default: bool = False) -> bool:
+    """A boolean attribute of ``tosa.rescale`` (``scale32``, ``per_channel``, ...)."""
     v = op.attr(name)
     if v is None:
         return default
@@ -527,10 +529,11 @@ def rescale_rounding_mode(op: Operation) -> str:
     v = op.attr("rounding_mode")
     if v is not None:
         return v.value if isinstance(v, EnumAttr) else str(getattr(v, "value", v))
-    return "DOUBLE_ROUND" if _rescale_bool(op, "double_round") else "SINGLE_ROUND"
+    return "DOUBLE_ROUND" if rescale_flag(op, "double_round") else "SINGLE_ROUND"
 
 
-def _int_type_of(t: Type) -> IntegerType | None:
+def integer_storage(t: Type) -> IntegerType | None:
+    """The integer type of ``t``'s values (the storage type of a quantized type), or None."""
     et = t.element_type if isinstance(t, TensorType) else t
     if isinstance(et, QuantizedType):
         return et.storage_type
@@ -561,27 +564,27 @@ def tosa_rescale(op: Operation, ctx: Any) -> Run:
     INEXACT_ROUND rounds as SINGLE_ROUND (TOSA lets the implementation choose).
     """
     in_t, out_t = op.operands[0].type, op.results[0].type
-    out_int = _int_type_of(out_t)
+    out_int = integer_storage(out_t)
     if out_int is None:
         raise TypeError("tosa.rescale: the output must be an integer or quantized tensor")
     mode = rescale_rounding_mode(op)
-    scale32 = _rescale_bool(op, "scale32", True)
-    per_channel = _rescale_bool(op, "per_channel")
-    in_unsigned = _rescale_bool(op, "input_unsigned")
-    out_unsigned = _rescale_bool(op, "output_unsigned") or out_int.is_unsigned
+    scale32 = rescale_flag(op, "scale32", True)
+    per_channel = rescale_flag(op, "per_channel")
+    in_unsigned = rescale_flag(op, "input_unsigned")
+    out_unsigned = rescale_flag(op, "output_unsigned") or out_int.is_unsigned
     width = out_int.width
     lo, hi = (0, (1 << width) - 1) if out_unsigned else (-(1 << (width - 1)),
                                                          (1 << (width - 1)) - 1)
     out_dtype = out_int.dtype
-    in_int = _int_type_of(in_t)
+    in_int = integer_storage(in_t)
     in_width = in_int.width if in_int is not None else 32
     operand_form = len(op.operands) == 5
 
     if not operand_form:
         mult_c = np.asarray(ints(op.attr("multiplier"), (1 << 30,)), _I64)
         shift_c = np.asarray(ints(op.attr("shift"), (30,)), _I64)
-        izp_c = _rescale_attr_int(op, "input_zp")
-        ozp_c = _rescale_attr_int(op, "output_zp")
+        izp_c = rescale_int_attr(op, "input_zp")
+        ozp_c = rescale_int_attr(op, "output_zp")
 
     def read_input(x: Any) -> np.ndarray:
         v = _storage_to_int64(x)
@@ -629,11 +632,11 @@ def _verify_tosa_rescale(op: Operation, diag: Any) -> None:
                            "or 1 operand with attributes, and one result")
         return
     in_t, out_t = op.operands[0].type, op.results[0].type
-    if _int_type_of(in_t) is None:
+    if integer_storage(in_t) is None:
         diag.error(op, "", f"operand #0 must be a tensor of integer or quantized values, but got "
                            f"'{in_t}'")
         return
-    if _int_type_of(out_t) is None:
+    if integer_storage(out_t) is None:
         diag.error(op, "", f"result #0 must be a tensor of integer or quantized values, but got "
                            f"'{out_t}'")
         return
@@ -644,11 +647,11 @@ def _verify_tosa_rescale(op: Operation, diag: Any) -> None:
     if mode not in _ROUNDING_MODES:
         diag.error(op, "", f"unknown rounding_mode {mode}")
         return
-    scale32 = _rescale_bool(op, "scale32", True)
+    scale32 = rescale_flag(op, "scale32", True)
     if mode == "DOUBLE_ROUND" and not scale32:
         diag.error(op, "", "DOUBLE_ROUND is only allowed with scale32 = true")
         return
-    per_channel = _rescale_bool(op, "per_channel")
+    per_channel = rescale_flag(op, "per_channel")
     channels = None
     if per_channel and isinstance(in_t, TensorType) and in_t.shape:
         channels = in_t.shape[-1]

@@ -223,7 +223,7 @@ def walk_block_ops(block: Block) -> Iterable[Operation]:
 
 _KEEP = frozenset("stablehlo." + n for n in """
 custom_call infeed outfeed send recv all_gather all_reduce all_to_all collective_permute
-collective_broadcast reduce_scatter rng while if case optimization_barrier composite
+collective_broadcast reduce_scatter rng while if case composite
 """.split())
 
 

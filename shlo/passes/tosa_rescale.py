@@ -17,8 +17,8 @@ import numpy as np
 
 from ..attributes import BoolAttr, DenseElementsAttr, EnumAttr
 from ..ir import Module, Operation, Value
-from ..ops.quantization import (_int_type_of, multiplier_and_shift, quantized_type,
-                                rescale_rounding_mode, _rescale_bool, _rescale_attr_int)
+from ..ops.quantization import (integer_storage, multiplier_and_shift, quantized_type,
+                                rescale_rounding_mode, rescale_flag, rescale_int_attr)
 from ..types import IntegerType, QuantizedType, TensorType, element_type, is_quantized
 from . import register_pass
 from ._rewrite import PassError, Rewriter, const_attr
@@ -49,8 +49,8 @@ def _rescale(rw: Rewriter, consts: _ConstCache, x: Value, out_t: TensorType, sca
              input_zp: int, output_zp: int) -> Value:
     in_t = x.type
     assert isinstance(in_t, TensorType)
-    in_storage = _int_type_of(in_t)
-    out_storage = _int_type_of(out_t)
+    in_storage = integer_storage(in_t)
+    out_storage = integer_storage(out_t)
     multiplier, shift = multiplier_and_shift(scale, 32)
     operands = [x, consts.get(rw, multiplier, _I32), consts.get(rw, shift, _I8),
                 consts.get(rw, input_zp, in_storage), consts.get(rw, output_zp, out_storage)]
@@ -182,7 +182,7 @@ def _param_values(op: Operation, rw: Rewriter) -> tuple[np.ndarray, np.ndarray, 
 
     mult = np.asarray(ints(op.attr("multiplier"), ()), np.int64)
     shift = np.asarray(ints(op.attr("shift"), ()), np.int64)
-    return mult, shift, _rescale_attr_int(op, "input_zp"), _rescale_attr_int(op, "output_zp")
+    return mult, shift, rescale_int_attr(op, "input_zp"), rescale_int_attr(op, "output_zp")
 
 
 def _lower_rescale(rw: Rewriter, op: Operation) -> Sequence[Value] | None:
@@ -193,15 +193,15 @@ def _lower_rescale(rw: Rewriter, op: Operation) -> Sequence[Value] | None:
     if not (isinstance(in_t, TensorType) and isinstance(out_t, TensorType) and in_t.is_static):
         raise PassError("tosa.rescale: only static shapes can be lowered", op.location)
     shape = tuple(in_t.shape)
-    in_int, out_int = _int_type_of(in_t), _int_type_of(out_t)
+    in_int, out_int = integer_storage(in_t), integer_storage(out_t)
     if in_int is None or out_int is None:
         raise PassError("tosa.rescale: integer or quantized input and output required",
                         op.location)
     mult, shift, izp, ozp = _param_values(op, rw)
-    per_channel = _rescale_bool(op, "per_channel")
+    per_channel = rescale_flag(op, "per_channel")
     mode = rescale_rounding_mode(op)
-    in_unsigned = _rescale_bool(op, "input_unsigned")
-    out_unsigned = _rescale_bool(op, "output_unsigned") or out_int.is_unsigned
+    in_unsigned = rescale_flag(op, "input_unsigned")
+    out_unsigned = rescale_flag(op, "output_unsigned") or out_int.is_unsigned
 
     def full(values: np.ndarray, et: Any) -> Value:
         v = np.asarray(values)
@@ -219,7 +219,7 @@ def _lower_rescale(rw: Rewriter, op: Operation) -> Sequence[Value] | None:
         izp &= (1 << in_int.width) - 1
     if out_unsigned and not out_int.is_unsigned:
         ozp &= (1 << out_int.width) - 1
-    multiplier = full(mult, _I32 if _rescale_bool(op, "scale32", True) else element_type("i16"))
+    multiplier = full(mult, _I32 if rescale_flag(op, "scale32", True) else element_type("i16"))
     shift_v = full(shift, _I8)
     input_zp = full(np.int64(izp), _I64)
     output_zp = full(np.int64(ozp), _I64)

@@ -216,3 +216,20 @@ def test_against_upstream_pass(name):
     for a, b in zip(shlo.run(ours, *args), shlo.run(theirs, *args)):
         d = max_diff(a, b)
         assert d <= UPSTREAM_BOUND[name] if np.asarray(a).dtype.kind != "f" else d < 0.2
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=20, deadline=None)
+@given(scales=st.lists(st.floats(0.01, 2.0), min_size=3, max_size=3),
+       zps=st.lists(st.integers(-20, 20), min_size=3, max_size=3), seed=st.integers(0, 99))
+def test_lowered_add_within_one_unit_of_the_spec(scales, zps, seed):
+    a, b, r = (f"!quant.uniform<i8:f32, {s!r}:{z}>" for s, z in zip(scales, zps))
+    module = shlo.parse(f"""func.func @main(%x: tensor<64x{a}>, %y: tensor<64x{b}>) -> tensor<64x{r}> {{
+      %0 = stablehlo.add %x, %y : (tensor<64x{a}>, tensor<64x{b}>) -> tensor<64x{r}>
+      return %0 : tensor<64x{r}>
+    }}""")
+    args = random_args(module, "main", seed)
+    (direct,), (got,) = shlo.run(module, *args), shlo.run(lower(module), *args)
+    assert np.abs(direct.astype(int) - got.astype(int)).max() <= 1
