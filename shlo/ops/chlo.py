@@ -459,7 +459,7 @@ def constant_like(op: Operation, ctx: Any) -> Run:
 
 # --- broadcasting ops ----------------------------------------------------------------------------
 
-_BROADCAST_TARGETS = {
+BROADCAST_TARGETS = {
     "chlo.broadcast_add": "stablehlo.add",
     "chlo.broadcast_and": "stablehlo.and",
     "chlo.broadcast_atan2": "stablehlo.atan2",
@@ -535,7 +535,7 @@ def _same_shape_types(op: Operation) -> list[TensorType]:
     return [TensorType(result.shape, _tensor_type(v).element_type) for v in op.operands]
 
 
-@kernel(*_BROADCAST_TARGETS, quantized_aware=True)
+@kernel(*BROADCAST_TARGETS, quantized_aware=True)
 def broadcast_binary(op: Operation, ctx: Any) -> Run:
     """`chlo.broadcast_<op>(lhs, rhs)`: broadcast both operands, then apply `<op>`.
 
@@ -548,7 +548,11 @@ def broadcast_binary(op: Operation, ctx: Any) -> Run:
     result_rank = _result_type(op).rank
     dims = ints(op.attr("broadcast_dimensions"))
     plans = [_expand_plan(t.rank, result_rank, dims) for t in (lhs_t, rhs_t)]
-    inner = ctx.prepare(_synthetic(_BROADCAST_TARGETS[op.name], op, _same_shape_types(op)))
+    inner = ctx.prepare(_synthetic(BROADCAST_TARGETS[op.name], op, _same_shape_types(op)))
+    if lhs_t.rank == rhs_t.rank == result_rank:
+        # Equal ranks: the element-wise kernel's own (numpy) broadcasting expands size-1
+        # dimensions, and arrays of any shape pass through, as in batched region bodies.
+        return inner
 
     def run(lhs: Any, rhs: Any) -> Sequence[Any]:
         a, b = broadcast_operands([lhs, rhs], plans, result_rank)
@@ -563,8 +567,11 @@ def broadcast_select(op: Operation, ctx: Any) -> Run:
     result_rank = _result_type(op).rank
     plans = [_expand_plan(_tensor_type(v).rank, result_rank, None) for v in op.operands]
     dtype = _result_type(op).dtype
+    same_rank = all(_tensor_type(v).rank == result_rank for v in op.operands)
 
     def run(pred: Any, on_true: Any, on_false: Any) -> Sequence[Any]:
+        if same_rank:  # numpy broadcasting suffices (and keeps batched region bodies working)
+            return (np.asarray(np.where(pred, on_true, on_false)).astype(dtype, copy=False),)
         p, t, f = broadcast_operands([pred, on_true, on_false], plans, result_rank)
         return (np.where(p, t, f).astype(dtype, copy=False),)
 

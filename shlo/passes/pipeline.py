@@ -31,9 +31,9 @@ _I64, _I32 = element_type("i64"), element_type("i32")
 
 
 def _targets() -> dict[str, str]:
-    from ..ops.chlo import _BROADCAST_TARGETS
+    from ..ops.chlo import BROADCAST_TARGETS
 
-    return dict(_BROADCAST_TARGETS, **{"chlo.broadcast_select": "stablehlo.select"})
+    return dict(BROADCAST_TARGETS, **{"chlo.broadcast_select": "stablehlo.select"})
 
 
 def _plan(rank: int, result_rank: int, dims: Sequence[int] | None) -> tuple[int, ...]:

@@ -695,3 +695,20 @@ def test_constant_like_complex_value_kept_as_opaque_attribute():
                                                    "complex<f32>")})
     (r,) = PrepareContext(None).prepare(op)(np.zeros(2, np.float32))
     assert r.dtype == np.complex64 and r.tolist() == [1.5 - 2j, 1.5 - 2j]
+
+
+def test_broadcast_ops_work_in_batched_region_bodies():
+    # Region bodies run once over whole arrays (ARCHITECTURE.md principle 3): a chlo
+    # broadcast op typed on 0-d tensors must accept arrays there.
+    text = """func.func @main(%x: tensor<4xf32>) -> tensor<f32> {
+  %init = stablehlo.constant dense<0.0> : tensor<f32>
+  %0 = stablehlo.reduce(%x init: %init) across dimensions = [0] : (tensor<4xf32>, tensor<f32>) -> tensor<f32>
+    reducer(%a: tensor<f32>, %b: tensor<f32>) {
+      %s = chlo.broadcast_add %a, %b : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      %m = chlo.broadcast_maximum %s, %a : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      stablehlo.return %m : tensor<f32>
+    }
+  return %0 : tensor<f32>
+}"""
+    (r,) = shlo.run(shlo.parse(text), np.array([1, 2, 3, 4], np.float32))
+    assert float(r) == 10.0
