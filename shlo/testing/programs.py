@@ -4,8 +4,8 @@ A :class:`Program` is a function ``@core`` over tensors of any element type, wri
 StableHLO text with :class:`FunctionBuilder`, together with a wrapper ``@main`` for the oracles
 (XLA and the upstream reference interpreter, shlo/testing/oracles.py). The upstream interpreter
 exchanges only numpy's own dtypes with signless integers (no bf16, f8, int4, complex or unsigned
-arrays), so ``@main`` takes and returns *transport* values and converts them around a
-``func.call @core``:
+arrays), so ``@main`` takes and returns *transport* values and converts them around ``@core``'s
+body (inlined; or a ``func.call @core``):
 
 | element type | transported as | in ``@main`` |
 |---|---|---|
@@ -27,6 +27,7 @@ both signs, infinities, NaN, subnormals, the largest finite values; integer mini
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -85,20 +86,23 @@ class Val:
 class FunctionBuilder:
     """Writes one `func.func` in generic op syntax; names are unique (`%v0`, `%v1`, ...)."""
 
-    def __init__(self, name: str = "core", visibility: str = "") -> None:
+    def __init__(self, name: str = "core", visibility: str = "", prefix: str = "v",
+                 arg_prefix: str = "arg") -> None:
         self.name = name
         self.visibility = visibility
+        self.prefix = prefix
+        self.arg_prefix = arg_prefix
         self.args: list[Val] = []
         self.lines: list[str] = []
         self.results: list[Val] = []
         self._n = 0
 
-    def fresh(self, prefix: str = "v") -> str:
+    def fresh(self, prefix: str | None = None) -> str:
         self._n += 1
-        return f"%{prefix}{self._n}"
+        return f"%{self.prefix if prefix is None else prefix}{self._n}"
 
     def arg(self, shape: Sequence[int], et: str) -> Val:
-        v = Val(f"%arg{len(self.args)}", tuple(shape), et)
+        v = Val(f"%{self.arg_prefix}{len(self.args)}", tuple(shape), et)
         self.args.append(v)
         return v
 
@@ -269,28 +273,44 @@ class Program:
     def core_text(self) -> str:
         return "\n".join([self.core.text(), *self.extra_functions])
 
-    def oracle_text(self) -> str:
-        main = FunctionBuilder("main")
+    def oracle_text(self, inline: bool = True) -> str:
+        """``@main`` for the oracles: transport arguments decoded, ``@core``'s body (inlined,
+        or a ``func.call`` when ``inline`` is false), results encoded. Inlining keeps XLA's
+        compilation about a third faster."""
+        main = FunctionBuilder("main", prefix="m", arg_prefix="t")
         decoded = []
         for v in self.core.args:
             ts = [main.arg(v.shape, t) for t in _transport_types(v.et)]
             decoded.append(_decode_arg(main, ts, v.et))
         rs = self.core.results
-        base = main.fresh()
-        results = [Val(base if len(rs) == 1 else f"{base}#{i}", r.shape, r.et)
-                   for i, r in enumerate(rs)]
-        lhs = base if len(rs) == 1 else f"{base}:{len(rs)}"
-        main.lines.append(
-            f"{lhs} = func.call @{self.core.name}(" + ", ".join(v.name for v in decoded)
-            + ") : (" + ", ".join(v.type for v in decoded) + ") -> ("
-            + ", ".join(r.type for r in rs) + ")")
+        if inline:
+            names = {a.name: d.name for a, d in zip(self.core.args, decoded)}
+            pattern = re.compile("|".join(re.escape(n) for n in names) + r"(?![\w#])") \
+                if names else None
+            for line in self.core.lines:
+                main.lines.append(pattern.sub(lambda m: names[m.group(0)], line)
+                                  if pattern else line)
+            results = [Val(names.get(r.name, r.name), r.shape, r.et) for r in rs]
+        else:
+            base = main.fresh()
+            results = [Val(base if len(rs) == 1 else f"{base}#{i}", r.shape, r.et)
+                       for i, r in enumerate(rs)]
+            lhs = base if len(rs) == 1 else f"{base}:{len(rs)}"
+            main.lines.append(
+                f"{lhs} = func.call @{self.core.name}(" + ", ".join(v.name for v in decoded)
+                + ") : (" + ", ".join(v.type for v in decoded) + ") -> ("
+                + ", ".join(r.type for r in rs) + ")")
         outs: list[Val] = []
         for r in results:
             outs += _encode_result(main, r)
         main.ret(*outs)
-        core = FunctionBuilder(self.core.name, "private")
-        core.args, core.lines, core.results = self.core.args, self.core.lines, self.core.results
-        return "\n".join([main.text(), core.text(), *self.extra_functions])
+        texts = [main.text()]
+        if not inline:
+            core = FunctionBuilder(self.core.name, "private")
+            core.args, core.lines, core.results = self.core.args, self.core.lines, \
+                self.core.results
+            texts.append(core.text())
+        return "\n".join(texts + self.extra_functions)
 
     def oracle_args(self, args: Sequence[np.ndarray]) -> list[np.ndarray]:
         out: list[np.ndarray] = []

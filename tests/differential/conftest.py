@@ -36,3 +36,5 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
                  for o in sorted(r.cases)]
         secs = ", ".join(f"{k} {v:.1f}s" for k, v in sorted(r.seconds.items()))
         terminalreporter.write_line("differential: " + "; ".join(parts) + f" ({secs})")
+        for reason, n in sorted(r.skips.items()):
+            terminalreporter.write_line(f"  not compared ({n}): {reason}")

@@ -168,6 +168,7 @@ class Case:
     allow: Allow | None = None
     skip: dict[str, str] = field(default_factory=dict)
     alone: dict[str, str] = field(default_factory=dict)  # oracle -> why it needs its own program
+    xfail: dict[str, str] = field(default_factory=dict)  # oracle -> the shlo bug (strict xfail)
 
 
 def xla_nan_payload(oracle: str, args: list, ours: Any, theirs: Any) -> np.ndarray:
@@ -220,19 +221,24 @@ class Batch:
         raise KeyError(label)
 
 
-def params(batches: Sequence[Batch], oracles_: Sequence[str] = ORACLES,
-           marks: Callable[[str, Batch, Case], Any] | None = None) -> list[Any]:
-    """pytest params (oracle, batch key, case label) with ids `oracle-key-label`."""
+def params(batches: Sequence[Batch], oracles_: Sequence[str] = ORACLES) -> list[Any]:
+    """pytest params (oracle, batch key), ids `oracle-key`: one test per batch and oracle, so
+    that a batch's program is compiled once even when pytest-xdist spreads the tests."""
     import pytest
 
-    out = []
-    for b in batches:
-        for c in b.cases:
-            for o in oracles_:
-                m = marks(o, b, c) if marks is not None else ()
-                out.append(pytest.param(o, b.key, c.label, id=f"{o}-{b.key}-{c.label}",
-                                        marks=m or ()))
-    return out
+    return [pytest.param(o, b.key, id=f"{o}-{b.key}") for b in batches for o in oracles_]
+
+
+def xfail_params(batches: Sequence[Batch]) -> list[Any]:
+    """pytest params (oracle, batch key, case label) of the cases marked ``xfail`` (known shlo
+    bugs, strict: the test fails when the bug is fixed, so the mark gets removed)."""
+    import pytest
+
+    out = [pytest.param(o, b.key, c.label, id=f"{o}-{b.key}-{c.label}",
+                        marks=pytest.mark.xfail(strict=True, reason=why))
+           for b in batches for c in b.cases for o, why in c.xfail.items()]
+    return out or [pytest.param(None, None, None, id="none",
+                                marks=pytest.mark.skip(reason="no known shlo bug"))]
 
 
 # --- running ---------------------------------------------------------------------------------
@@ -243,10 +249,11 @@ class Runner:
 
     def __init__(self) -> None:
         self._upstream: oracles.UpstreamSession | None = None
-        self._cache: dict[tuple[str, str], Any] = {}
+        self._cache: dict[tuple[int, str], Any] = {}
         self.compared: Counter[str] = Counter()     # elements compared per oracle
         self.cases: Counter[str] = Counter()        # cases compared per oracle
         self.seconds: Counter[str] = Counter()      # time spent in each oracle / shlo
+        self.skips: Counter[str] = Counter()        # cases not compared, by reason
 
     def close(self) -> None:
         if self._upstream is not None:
@@ -275,7 +282,7 @@ class Runner:
 
     def results(self, batch: Batch, oracle: str) -> dict[str, Any]:
         """{label: (inputs, shlo result, oracle result or OracleError)} for ``oracle``."""
-        key = (batch.key, oracle)
+        key = (id(batch), oracle)  # batch keys repeat across families ("f32")
         if key in self._cache:
             return self._cache[key]
         args = batch.inputs_for(oracle)
@@ -307,6 +314,29 @@ class Runner:
             except Exception as e:  # noqa: BLE001 - reported by check()
                 res.append(e)
         return res
+
+    def check_batch(self, batch: Batch, oracle: str) -> None:
+        """Compare every case of ``batch`` (but the xfail ones) with ``oracle``; fail listing
+        each disagreeing case; skip when the oracle ran none of them."""
+        import pytest
+
+        failures, skipped, compared = [], [], 0
+        for c in batch.cases:
+            if oracle in c.xfail:
+                continue
+            try:
+                self.check(batch, c.label, oracle)
+                compared += 1
+            except pytest.skip.Exception as e:
+                skipped.append(f"{c.label}: {e.msg}")
+                self.skips[f"{oracle}: {str(e.msg)[:150]}"] += 1
+            except AssertionError as e:
+                failures.append(str(e))
+        if failures:
+            raise AssertionError(f"{len(failures)} of {len(batch.cases)} cases of {batch.key} "
+                                 f"differ from {oracle}:\n" + "\n".join(failures))
+        if not compared:
+            pytest.skip("; ".join(skipped)[:500])
 
     def check(self, batch: Batch, label: str, oracle: str) -> None:
         """Compare one case of ``batch`` with ``oracle``; fail with a description."""
