@@ -112,6 +112,12 @@ def _subbyte_int_info(dtype: np.dtype) -> tuple[int, bool] | None:
 # --- reduction ----------------------------------------------------------------------------------
 
 
+_BLOCK = 1 << 18
+"""Elements per body call in the first levels of a large reduction (a few MB: cache-resident)."""
+_SHRINK_LEVELS = 8
+"""Levels a long row is taken down per round, chunk by chunk."""
+
+
 def tree_reduce_last(combine: Callable[[list[np.ndarray], list[np.ndarray]], list[np.ndarray]],
                      arrays: list[np.ndarray]) -> list[np.ndarray]:
     """Reduce the last axis (length >= 1) of every array in ``arrays`` together, pairwise.
@@ -146,11 +152,6 @@ def tree_reduce_last(combine: Callable[[list[np.ndarray], list[np.ndarray]], lis
     else:
         out = [a[:, None] for a in _tree_levels(combine, flat, None)]
     return [a.reshape(shape[:-1]) for a in out]
-
-
-_BLOCK = 1 << 18
-"""Elements per body call in the first levels of a large reduction (a few MB: cache-resident)."""
-_SHRINK_LEVELS = 8
 
 
 def _blockwise(flat: list[np.ndarray], rows: int, block_rows: int, n: int, cols: int,

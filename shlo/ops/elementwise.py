@@ -103,10 +103,18 @@ def _via_f32(fn: Fn, dt: np.dtype) -> Fn:
     return lambda *xs: np.asarray(fn(*[np.asarray(x, F32) for x in xs])).astype(dt)
 
 
-def _float_unary(op: Operation, real_fn: Fn, complex_fn: Fn | None) -> Run:
-    """Kernel of a unary function of float or complex operands, computed wider, rounded once."""
+def _float_unary(op: Operation, real_fn: Fn, complex_fn: Fn | None,
+                 native_f32: bool = False) -> Run:
+    """Kernel of a unary function of float or complex operands, computed wider, rounded once.
+
+    ``native_f32``: on f32, use numpy's own float32 function instead (measured within 1 ulp of
+    the correctly rounded value on 2e7 random inputs for tanh, sine and cosine, and 5x faster;
+    docs/semantics/elementwise.md).
+    """
     et = _operand_et(op)
     dt = et.dtype
+    if native_f32 and dt == F32:
+        return lambda x: (real_fn(x),)
     if et.is_float:
         return _one(_via_f64(real_fn, dt))
     if et.is_complex and complex_fn is not None:
@@ -145,7 +153,7 @@ def _arith(op: Operation, ufunc: np.ufunc, bool_ufunc: np.ufunc | None) -> Run:
             raise _unsupported(op, et)
         return lambda x, y: (bool_ufunc(x, y),)
     if et.is_integer or et.is_float or et.is_complex:
-        fn = _OPERATORS.get(ufunc) if et.dtype.kind in "iufc" else None
+        fn = _OPERATORS.get(ufunc) if et.dtype.isbuiltin == 1 else None  # numpy's own types
         if fn is not None:
             # Python's operator: the same ufunc on arrays, numpy's scalar fast path on numpy
             # scalars (~10x faster than a ufunc call; scalar `while` loops are made of these).
@@ -567,7 +575,7 @@ def compare(op: Operation, ctx: Any) -> Run:
         # ml_dtypes comparisons raise "invalid value" warnings on NaN; float32 ones are quiet
         return lambda x, y: (ufunc(np.asarray(x, F32), np.asarray(y, F32)),)
     if et.is_bool or et.is_integer or et.is_float:
-        if et.dtype.kind in "biuf":  # operators: numpy's scalar fast path (see _arith)
+        if et.dtype.isbuiltin == 1:  # operators: numpy's scalar fast path (see _arith)
             fn = _OPERATOR_DIRECTIONS[direction]
             return lambda x, y: (fn(x, y),)
         return lambda x, y: (ufunc(x, y),)
@@ -695,13 +703,13 @@ def convert(op: Operation, ctx: Any) -> Run:
 @kernel("stablehlo.cosine")
 def cosine(op: Operation, ctx: Any) -> Run:
     """spec: cosine."""
-    return _float_unary(op, np.cos, np.cos)
+    return _float_unary(op, np.cos, np.cos, native_f32=True)
 
 
 @kernel("stablehlo.sine")
 def sine(op: Operation, ctx: Any) -> Run:
     """spec: sine."""
-    return _float_unary(op, np.sin, np.sin)
+    return _float_unary(op, np.sin, np.sin, native_f32=True)
 
 
 @kernel("stablehlo.tan")
@@ -713,7 +721,7 @@ def tan(op: Operation, ctx: Any) -> Run:
 @kernel("stablehlo.tanh")
 def tanh(op: Operation, ctx: Any) -> Run:
     """spec: tanh."""
-    return _float_unary(op, np.tanh, np.tanh)
+    return _float_unary(op, np.tanh, np.tanh, native_f32=True)
 
 
 @kernel("stablehlo.exponential")

@@ -24,6 +24,7 @@ right-hand sides), `fft` calls ``scipy.fft``.
 from __future__ import annotations
 
 import math
+import threading
 from typing import Any, Callable, Sequence
 
 import ml_dtypes
@@ -346,8 +347,6 @@ class _BlasThreads:
     user's setting is restored when the last one leaves."""
 
     def __init__(self) -> None:
-        import threading
-
         self._lock = threading.Lock()
         self._controllers: list[Any] | None = None
         self._saved: list[int] = []

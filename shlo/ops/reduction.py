@@ -5,16 +5,19 @@ Every region is evaluated over whole arrays (ARCHITECTURE.md principle 3); the m
 in :mod:`shlo.ops._regions`:
 
 * ``reduce``: a single-op body (add, multiply, maximum, minimum, and, or, xor) becomes a numpy
-  reduction; any other body is evaluated as a pairwise tree, one batched body call per level
-  (schedule: ``body(init, tree(x0, ..., xn-1))``, adjacent pairs first).
+  reduction, and so does a projected body ``op(g(a), g(b))`` (``max(|a|, |b|)``...) over
+  ``g(inputs)``; any other body is evaluated as a pairwise tree, one batched body call per level
+  (schedule: ``body(init, tree(x0, ..., xn-1))``, adjacent pairs first; large inputs block by
+  block).
 * ``reduce_window``: a left fold over the window positions, one batched body call (or ufunc
   call) per position over all windows, as the upstream interpreter and XLA compute it.
 * ``select_and_scatter``: the select body runs once per window position (vectorised over all
   windows), then the scatter body folds the source values into the selected positions.
 * ``map``: the body is called once on the whole inputs.
 * ``sort``: comparators of the common shapes (one ``compare LT/GT`` of a key, or a lexicographic
-  ``or(lt, and(eq, ...))`` chain of them, keys being any function of one operand) become
-  ``np.argsort``/``np.lexsort`` on integer keys; any other comparator runs a bottom-up merge
+  ``or(lt, and(eq, ...))`` chain of them, keys being any function of one operand) become a
+  stable argsort/``np.lexsort`` on integer keys (a single input sorted by its own values: a
+  plain ``np.sort`` where stability is unobservable); any other comparator runs a bottom-up merge
   sort that calls it on whole arrays of candidate pairs (vectorised binary search per pass).
 
 Implementation-defined choices are written in docs/semantics/reduction.md.

@@ -285,7 +285,7 @@ class Program:
         rs = self.core.results
         if inline:
             names = {a.name: d.name for a, d in zip(self.core.args, decoded)}
-            pattern = re.compile("|".join(re.escape(n) for n in names) + r"(?![\w#])") \
+            pattern = re.compile("(?:" + "|".join(re.escape(n) for n in names) + r")(?![\w#])") \
                 if names else None
             for line in self.core.lines:
                 main.lines.append(pattern.sub(lambda m: names[m.group(0)], line)

@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+pytest.importorskip("jax")
+
 from difftools import BITS, EXACT, Batch, Case, params, seed, xfail_params
 from shlo.testing.programs import ALL_TYPES, random_array
 from shlo.types import element_type

@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+pytest.importorskip("jax")
+
 from difftools import EXACT, Batch, Case, Tol, params, seed, xfail_params
 from shlo.testing.programs import FunctionBuilder, Val
 from shlo.types import element_type
@@ -80,12 +82,18 @@ def dot_batch(et: str) -> Batch:
         types += [((3, 8), et), ((8, 5), et)]
         args += [_random(et, (3, 8), rng), _random(et, (8, 5), rng)]
         cases.append(Case("matmul_random", _dot(MATMUL, (3, 5), lhs=5, rhs=6), _rel(et)))
+    for c in cases:
+        if et == "i2":
+            c.skip["xla"] = "XLA has no dot of 2-bit integers ('unsupported operand type S2')"
+        elif et == "i4" and c.label == "matmul_to_i8":
+            c.skip["xla"] = ("XLA rejects an i4 x i4 -> i8 dot ('custom element sizes on "
+                             "non-sub-byte types')")
     return Batch(f"dot-{et}", types, args, cases)
 
 
 # --- convolution -----------------------------------------------------------------------------
 
-CONV_TYPES = ["i8", "i32", "ui16", "f8E4M3FN", "bf16", "f16", "f32", "f64", "complex<f32>"]
+CONV_TYPES = ["i8", "i32", "ui16", "f8E4M3FN", "f8E5M2", "bf16", "f16", "f32", "f64", "complex<f32>"]
 
 
 def _conv(attrs: str, out: tuple[int, ...], lhs: int, rhs: int) -> Any:
@@ -107,6 +115,13 @@ def _conv_attrs(dims: str, strides: str = "1, 1", pad: str = "[0, 0], [0, 0]",
             f"batch_group_count = {batch_groups} : i64")
 
 
+CONV_F8E5M2_BUG = (
+    "shlo bug: convolution on f8E5M2 raises TypeError \"data type '<f1' not understood\": "
+    "shlo/ops/linalg.py calls sliding_window_view (as_strided) on the float8_e5m2 array, whose "
+    "typestr '<f1' numpy's array interface cannot rebuild; slide over a same-width uint view "
+    "as reduction.py's _window_views and indexing.py's gather do")
+
+
 def conv_batch(et: str) -> Batch:
     rng = np.random.default_rng(seed("conv-" + et))
     # input 1x5x6x2 (NHWC), kernel 3x2x2x3 (HWIO); grouped: 1x4x4x4, kernel 2x2x2x4, 2 groups;
@@ -123,6 +138,9 @@ def conv_batch(et: str) -> Batch:
         Case("conv2d_batch_grouped", _conv(_conv_attrs(NCHW, batch_groups=2), (1, 2, 2, 2),
                                            4, 5)),
     ]
+    if et == "f8E5M2":
+        for c in cases:
+            c.xfail = {o: CONV_F8E5M2_BUG for o in ("upstream", "xla")}
     return Batch(f"conv-{et}", types, args, cases)
 
 

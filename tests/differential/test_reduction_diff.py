@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+pytest.importorskip("jax")
+
 from difftools import EXACT, Batch, Case, params, seed, xfail_params
 from shlo.testing.programs import ALL_TYPES, FunctionBuilder, Val, binary_body, type_str
 from shlo.types import element_type
@@ -111,20 +113,21 @@ def _argmax(fb: FunctionBuilder, ins: list[Val]) -> Val:
     init_i = fb.constant("0", (), "i32")
     n = fb.fresh("r")
     ctype = {"b": "UNSIGNED", "s": "SIGNED", "u": "UNSIGNED", "f": "FLOAT"}[_kind(et)]
+    i1 = "tensor<i1>"
+
+    def cmp(a: str, b: str, d: str, c: str, ty: str) -> str:
+        return (f"\"stablehlo.compare\"({a}, {b}) {{comparison_direction = "
+                f"#stablehlo<comparison_direction {d}>, compare_type = "
+                f"#stablehlo<comparison_type {c}>}} : ({ty}, {ty}) -> {i1}")
+
     body = (f"{{\n  ^bb0({n}a: {t}, {n}i: {ti}, {n}b: {t}, {n}j: {ti}):\n"
-            f"    {n}gt = \"stablehlo.compare\"({n}a, {n}b) {{comparison_direction = "
-            f"#stablehlo<comparison_direction GT>, compare_type = #stablehlo<comparison_type "
-            f"{ctype}>}} : ({t}, {t}) -> tensor<i1>\n"
-            f"    {n}eq = \"stablehlo.compare\"({n}a, {n}b) {{comparison_direction = "
-            f"#stablehlo<comparison_direction EQ>, compare_type = #stablehlo<comparison_type "
-            f"{ctype}>}} : ({t}, {t}) -> tensor<i1>\n"
-            f"    {n}lt = \"stablehlo.compare\"({n}i, {n}j) {{comparison_direction = "
-            f"#stablehlo<comparison_direction LT>, compare_type = #stablehlo<comparison_type "
-            f"SIGNED>}} : ({ti}, {ti}) -> tensor<i1>\n"
-            f"    {n}tie = \"stablehlo.and\"({n}eq, {n}lt) : (tensor<i1>, tensor<i1>) -> tensor<i1>\n"
-            f"    {n}pick = \"stablehlo.or\"({n}gt, {n}tie) : (tensor<i1>, tensor<i1>) -> tensor<i1>\n"
-            f"    {n}v = \"stablehlo.select\"({n}pick, {n}a, {n}b) : (tensor<i1>, {t}, {t}) -> {t}\n"
-            f"    {n}k = \"stablehlo.select\"({n}pick, {n}i, {n}j) : (tensor<i1>, {ti}, {ti}) -> {ti}\n"
+            f"    {n}gt = {cmp(n + 'a', n + 'b', 'GT', ctype, t)}\n"
+            f"    {n}eq = {cmp(n + 'a', n + 'b', 'EQ', ctype, t)}\n"
+            f"    {n}lt = {cmp(n + 'i', n + 'j', 'LT', 'SIGNED', ti)}\n"
+            f"    {n}tie = \"stablehlo.and\"({n}eq, {n}lt) : ({i1}, {i1}) -> {i1}\n"
+            f"    {n}pick = \"stablehlo.or\"({n}gt, {n}tie) : ({i1}, {i1}) -> {i1}\n"
+            f"    {n}v = \"stablehlo.select\"({n}pick, {n}a, {n}b) : ({i1}, {t}, {t}) -> {t}\n"
+            f"    {n}k = \"stablehlo.select\"({n}pick, {n}i, {n}j) : ({i1}, {ti}, {ti}) -> {ti}\n"
             f"    \"stablehlo.return\"({n}v, {n}k) : ({t}, {ti}) -> ()\n  }}")
     outs = fb.op("reduce", [x, idx, init_v, init_i], [((3,), et), ((3,), "i32")],
                  "dimensions = array<i64: 1>", regions=body)
@@ -234,7 +237,14 @@ def batch(et: str) -> Batch:
     if _kind(et) == "f":
         types.append(((3, 8), et))
         args.append(_specials(et, (3, 8), rng))
-    return Batch(f"{et}", types, args, cases_for(et))
+    cases = cases_for(et)
+    if et in ("i2", "ui2"):
+        for c in cases:
+            if c.label.startswith(("argmax", "sort")):
+                c.skip["xla"] = ("XLA rejects variadic reduce and sort of 2-bit integers "
+                                 "(internal errors: 'Inputs must have the same shape', a layout "
+                                 "RET_CHECK in reduce_decomposer)")
+    return Batch(f"{et}", types, args, cases)
 
 
 BATCHES = {et: batch(et) for et in ALL_TYPES}

@@ -12,6 +12,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+pytest.importorskip("jax")
+
 from difftools import (
     BITS, EXACT, XLA_NAN_PAYLOAD_TYPES, Batch, Case, params, seed, xfail_params, xla_nan_payload,
 )

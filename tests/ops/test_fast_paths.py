@@ -149,7 +149,8 @@ def _sort_program(t: str, shape: str, direction: str, compare_type: str, operand
     return f"""func.func @main({args}) -> ({ts}) {{
   %r:{operands} = "stablehlo.sort"({names}) <{{dimension = 1 : i64, is_stable = true}}> ({{
     ^bb0(%a: tensor<{t}>, %b: tensor<{t}>{extra}):
-      %p = stablehlo.compare {direction}, %a, %b, {compare_type} : (tensor<{t}>, tensor<{t}>) -> tensor<i1>
+      %p = stablehlo.compare {direction}, %a, %b, {compare_type} :
+          (tensor<{t}>, tensor<{t}>) -> tensor<i1>
       stablehlo.return %p : tensor<i1>
   }}) : ({ts}) -> ({ts})
   return {", ".join(f"%r#{i}" for i in range(operands))} : {ts}
@@ -287,7 +288,8 @@ def test_integer_scalar_arithmetic_wraps():
 @pytest.mark.parametrize("dt", [np.float32, np.float64, np.float16])
 def test_maximum_minimum_signed_zeros(dt):
     t = {np.float32: "f32", np.float64: "f64", np.float16: "f16"}[dt]
-    text = f"""func.func @main(%x: tensor<6x{t}>, %y: tensor<6x{t}>) -> (tensor<6x{t}>, tensor<6x{t}>) {{
+    text = f"""func.func @main(%x: tensor<6x{t}>, %y: tensor<6x{t}>)
+    -> (tensor<6x{t}>, tensor<6x{t}>) {{
   %0 = stablehlo.maximum %x, %y : tensor<6x{t}>
   %1 = stablehlo.minimum %x, %y : tensor<6x{t}>
   return %0, %1 : tensor<6x{t}>, tensor<6x{t}>
