@@ -2,20 +2,22 @@
 
 A :class:`Batch` is a set of :class:`Case` s (one op each) that share their inputs and run as ONE
 program per oracle (one XLA compilation, one message to the upstream interpreter's child
-process). Tests are parametrized per (oracle, batch, case) and look the batch's results up in
-the session's :class:`Runner`, which runs each batch at most once per oracle. When an oracle
-rejects the whole program (an op or type it does not support), the batch is split and every
-case runs alone, so one unsupported op does not hide the others; a case the oracle rejects on
-its own is skipped with the oracle's message.
+process). Tests are parametrized per (oracle, batch) (:func:`params`) and call
+:meth:`Runner.check_batch`, which compares every case and fails listing all disagreeing ones;
+so pytest-xdist never compiles a batch twice. When an oracle (or shlo) rejects a batch's
+program, the batch is bisected down to the rejected cases, so one unsupported op does not hide
+the others; a case the oracle rejects is skipped with the oracle's message (and counted in the
+terminal summary). Cases marked ``xfail`` (known shlo bugs) run alone as strict xfails
+(:func:`xfail_params`).
 
 Comparisons (:func:`mismatches`) follow :class:`Tol`: ``exact`` (same value; NaN matches any
 NaN; zeros must agree in sign), ``bits`` (identical bit patterns, for data movement), ``ulp``
 (at most ``n`` units in the last place, via shlo.ops.check.ulp_distance), ``rel`` (complex
 results of unspecified algorithms: relative error ``<= n`` of the magnitude) and ``class``
 (special values: per real/imaginary part the same NaN-ness and infinities, finite values within
-relative ``n``). Against XLA, f32,
-f64, bf16 and complex inputs have their subnormals flushed to zero (XLA runs with flush-to-zero
-and denormals-are-zero), and results below the smallest normal compare as zero.
+relative ``n``). Against XLA, f32, f64, bf16 and complex inputs have their subnormals flushed
+to zero (XLA runs with flush-to-zero and denormals-are-zero), and subnormal results compare as
+zeros of the same sign.
 """
 
 from __future__ import annotations

@@ -123,7 +123,7 @@ def _xla_int_power(args: list, ours: Any, theirs: Any) -> np.ndarray:
     return _ints(args[2]) >= 64
 
 
-@allowance("xla", "popcnt", {"i2", "i4"},
+@allowance("xla", "popcnt", {"i4"},
            "XLA counts the bits of the sign-extended 8-bit value (popcnt(-8 : i4) = 5)")
 def _xla_popcnt(args: list, ours: Any, theirs: Any) -> np.ndarray:
     return _ints(args[0]) < 0

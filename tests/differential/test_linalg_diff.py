@@ -17,7 +17,7 @@ import pytest
 
 pytest.importorskip("jax")
 
-from difftools import EXACT, Batch, Case, Tol, params, seed, xfail_params
+from difftools import Batch, Case, Tol, params, seed, xfail_params
 from shlo.testing.programs import FunctionBuilder, Val
 from shlo.types import element_type
 
@@ -93,7 +93,8 @@ def dot_batch(et: str) -> Batch:
 
 # --- convolution -----------------------------------------------------------------------------
 
-CONV_TYPES = ["i8", "i32", "ui16", "f8E4M3FN", "f8E5M2", "bf16", "f16", "f32", "f64", "complex<f32>"]
+CONV_TYPES = ["i8", "i32", "ui16", "f8E4M3FN", "f8E5M2", "bf16", "f16", "f32", "f64",
+              "complex<f32>"]
 
 
 def _conv(attrs: str, out: tuple[int, ...], lhs: int, rhs: int) -> Any:

@@ -16,7 +16,7 @@ import pytest
 
 pytest.importorskip("jax")
 
-from difftools import EXACT, Batch, Case, params, seed, xfail_params
+from difftools import Batch, Case, params, seed, xfail_params
 from shlo.testing.programs import ALL_TYPES, FunctionBuilder, Val, binary_body, type_str
 from shlo.types import element_type
 
