@@ -581,10 +581,14 @@ class _Convolution:
         if 0 in out_shape or 0 in kernel or c == 0:
             return np.zeros(out_shape, self.result_dtype).transpose(self.out_perm)
         # windows: (N, out..., C, k...) as a strided view of the padded input.
+        # ml_dtypes such as float8_e5m2 do not survive as_strided: slide over same-size uints.
+        raw = x if x.dtype.isbuiltin == 1 else x.view(f"u{x.dtype.itemsize}")
         win = np.lib.stride_tricks.sliding_window_view(
-            x, dilated_window, axis=tuple(range(1, 1 + ns)))
+            raw, dilated_window, axis=tuple(range(1, 1 + ns)))
         win = win[(slice(None),) + tuple(slice(None, None, s) for s in self.window_strides)
                   + (slice(None),) + tuple(slice(None, None, d) for d in self.rhs_dilation)]
+        if raw is not x:
+            win = win.view(x.dtype)
         kprod = math.prod(kernel)
         if bgc > 1:
             # lhs batch splits into bgc groups, rhs output features into bgc groups.

@@ -116,13 +116,6 @@ def _conv_attrs(dims: str, strides: str = "1, 1", pad: str = "[0, 0], [0, 0]",
             f"batch_group_count = {batch_groups} : i64")
 
 
-CONV_F8E5M2_BUG = (
-    "shlo bug: convolution on f8E5M2 raises TypeError \"data type '<f1' not understood\": "
-    "shlo/ops/linalg.py calls sliding_window_view (as_strided) on the float8_e5m2 array, whose "
-    "typestr '<f1' numpy's array interface cannot rebuild; slide over a same-width uint view "
-    "as reduction.py's _window_views and indexing.py's gather do")
-
-
 def conv_batch(et: str) -> Batch:
     rng = np.random.default_rng(seed("conv-" + et))
     # input 1x5x6x2 (NHWC), kernel 3x2x2x3 (HWIO); grouped: 1x4x4x4, kernel 2x2x2x4, 2 groups;
@@ -139,9 +132,6 @@ def conv_batch(et: str) -> Batch:
         Case("conv2d_batch_grouped", _conv(_conv_attrs(NCHW, batch_groups=2), (1, 2, 2, 2),
                                            4, 5)),
     ]
-    if et == "f8E5M2":
-        for c in cases:
-            c.xfail = {o: CONV_F8E5M2_BUG for o in ("upstream", "xla")}
     return Batch(f"conv-{et}", types, args, cases)
 
 
