@@ -1092,6 +1092,17 @@ def padding_pairs(op: Operation, diag: Any, label: str, n: int,
     return [(flat[2 * i], flat[2 * i + 1]) for i in range(n)]
 
 
+def positive_window(op: Operation, diag: Any, label: str,
+                    window: Sequence[int | None]) -> bool:
+    """Every window dimension is positive (`?` sizes pass); reports the first that is not."""
+    for i, w in enumerate(window):
+        if w is not None and w <= 0:
+            diag.error(op, label, f"expects window to have positive value for {i}-th window "
+                                  f"dimension, but got {w}.")
+            return False
+    return True
+
+
 def window_list(op: Operation, diag: Any, label: str, name: str, what: str, n: int,
                 default: int = 1, positive: str | None = None,
                 check_size: bool = True) -> list[int] | None:

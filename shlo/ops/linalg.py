@@ -1235,11 +1235,8 @@ def _check_convolution(op: _Operation, diag: _Any, dynamic: bool) -> None:
                               f" by feature_group_count. For feature_group_count = {fgc}.")
         return
     window = [rhs.shape[d] for d in ksd]
-    for i, w in enumerate(window):
-        if w is not None and w <= 0:
-            diag.error(op, "C25", f"expects window to have positive value for {i}-th window "
-                                  f"dimension, but got {w}.")
-            return
+    if not _c.positive_window(op, diag, "C25", window):
+        return
     strides = _c.window_list(op, diag, "C2, C3", "window_strides", "window-strides", nsp,
                              positive="stride", check_size=not dynamic)
     if strides is None:

@@ -857,11 +857,8 @@ def _verify_reduce_window(op: _Operation, diag: _Any) -> None:
                              f"window-dimensions size: {len(wd)} and input: "
                              f"'{_c.type_str(inputs[0])}' with rank = {rank}.")
         return
-    for i, w in enumerate(wd):
-        if w <= 0:
-            diag.error(op, "C5", f"expects window to have positive value for {i}-th window "
-                                 f"dimension, but got {w}.")
-            return
+    if not _c.positive_window(op, diag, "C5", wd):
+        return
     strides = _c.window_list(op, diag, "C6, C7", "window_strides", "window-strides", rank,
                              positive="stride")
     if strides is None:
@@ -903,11 +900,8 @@ def _verify_select_and_scatter(op: _Operation, diag: _Any) -> None:
                              f"window-dimensions size: {len(wd)} and operand-type: "
                              f"'{_c.type_str(operand)}' with rank = {rank}.")
         return
-    for i, w in enumerate(wd):
-        if w <= 0:
-            diag.error(op, "C5", f"expects window to have positive value for {i}-th window "
-                                 f"dimension, but got {w}.")
-            return
+    if not _c.positive_window(op, diag, "C5", wd):
+        return
     strides = _c.window_list(op, diag, "C6, C7", "window_strides", "window-strides", rank,
                              positive="stride")
     if strides is None:
