@@ -12,8 +12,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import registry as _registry
 from .errors import ExecutionError, ParseError, ShloError, VerificationError
 from .ir import Module
+
+
+def _load_ops() -> None:
+    from . import ops  # noqa: F401  (importing the ops modules fills the registry)
+
+
+_registry.set_loader(_load_ops)
 
 __all__ = ["parse", "load", "format", "verify", "run", "Module", "ShloError", "ParseError",
            "VerificationError", "ExecutionError"]

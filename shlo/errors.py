@@ -6,10 +6,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Sequence
 
 from .ir import Location, UNKNOWN_LOC
 
-__all__ = ["ShloError", "ParseError", "VerificationError", "ExecutionError", "Diagnostic",
+if TYPE_CHECKING:  # pragma: no cover
+    from .ir import Operation
+
+__all__ = ["ShloError", "ParseError", "VerificationError", "ExecutionError", "Diagnostic", "Diagnostics",
            "format_location"]
 
 
@@ -70,3 +74,37 @@ class VerificationError(ShloError):
 
 class ExecutionError(ShloError):
     """Running the program failed (bad arguments, unsupported custom_call, a failed collective)."""
+
+
+class Diagnostics:
+    """Collects diagnostics; ops' verifiers call :meth:`error`.
+
+    ``diag.error(op, "C7", "message")`` records
+    ``'stablehlo.op' op (C7) message`` at the op's location; ``label`` may be empty for checks
+    that have no spec label (structure, upstream-only rules); ``op`` None (with a ``location``)
+    records a message about no op in particular (a malformed type). ``notes`` are ``(message,
+    location)`` pairs (location None means the op's). ``current`` is the op being verified and
+    ``symbols`` the module's symbol table, for verifiers that resolve references.
+    """
+
+    __slots__ = ("items", "current", "symbols")
+
+    def __init__(self, symbols: dict[str, Operation] | None = None) -> None:
+        self.items: list[Diagnostic] = []
+        self.current: Operation | None = None
+        # The module's symbol table (name -> op), for verifiers that resolve references.
+        self.symbols = symbols
+
+    def error(self, op: Operation | None, label: str, message: str,
+              notes: Sequence[tuple[str, Location | None]] = (),
+              location: Location | None = None) -> None:
+        prefix = f"'{op.name}' op " if op is not None else ""
+        tag = f"({label}) " if label else ""
+        loc = location or (op.location if op is not None else UNKNOWN_LOC)
+        d = Diagnostic(prefix + tag + message, loc)
+        for text, nloc in notes:
+            d.notes.append(Diagnostic(text, nloc or loc, "note"))
+        self.items.append(d)
+
+    def __len__(self) -> int:
+        return len(self.items)

@@ -14,7 +14,7 @@ import numpy as np
 
 __all__ = [
     "Type", "ElementType", "IntegerType", "FloatType", "ComplexType", "QuantizedType",
-    "TensorType", "IndexType", "TokenType", "TupleType", "FunctionType", "OpaqueType",
+    "TensorType", "IndexType", "TokenType", "Token", "TOKEN", "TupleType", "FunctionType", "OpaqueType",
     "element_type", "I1", "I32", "I64", "F32", "F64", "BF16", "F16", "DYNAMIC",
     "storage_dtype", "is_quantized", "tensor",
 ]
@@ -271,6 +271,23 @@ class TokenType(Type):
 
     def __str__(self) -> str:
         return "!stablehlo.token"
+
+
+class Token:
+    """The run-time value of `!stablehlo.token` (a singleton, :data:`TOKEN`)."""
+
+    _instance: "Token | None" = None
+
+    def __new__(cls) -> "Token":
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "token"
+
+
+TOKEN = Token()
 
 
 @dataclass(frozen=True)

@@ -38,13 +38,13 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
 from .attributes import StringAttr, SymbolRefAttr, TypeAttr
-from .errors import Diagnostic, ParseError, VerificationError, format_location
+from .errors import Diagnostic, Diagnostics, ParseError, VerificationError, format_location
 from .ir import Block, Location, Module, Operation, Value, UNKNOWN_LOC
+from .registry import FUNCTION_RETURN, TERMINATOR, defined, names_with
 from .types import FloatType, FunctionType, IntegerType, QuantizedType, TensorType, TupleType
 
 __all__ = ["Diagnostics", "verify", "collect", "verify_text", "cli_main", "Expectation",
-           "parse_expectations", "check_expectations", "ChunkReport", "verify_file_diagnostics",
-           "KNOWN_OPS"]
+           "parse_expectations", "check_expectations", "ChunkReport", "verify_file_diagnostics"]
 
 
 # --- diagnostics ----------------------------------------------------------------------------------
@@ -53,92 +53,18 @@ __all__ = ["Diagnostics", "verify", "collect", "verify_text", "cli_main", "Expec
 _LABEL_RE = re.compile(r"\((?:[CI]\d+[^)]*)\) ")
 
 
-class Diagnostics:
-    """Collects diagnostics; ops' verifiers call :meth:`error`.
-
-    ``diag.error(op, "C7", "message")`` records
-    ``'stablehlo.op' op (C7) message`` at the op's location; ``label`` may be empty for checks
-    that have no spec label (structure, upstream-only rules); ``op`` None (with a ``location``)
-    records a message about no op in particular (a malformed type). ``notes`` are ``(message,
-    location)`` pairs (location None means the op's). ``current`` is the op being verified and
-    ``symbols`` the module's symbol table, for verifiers that resolve references.
-    """
-
-    __slots__ = ("items", "current", "symbols")
-
-    def __init__(self, symbols: dict[str, Operation] | None = None) -> None:
-        self.items: list[Diagnostic] = []
-        self.current: Operation | None = None
-        # The module's symbol table (name -> op), for verifiers that resolve references.
-        self.symbols = symbols
-
-    def error(self, op: Operation | None, label: str, message: str,
-              notes: Sequence[tuple[str, Location | None]] = (),
-              location: Location | None = None) -> None:
-        prefix = f"'{op.name}' op " if op is not None else ""
-        tag = f"({label}) " if label else ""
-        loc = location or (op.location if op is not None else UNKNOWN_LOC)
-        d = Diagnostic(prefix + tag + message, loc)
-        for text, nloc in notes:
-            d.notes.append(Diagnostic(text, nloc or loc, "note"))
-        self.items.append(d)
-
-    def __len__(self) -> int:
-        return len(self.items)
-
-
 # --- the ops shlo knows ---------------------------------------------------------------------------
 
-# Upstream StableHLO / CHLO op names (beyond those with kernels): an op of these dialects that is
-# in neither set is unknown, as upstream reports for unregistered ops.
-_STABLEHLO_OPS = """
-abs add after_all all_gather all_reduce all_to_all and async_done async_start atan2
-batch_norm_grad batch_norm_inference batch_norm_training bitcast_convert broadcast
-broadcast_in_dim case cbrt ceil cholesky clamp collective_broadcast collective_permute
-collective_reduce compare complex composite concatenate constant convert convolution cosine
-count_leading_zeros create_token cross-replica-sum custom_call divide dot dot_general
-dynamic_broadcast_in_dim dynamic_conv dynamic_gather dynamic_iota dynamic_pad dynamic_reshape
-dynamic_slice dynamic_update_slice einsum exponential exponential_minus_one fft floor gather
-get_dimension_size get_tuple_element if imag infeed iota is_finite log log_plus_one logistic map
-maximum minimum multiply negate not optimization_barrier or outfeed pad partition_id popcnt power
-real real_dynamic_slice recv reduce reduce_precision reduce_scatter reduce_window remainder
-replica_id reshape return reverse rng rng_bit_generator round_nearest_afz round_nearest_even
-rsqrt scatter select select_and_scatter send set_dimension_size shift_left
-shift_right_arithmetic shift_right_logical sign sine slice sort sqrt subtract tan tanh
-torch_index_select transpose triangular_solve tuple unary_einsum uniform_dequantize
-uniform_quantize while xor
-""".split()
-_CHLO_OPS = """
-_asin_acos_kernel acos acosh asin asinh atan atanh bessel_i1e broadcast_add broadcast_and
-broadcast_atan2 broadcast_compare broadcast_complex broadcast_divide broadcast_maximum
-broadcast_minimum broadcast_multiply broadcast_next_after broadcast_or broadcast_polygamma
-broadcast_power broadcast_remainder broadcast_select broadcast_shift_left
-broadcast_shift_right_arithmetic broadcast_shift_right_logical broadcast_subtract broadcast_xor
-broadcast_zeta conj constant constant_like cosh digamma erf erf_inv erfc is_inf is_neg_inf
-is_pos_inf lgamma mulhi next_after polygamma ragged_dot scan sinh square tan top_k zeta return
-""".split()
-KNOWN_OPS = frozenset(
-    [f"stablehlo.{n}" for n in _STABLEHLO_OPS] + [f"chlo.{n}" for n in _CHLO_OPS]
-    + ["func.func", "func.return", "func.call", "func.call_indirect", "func.constant",
-       "builtin.module", "module", "return", "call"])
 _CHECKED_DIALECTS = frozenset({"stablehlo", "chlo", "func", "builtin"})
 
-_TERMINATORS = frozenset({"func.return", "stablehlo.return", "return", "chlo.return"})
-_FUNC_RETURNS = frozenset({"func.return", "return"})
 
 
 def _verifier_table() -> dict[str, Callable[[Operation, Any], None]]:
-    from .ops import registry
-
-    registry._load_all()
-    return {name: d.verify for name, d in registry.OPS.items() if d.verify is not None}
+    return {name: d.verify for name, d in defined().items() if d.verify is not None}
 
 
 def _known_names() -> set[str]:
-    from .ops import registry
-
-    registry._load_all()
-    return set(KNOWN_OPS) | set(registry.OPS)
+    return set(defined())
 
 
 # --- quantized element types (spec "Types", C1-C11) -----------------------------------------------
@@ -382,7 +308,7 @@ class _Walker:
                 self.diag.error(op, "", "empty block: expect at least a terminator")
                 continue
             t = b.operations[-1]
-            if t.name not in _TERMINATORS:
+            if t.name not in names_with(TERMINATOR):
                 what = "a function" if op.name == "func.func" else f"a region of '{op.name}'"
                 self.diag.error(op, "", f"block in {what} must end with a terminator "
                                         f"('func.return' or 'stablehlo.return'), found "
@@ -390,11 +316,11 @@ class _Walker:
 
     def check_op(self, op: Operation, is_last: bool) -> None:
         name = op.name
-        if name in _TERMINATORS and not is_last:
+        if name in names_with(TERMINATOR) and not is_last:
             self.diag.error(op, "", "must be the last operation in the parent block")
         if name == "func.func":
             self.check_func(op)
-        elif name in _FUNC_RETURNS:
+        elif name in names_with(FUNCTION_RETURN):
             self.check_func_return(op)
         elif name in ("func.call", "call"):
             self.check_call(op)

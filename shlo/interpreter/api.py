@@ -13,7 +13,7 @@ import numpy as np
 
 from ..errors import ExecutionError
 from ..ir import Module, function_type
-from ..ops.registry import TOKEN
+from ..types import TOKEN
 from ..types import TensorType, TokenType, TupleType, Type
 from .evaluator import CompiledBlock, PrepareContext, ProcessContext
 

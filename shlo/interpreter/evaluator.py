@@ -13,11 +13,11 @@ from typing import Any, Callable, Sequence
 
 from ..errors import ExecutionError, ShloError
 from ..ir import Block, Module, Operation, Region, Value, function_body
-from ..ops.registry import lookup
+from ..ops.quantization import dequantize_op_quantize
+from ..registry import COMMUTATIVE, QUANTIZED_AWARE, TERMINATOR, lookup, names_with
+from ..types import is_quantized
 
-__all__ = ["PrepareContext", "ProcessContext", "CompiledBlock", "RETURN_OPS"]
-
-RETURN_OPS = frozenset({"func.return", "stablehlo.return", "return", "chlo.return"})
+__all__ = ["PrepareContext", "ProcessContext", "CompiledBlock"]
 
 
 @dataclass
@@ -94,18 +94,12 @@ class PrepareContext:
         d = lookup(op.name)
         if d is None or d.prepare is None:
             return _unsupported(op)
-        if not d.quantized_aware and _has_quantized(op):
-            from ..ops.registry import OPS
-
-            q = OPS.get("__dequantize_op_quantize__")
-            if q is not None and q.prepare is not None:
-                return q.prepare(op, self)
+        if QUANTIZED_AWARE not in d.traits and _has_quantized(op):
+            return dequantize_op_quantize(op, self)
         return d.prepare(op, self)
 
 
 def _has_quantized(op: Operation) -> bool:
-    from ..types import is_quantized
-
     return any(is_quantized(v.type) for v in op.operands) or any(
         is_quantized(v.type) for v in op.results)
 
@@ -135,8 +129,9 @@ class CompiledBlock:
         self.steps: list[tuple[Any, ...]] = []
         self.ret: list[int] = []
         self.ops: list[Operation] = []
+        terminators = names_with(TERMINATOR)
         for op in block.operations:
-            if op.name in RETURN_OPS and op is block.operations[-1]:
+            if op.name in terminators and op is block.operations[-1]:
                 self.ret = [self._slot(v) for v in op.operands]
                 break
             saved = ctx._new_regions
@@ -183,7 +178,7 @@ class CompiledBlock:
             return None
         if {id(op.operands[0]), id(op.operands[1])} != {id(b.arguments[0]), id(b.arguments[1])}:
             return None
-        if op.operands[0] is not b.arguments[0] and op.name not in _COMMUTATIVE:
+        if op.operands[0] is not b.arguments[0] and op.name not in names_with(COMMUTATIVE):
             return None
         return op.name
 
@@ -268,8 +263,3 @@ class CompiledBlock:
 
 _GENERATED = "<shlo prepared block>"
 
-
-_COMMUTATIVE = frozenset({
-    "stablehlo.add", "stablehlo.multiply", "stablehlo.maximum", "stablehlo.minimum",
-    "stablehlo.and", "stablehlo.or", "stablehlo.xor",
-})

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..ops.registry import Token
+from ..types import Token
 from ..types import TensorType, Type
 
 __all__ = ["format_value"]

@@ -23,7 +23,8 @@ from ..attributes import FloatAttr, IntegerAttr
 from ..errors import format_location
 from ..ir import Operation
 from ..types import FloatType, TensorType
-from .registry import TOKEN, kernel
+from ..registry import kernel
+from ..types import TOKEN
 
 __all__ = ["compare_eq", "compare_almost_eq", "compare_close", "ulp_distance", "mismatch_report",
            "CHECK_TARGETS"]

@@ -35,7 +35,7 @@ from ..attributes import (BoolAttr, DenseElementsAttr, EnumAttr, FloatAttr, Inte
 from ..errors import ExecutionError
 from ..ir import Operation, Value
 from ..types import TensorType
-from .registry import kernel
+from ..registry import kernel
 
 __all__ = ["round_from_wide", "broadcast_operands", "top_k", "ragged_dot", "mulhi", "next_after",
            "lgamma", "digamma", "zeta", "polygamma"]
@@ -832,7 +832,7 @@ from ..types import (  # noqa: E402
     ComplexType as _ComplexType, TensorType as _TensorType, element_type as _element_type,
 )
 from . import _constraints as _c  # noqa: E402
-from .registry import verifier  # noqa: E402
+from ..registry import verifier  # noqa: E402
 
 _FC = _c.TC(_c.F | _c.C, ranked=False)
 _F = _c.TC(_c.F, ranked=False)

@@ -11,7 +11,7 @@ from ..attributes import IntegerAttr, SymbolRefAttr, StringAttr
 from ..errors import ExecutionError
 from ..ir import Operation
 from .check import CHECK_TARGETS
-from .registry import kernel
+from ..registry import kernel
 
 Values = Sequence[Any]
 
@@ -140,7 +140,7 @@ from ..attributes import (  # noqa: E402
 )
 from ..types import TensorType as _TensorType, TupleType as _TupleType  # noqa: E402
 from . import _constraints as _c  # noqa: E402
-from .registry import verifier  # noqa: E402
+from ..registry import verifier  # noqa: E402
 
 _VALUES = _c.TC(_c.F | _c.B | _c.I | _c.C | _c.Q | _c.QA, token=True, tuple=True)
 

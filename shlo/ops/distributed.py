@@ -29,7 +29,8 @@ from ..interpreter.process_grid import (
 from ..ir import Operation, function_type
 from ..types import QuantizedType, TensorType, Type, element_type_for_dtype
 from ._regions import ufunc_for
-from .registry import TOKEN, kernel
+from ..registry import kernel
+from ..types import TOKEN
 
 Run = Callable[..., Sequence[Any]]
 Values = tuple[Any, ...]
@@ -730,7 +731,7 @@ from ..attributes import (  # noqa: E402
 from ..ir import Operation as _Operation  # noqa: E402
 from ..types import TensorType as _TensorType, TokenType as _TokenType  # noqa: E402
 from . import _constraints as _c  # noqa: E402
-from .registry import verifier  # noqa: E402
+from ..registry import verifier  # noqa: E402
 
 _UI32_SCALAR = _c.TC(only=frozenset({"ui32"}), description="ranked tensor of 32-bit unsigned "
                                                             "integer values")

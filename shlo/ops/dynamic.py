@@ -17,7 +17,7 @@ import numpy as np
 
 from ..ir import Operation
 from .indexing import GatherDimensionNumbers, gather_array, to_index
-from .registry import kernel
+from ..registry import kernel
 from .shape import (Run, as_dtype, broadcast_in_dim_array, int_attr, ints_attr, iota_array,
                     pad_array, result_type)
 
@@ -206,7 +206,7 @@ from typing import Any as _Any  # noqa: E402
 from ..ir import Operation as _Operation  # noqa: E402
 from ..types import TensorType as _TensorType  # noqa: E402
 from . import _constraints as _c  # noqa: E402
-from .registry import verifier  # noqa: E402
+from ..registry import verifier  # noqa: E402
 
 _SHAPE_TENSOR = _c.TC(_c.I | _c.INDEX, rank=1, static=True,
                       description="statically shaped 1-dimensional tensor of index or "

@@ -36,7 +36,7 @@ from ._numeric import (
     C128, F32, F64, IntInfo, float_info, float_to_int, from_f64, int_info, int_to_float,
     round_f64_to, total_order_key,
 )
-from .registry import kernel
+from ..registry import kernel
 
 Run = Callable[..., Sequence[Any]]
 Fn = Callable[..., Any]
@@ -1223,7 +1223,7 @@ from typing import Any  # noqa: E402
 from ..ir import Operation  # noqa: E402
 from ..types import ComplexType, QuantizedType, TensorType  # noqa: E402
 from . import _constraints as _c  # noqa: E402
-from .registry import verifier  # noqa: E402
+from ..registry import verifier  # noqa: E402
 
 _UNARY_SAME = {
     # op: (operand/result type constraint, has result_accuracy)

@@ -18,7 +18,7 @@ import numpy as np
 from ..attributes import StructAttr, int_or_none, ints
 from ..ir import Operation
 from ..types import TensorType, is_quantized
-from .registry import kernel
+from ..registry import kernel
 from .shape import Run, as_dtype, ints_attr, result_type
 
 __all__ = ["GatherDimensionNumbers", "ScatterDimensionNumbers", "gather_array", "scatter_arrays",
@@ -435,7 +435,7 @@ from typing import Any as _Any  # noqa: E402
 from ..ir import Operation as _Operation  # noqa: E402
 from ..types import TensorType as _TensorType  # noqa: E402
 from . import _constraints as _c  # noqa: E402
-from .registry import verifier  # noqa: E402
+from ..registry import verifier  # noqa: E402
 
 _INDEX_SCALAR = _c.TC(_c.I, rank=0)
 

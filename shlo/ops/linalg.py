@@ -38,7 +38,7 @@ from ..attributes import (
 from ..ir import Operation
 from ..types import ComplexType, ElementType, FloatType, IntegerType, TensorType, element_type
 from ._numeric import from_f64, int_to_float, round_f64_to
-from .registry import kernel
+from ..registry import kernel
 
 Run = Callable[..., Sequence[Any]]
 
@@ -931,7 +931,7 @@ from ..types import (  # noqa: E402
     TensorType as _TensorType,
 )
 from . import _constraints as _c  # noqa: E402
-from .registry import verifier  # noqa: E402
+from ..registry import verifier  # noqa: E402
 
 _PRECISIONS = frozenset({"DEFAULT", "HIGH", "HIGHEST"})
 

@@ -33,7 +33,7 @@ from ..ir import Operation, Value
 from ..types import (IntegerType, QuantizedType, TensorType, Type, element_type,
                      is_quantized)
 from ._numeric import int_to_float
-from .registry import kernel, verifier
+from ..registry import DOT_LIKE, kernel, lookup, names_with, verifier
 
 __all__ = [
     "dequantize", "quantize", "requantize", "quantized_type", "expressed_tensor_type",
@@ -286,11 +286,6 @@ class _PlainBodies:
         return getattr(self._ctx, name)
 
 
-_DOT_LIKE = frozenset({"stablehlo.dot_general", "stablehlo.dot", "stablehlo.convolution",
-                       "stablehlo.dynamic_conv"})
-
-
-@kernel("__dequantize_op_quantize__")
 def dequantize_op_quantize(op: Operation, ctx: Any) -> Run:
     """Spec "dequantize_op_quantize" and its variants, for any op without a quantized-aware
     kernel.
@@ -309,8 +304,6 @@ def dequantize_op_quantize(op: Operation, ctx: Any) -> Run:
       (the ``i1`` predicate is not dequantized) and ``hybrid_dequantize_then_op`` (float
       ``lhs`` and result).
     """
-    from .registry import lookup
-
     d = lookup(op.name)
     if d is None or d.prepare is None:
         from ..errors import ExecutionError
@@ -321,7 +314,7 @@ def dequantize_op_quantize(op: Operation, ctx: Any) -> Run:
         return unsupported
     if op.regions:
         return d.prepare(op, _PlainBodies(ctx))
-    if op.name in _DOT_LIKE and all(is_quantized(t) for t in
+    if op.name in names_with(DOT_LIKE) and all(is_quantized(t) for t in
                                     (op.operands[0].type, op.operands[1].type,
                                      op.results[0].type)):
         return _integer_dot_like(op, ctx, d.prepare)

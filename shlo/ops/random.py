@@ -25,7 +25,7 @@ from ..attributes import EnumAttr
 from ..errors import ExecutionError
 from ..ir import Operation
 from ..types import FloatType, IntegerType, TensorType
-from .registry import kernel
+from ..registry import kernel
 
 __all__ = [
     "threefry2x32", "philox4x32", "threefry_bits", "philox_bits", "rng_bit_generator_values",
@@ -403,7 +403,7 @@ from typing import Any as _Any  # noqa: E402
 from ..ir import Operation as _Operation  # noqa: E402
 from ..types import TensorType as _TensorType  # noqa: E402
 from . import _constraints as _c  # noqa: E402
-from .registry import verifier  # noqa: E402
+from ..registry import verifier  # noqa: E402
 
 _SCALAR = _c.TC(_c.B | _c.I | _c.F, rank=0)
 _PRED_INT_FP = _c.TC(_c.B | _c.I | _c.F)

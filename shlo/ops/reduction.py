@@ -37,7 +37,7 @@ from ..types import ComplexType, ElementType, FloatType, IntegerType, TensorType
 from ._numeric import float_info, total_order_key
 from ._regions import (Body, call_body, clone_subgraph, combine_at, reduce_with_body,
                        ufunc_for)
-from .registry import kernel
+from ..registry import kernel
 
 __all__ = ["reduce_with_body"]
 
@@ -782,7 +782,7 @@ from typing import Any as _Any  # noqa: E402
 from ..ir import Operation as _Operation  # noqa: E402
 from ..types import TensorType as _TensorType  # noqa: E402
 from . import _constraints as _c  # noqa: E402
-from .registry import verifier  # noqa: E402
+from ..registry import verifier  # noqa: E402
 
 
 def _inputs_compatible(op: _Operation, diag: _Any, label: str, types: list) -> bool:

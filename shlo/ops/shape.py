@@ -15,7 +15,7 @@ import numpy as np
 from ..attributes import DenseElementsAttr, int_or_none, ints
 from ..ir import Operation
 from ..types import TensorType
-from .registry import kernel
+from ..registry import kernel
 
 Run = Callable[..., Sequence[Any]]
 
@@ -369,7 +369,7 @@ from typing import Any  # noqa: E402
 from ..ir import Operation  # noqa: E402
 from ..types import QuantizedType as _QuantizedType, TensorType as _TensorType  # noqa: E402
 from . import _constraints as _c  # noqa: E402
-from .registry import verifier  # noqa: E402
+from ..registry import verifier  # noqa: E402
 
 _STATIC_QA = _c.TC(_c.F | _c.B | _c.I | _c.C | _c.Q | _c.QA, static=True,
                    description="statically shaped or single bounded dimension tensor of "

@@ -10,20 +10,10 @@ from ..ir import Module, Operation, Value
 from ..types import TensorType, is_quantized
 from ..ops.quantization import expressed_tensor_type
 from . import register_pass
+from ..registry import DOQ, names_with
 from ._rewrite import Rewriter, dead_code_elimination
 
-__all__ = ["DOQ_OPS", "quantized_op_to_qdq", "qdq_to_quantized_op"]
-
-# The ops whose quantized semantics the spec defines with dequantize_op_quantize (and its
-# batch_norm, compare, select variants): upstream's list plus `tan` (spec "tan").
-# dot_general, convolution and dynamic_conv are left alone, as upstream does (the
-# stablehlo-legalize-quant-to-math pass lowers them to integer arithmetic).
-DOQ_OPS = frozenset("stablehlo." + n for n in """
-abs add atan2 batch_norm_grad batch_norm_inference batch_norm_training cbrt ceil cholesky clamp
-compare cosine divide exponential_minus_one exponential floor log_plus_one logistic log maximum
-minimum multiply negate power reduce_precision remainder round_nearest_afz round_nearest_even
-rsqrt select sign sine sqrt subtract tan tanh triangular_solve""".split())
-
+__all__ = ["quantized_op_to_qdq", "qdq_to_quantized_op"]
 
 def expand_to_qdq(rw: Rewriter, op: Operation) -> list[Value]:
     """Emit ``dequantize(quantized operands) -> op on expressed types -> quantize(quantized
@@ -45,7 +35,7 @@ def expand_to_qdq(rw: Rewriter, op: Operation) -> list[Value]:
 
 
 def _qdq_pattern(rw: Rewriter, op: Operation) -> Sequence[Value] | None:
-    if op.name not in DOQ_OPS or op.regions:
+    if op.name not in names_with(DOQ) or op.regions:
         return None
     if not (any(is_quantized(v.type) for v in op.operands)
             or any(is_quantized(v.type) for v in op.results)):

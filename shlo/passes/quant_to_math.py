@@ -44,6 +44,7 @@ from ..ops.quantization import (expressed_tensor_type, quantized_type, rhs_resul
 from ..types import (FloatType, IntegerType, QuantizedType, TensorType, Type, element_type,
                      is_quantized)
 from . import register_pass
+from ..registry import DOT_LIKE, QUANTIZED_STORAGE, names_with
 from ._rewrite import PassError, Rewriter, map_type
 
 __all__ = ["legalize_quant_to_math", "emit_dequantize", "emit_quantize"]
@@ -51,19 +52,6 @@ __all__ = ["legalize_quant_to_math", "emit_dequantize", "emit_quantize"]
 _I32, _I64 = element_type("i32"), element_type("i64")
 _F32, _F64 = element_type("f32"), element_type("f64")
 
-# Ops that only move, select or route values: exact on storage values when every quantized
-# operand and result has the same type (the spec requires it of them).
-_STORAGE_OPS = frozenset("stablehlo." + n for n in """
-bitcast_convert broadcast_in_dim broadcast concatenate constant dynamic_reshape dynamic_slice
-dynamic_update_slice gather dynamic_gather pad dynamic_pad reshape reverse slice
-real_dynamic_slice transpose get_dimension_size dynamic_broadcast_in_dim set_dimension_size
-reduce_window reduce sort scatter select_and_scatter map while if case return tuple
-get_tuple_element optimization_barrier all_gather all_to_all collective_permute
-collective_broadcast all_reduce reduce_scatter send recv infeed outfeed composite
-""".split()) | frozenset({"func.return", "return", "func.call", "call", "tosa.rescale",
-                          "tosa.const", "chlo.return"})
-_DOT_LIKE = frozenset({"stablehlo.dot_general", "stablehlo.dot", "stablehlo.convolution",
-                       "stablehlo.dynamic_conv"})
 _REFUSED = frozenset({"stablehlo.custom_call"})
 
 
@@ -163,7 +151,7 @@ def _pattern(rw: Rewriter, op: Operation) -> Sequence[Value] | None:
         out = _add(rw, op)
         if out is not None:
             return [out]
-    if name in _DOT_LIKE:
+    if name in names_with(DOT_LIKE):
         out = _dot_like(rw, op)
         if out is not None:
             return [out]
@@ -172,7 +160,7 @@ def _pattern(rw: Rewriter, op: Operation) -> Sequence[Value] | None:
         return None  # cloned on storage types
     if name == "stablehlo.select" and _same_types(op.operands[1:], op.results):
         return None
-    if name in _STORAGE_OPS or name.startswith("check.") or name.startswith("interpreter."):
+    if name in names_with(QUANTIZED_STORAGE) or name.startswith("check.") or name.startswith("interpreter."):
         return None
     return _dequantize_op_quantize(rw, op)
 

@@ -37,6 +37,7 @@ from ..ir import Block, Operation, Region, Value
 from ..types import (
     ComplexType, FunctionType, TensorType, TupleType, Type, _ELEMENT_TYPES,
 )
+from ..registry import COMMUTATIVE, lookup, names_with
 from .lexer import AT, BARE, FLOAT, INTEGER, PUNCT, VALUE
 from .parser import canonical_struct_params
 
@@ -72,7 +73,8 @@ def _inherent(names: str, attrs: str = "") -> None:
 def route_attributes(p: "Parser", name: str, items: list[tuple[str, Any]],
                      props: dict[str, Any], attrs: dict[str, Any]) -> None:
     """Put attr-dict entries of a pretty op into properties (inherent) or attributes."""
-    inherent = INHERENT.get(name)
+    d = lookup(name)
+    inherent = d.inherent if d is not None else None
     for k, v in items:
         if inherent is not None:
             (props if k in inherent else attrs)[k] = v
@@ -783,6 +785,26 @@ def register(name: str, parse_fn: ParseFn, print_fn: PrintFn | None) -> None:
         PRETTY_PRINTERS[name] = print_fn
 
 
+class Format:
+    """An op's pretty form: a parse/print pair and the attributes it spells (the registry's
+    ``Syntax``)."""
+
+    __slots__ = ("parse", "print", "attrs")
+
+    def __init__(self, parse: ParseFn, print: PrintFn | None, attrs: frozenset[str]) -> None:
+        self.parse = parse
+        self.print = print or (lambda pr, op: None)
+        self.attrs = attrs
+
+
+def syntax_of(name: str) -> Format | None:
+    """The pretty form of op ``name`` in the tables of this module (transitional)."""
+    pf = PRETTY_PARSERS.get(name)
+    if pf is None:
+        return None
+    return Format(pf, PRETTY_PRINTERS.get(name), frozenset())
+
+
 # =================================================================================================
 # Hand-written forms
 # =================================================================================================
@@ -1341,7 +1363,7 @@ def _parse_reduce(p: "Parser", name: str, nres: int, start: int) -> Operation:
         p._advance()
         inner_off = p.start
         inner = p.bare() if p.k == BARE else p.string()
-        if inner.split(".", 1)[0] != dialect or inner.split(".", 1)[-1] not in _COMMUTATIVE:
+        if inner.split(".", 1)[0] != dialect or inner not in names_with(COMMUTATIVE):
             p.error(f"expected the inner-op to be a commutative binary-op from the {dialect} "
                     f"dialect, with zero region, producing single result", inner_off,
                     found=False)
@@ -1403,9 +1425,6 @@ def _parse_reduce(p: "Parser", name: str, nres: int, start: int) -> Operation:
     return Operation(name, operands, list(ft.results), props, attrs, [region])
 
 
-_COMMUTATIVE = {"add", "multiply", "maximum", "minimum", "and", "or", "xor"}
-
-
 def _reduce_compact(op: Operation) -> str | None:
     """The inner op name when the body is eligible for `applies` (upstream E1-E5)."""
     if len(op.regions) != 1 or len(op.regions[0].blocks) != 1:
@@ -1415,7 +1434,7 @@ def _reduce_compact(op: Operation) -> str | None:
         return None
     inner, ret = block.operations
     dialect = op.name.split(".", 1)[0]
-    if inner.name.split(".", 1)[0] != dialect or inner.name.split(".", 1)[1] not in _COMMUTATIVE:
+    if inner.name.split(".", 1)[0] != dialect or inner.name not in names_with(COMMUTATIVE):
         return None
     if inner.regions or len(inner.results) != 1 or len(inner.operands) != 2 \
             or inner.properties or inner.attributes:

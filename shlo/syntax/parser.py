@@ -35,6 +35,7 @@ from ..types import (
     ComplexType, ElementType, FloatType, FunctionType, IntegerType, OpaqueType, QuantizedType,
     TensorType, TokenType, TupleType, Type, _ELEMENT_TYPES,
 )
+from ..registry import lookup
 from .dense import DenseLiteralError, float_bits_to_value, literal_to_array
 from .lexer import (
     AT, BANG, BARE, CARET, EOF, FLOAT, HASH, INTEGER, LineIndex, PUNCT, STRING,
@@ -124,9 +125,6 @@ class Parser:
         self.fast_end = 0
         self.fast_loc: str | None = None
         self.block_labels: list[dict[str, Block]] = []
-        from .formats import PRETTY_PARSERS  # late import (formats imports this module)
-
-        self.pretty = PRETTY_PARSERS
         self._advance()
 
     # --- tokens ---------------------------------------------------------------------------------
@@ -1375,7 +1373,8 @@ class Parser:
                 name = f"{self.default_dialect[-1]}.{name}"
             else:
                 name = mapped  # type: ignore[assignment]
-        handler = self.pretty.get(name)
+        d = lookup(name)
+        handler = d.syntax.parse if d is not None and d.syntax is not None else None
         if handler is None:
             self.error(f"custom op '{name}' is unknown (use the generic form "
                        f"\"{name}\"(...) for ops shlo does not know)", found=False)

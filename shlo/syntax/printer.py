@@ -33,6 +33,7 @@ from ..types import (
     _ELEMENT_TYPES, ComplexType, FloatType, FunctionType, IntegerType, OpaqueType, QuantizedType,
     TensorType, TokenType, TupleType, Type,
 )
+from ..registry import lookup
 from .dense import format_dense_body, format_float
 from .lexer import escape_string
 
@@ -262,12 +263,8 @@ class Printer:
     """Prints ops with MLIR's value naming; pretty forms come from :mod:`formats`."""
 
     def __init__(self, generic: bool = False, debug_info: bool = False) -> None:
-        from .formats import INHERENT, PRETTY_PRINTERS
-
-        self.inherent = INHERENT
         self.generic = generic
         self.debug_info = debug_info
-        self.pretty = PRETTY_PRINTERS
         self.names: dict[Value, str] = {}
         self.block_names: dict[Block, str] = {}
         self.depth = 0
@@ -405,7 +402,8 @@ class Printer:
                 prefix = ", ".join(self.names.get(r, "%<<UNKNOWN>>") for r in res) + " = "
         body = None
         if not self.generic:
-            fn = self.pretty.get(op.name)
+            d = lookup(op.name)
+            fn = d.syntax.print if d is not None and d.syntax is not None else None
             if fn is not None:
                 self.default_dialect.append(_region_dialect(op.name))
                 try:
@@ -434,7 +432,8 @@ class Printer:
             s += "[" + ", ".join(self.block_names.get(b, "^bb?") for b in op.successors) + "]"
         props = op.properties
         attrs = op.attributes
-        inherent = self.inherent.get(op.name)
+        d = lookup(op.name)
+        inherent = d.inherent if d is not None else None
         if inherent and attrs and any(k in inherent for k in attrs):
             props = dict(props)
             attrs = dict(attrs)

@@ -537,7 +537,7 @@ def test_broadcast_chlo_targets():
 
 
 def test_broadcast_add_quantized():
-    from shlo.ops.registry import lookup
+    from shlo.registry import lookup
 
     if lookup("__dequantize_op_quantize__") is None:
         pytest.skip("quantized evaluation (shlo/ops/quantization.py) is not available")

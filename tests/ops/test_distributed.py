@@ -62,7 +62,7 @@ def test_after_all_makes_tokens() -> None:
       %1 = stablehlo.after_all %0, %0 : !stablehlo.token
       return %1 : !stablehlo.token
     }"""
-    from shlo.ops.registry import TOKEN
+    from shlo.types import TOKEN
 
     assert run(text) == [TOKEN]
 

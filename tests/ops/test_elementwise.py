@@ -674,7 +674,7 @@ def test_unsupported_types_fail_at_prepare() -> None:
 
 
 def test_all_ops_registered() -> None:
-    from shlo.ops.registry import lookup
+    from shlo.registry import lookup
 
     names = """abs add and atan2 bitcast_convert cbrt ceil clamp compare complex convert cosine
     count_leading_zeros divide exponential exponential_minus_one floor imag is_finite log

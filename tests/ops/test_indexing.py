@@ -19,7 +19,7 @@ from shlo.interpreter.evaluator import PrepareContext
 from shlo.ir import Block, Operation, Region, Value
 from shlo.ops.indexing import (GatherDimensionNumbers, ScatterDimensionNumbers, gather_array,
                                occurrence_rank)
-from shlo.ops.registry import lookup
+from shlo.registry import lookup
 from shlo.types import I64, TensorType, element_type, tensor
 
 

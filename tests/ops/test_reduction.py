@@ -22,7 +22,7 @@ from shlo.interpreter.evaluator import PrepareContext
 from shlo.ir import Block, Operation, Region, Value
 from shlo.ops import _regions
 from shlo.ops.reduction import _merge_sort_order, reduce_with_body
-from shlo.ops.registry import kernel
+from shlo.registry import kernel
 from shlo.types import TensorType, element_type, tensor
 
 # --- test-only kernels (numpy), so that bodies do not depend on elementwise.py -------------------

@@ -1,0 +1,251 @@
+"""The op registry: one :class:`OpDef` per op name, holding everything shlo knows about that op.
+
+An op is declared once, in the ops module that owns it (``shlo/ops/...``), next to its kernel and
+its constraints::
+
+    define("stablehlo.cbrt", spec="cbrt", syntax=UNARY, traits={ELEMENTWISE, DOQ})
+
+    @kernel("stablehlo.cbrt")
+    def cbrt(op: Operation, ctx: PrepareContext) -> Kernel: ...
+
+    @verifier("stablehlo.cbrt")
+    def _verify_cbrt(op: Operation, diag: Diagnostics) -> None: ...
+
+The generic machinery (parser, printer, verifier, interpreter, passes) walks plain IR and asks
+the op's definition for what is op-specific; every table of op names is derived from the
+definitions (:func:`names_with`, :func:`defined`), never written by hand.
+
+This module is plain data (layer 0): it imports nothing of shlo. The ops modules fill it when
+``shlo.ops`` is imported; :func:`lookup` and the other queries load them on first use through the
+loader that ``shlo/__init__.py`` installs (:func:`set_loader`), so that a layer below the ops
+never imports them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol, Sequence
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .errors import Diagnostics
+    from .interpreter.evaluator import PrepareContext
+    from .ir import Operation
+    from .types import Type
+
+__all__ = [
+    "OpDef", "Syntax", "define", "kernel", "verifier", "inference", "lookup", "get", "defined",
+    "names_with", "set_loader", "Kernel", "PrepareFn", "VerifyFn", "InferFn",
+    "ELEMENTWISE", "COMMUTATIVE", "TERMINATOR", "FUNCTION_RETURN", "DOQ", "QUANTIZED_AWARE",
+    "QUANTIZED_STORAGE", "DOT_LIKE", "ISOLATED", "SIDE_EFFECTS", "TRAITS",
+]
+
+# --- traits ---------------------------------------------------------------------------------------
+# What the generic machinery needs to know about an op, beyond its kernel and constraints.
+
+ELEMENTWISE = "elementwise"
+"""Applies element by element (spec: "element-wise"); its kernel works on arrays of any shape, so
+region bodies made of such ops run over whole arrays of element pairs."""
+COMMUTATIVE = "commutative"
+"""``op(a, b) = op(b, a)``: a reduction body `return op(arg1, arg0)` is the same as op."""
+TERMINATOR = "terminator"
+"""Ends a block (`stablehlo.return`, `func.return`, ...)."""
+FUNCTION_RETURN = "function_return"
+"""The terminator of a function body (`func.return`)."""
+DOQ = "dequantize_op_quantize"
+"""On quantized tensors the op means `dequantize -> op -> quantize` (spec
+`dequantize_op_quantize`); the interpreter and the qdq passes treat it so."""
+QUANTIZED_AWARE = "quantized_aware"
+"""The kernel handles quantized operands itself (no dequantize-op-quantize wrapping)."""
+QUANTIZED_STORAGE = "quantized_storage"
+"""On quantized tensors the op only moves storage values (reshape, transpose, slice, ...): its
+integer lowering keeps the op, on the storage type."""
+DOT_LIKE = "dot_like"
+"""A contraction (dot, dot_general, convolution) whose quantized form has its own lowering."""
+ISOLATED = "isolated_from_above"
+"""Its regions see no value defined outside them (`func.func`, `builtin.module`)."""
+SIDE_EFFECTS = "side_effects"
+"""Has effects beyond its results (feeds, send/recv, custom calls, checks): never removed as
+dead code."""
+
+TRAITS = frozenset({ELEMENTWISE, COMMUTATIVE, TERMINATOR, FUNCTION_RETURN, DOQ, QUANTIZED_AWARE,
+                    QUANTIZED_STORAGE, DOT_LIKE, ISOLATED, SIDE_EFFECTS})
+
+# --- the definitions ------------------------------------------------------------------------------
+
+Kernel = Callable[..., Sequence[Any]]
+"""The run-time callable a prepare function returns: ``run(*operand_values) -> results``."""
+PrepareFn = Callable[["Operation", "PrepareContext"], Kernel]
+"""Called once per op occurrence: decodes attributes, fixes static types, compiles regions."""
+VerifyFn = Callable[["Operation", "Diagnostics"], None]
+"""Reports every violated constraint with ``diag.error(op, "C1", "message")``."""
+InferFn = Callable[["Operation", "Diagnostics"], "list[Type] | None"]
+"""Type inference: the result types the op's operands, attributes and regions determine (its
+results are not read), or None after reporting why they cannot be inferred. The verifier
+compares them with the written types; passes that create ops call it to type them."""
+
+
+class Syntax(Protocol):
+    """An op's pretty (custom assembly) form: a parse/print pair and the attributes it spells."""
+
+    attrs: frozenset[str]
+
+    def parse(self, p: Any, name: str, nres: int, start: int) -> "Operation": ...
+
+    def print(self, pr: Any, op: "Operation") -> str | None: ...
+
+
+@dataclass(eq=False)
+class OpDef:
+    """Everything op-specific about one op name.
+
+    ``spec`` names the spec section (the anchor of https://openxla.org/stablehlo/spec, e.g.
+    ``"dot_general"``); ``inherent`` the op's inherent attribute names (printed as properties
+    `<{...}>` in the generic form; None when not known: then every attribute name without a
+    `.` is taken as inherent, as for ops shlo does not know); ``syntax`` its pretty form; ``prepare``, ``verify`` and
+    ``infer`` its kernel, constraints and type inference.
+    """
+
+    name: str
+    spec: str | None = None
+    summary: str = ""
+    traits: frozenset[str] = frozenset()
+    inherent: frozenset[str] | None = None
+    syntax: Syntax | None = None
+    prepare: PrepareFn | None = None
+    verify: VerifyFn | None = None
+    infer: InferFn | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def dialect(self) -> str:
+        return self.name.split(".", 1)[0]
+
+    def has(self, trait: str) -> bool:
+        return trait in self.traits
+
+
+_OPS: dict[str, OpDef] = {}
+_by_trait: dict[str, frozenset[str]] = {}
+_loader: list[Callable[[], None]] = []
+_loaded = [False]
+
+
+def _def(name: str) -> OpDef:
+    d = _OPS.get(name)
+    if d is None:
+        d = _OPS[name] = OpDef(name)
+    return d
+
+
+def define(name: str, *, spec: str | None = None, summary: str = "",
+           traits: Iterable[str] = (), inherent: Iterable[str] | str | None = None,
+           syntax: Syntax | None = None) -> OpDef:
+    """Declare op ``name``: its spec section, traits, inherent attributes and pretty syntax.
+
+    ``inherent`` defaults to the attributes the syntax spells. Declaring an op twice is an error
+    (each op has one home)."""
+    d = _def(name)
+    if d.extra.get("defined"):
+        raise ValueError(f"op {name} is defined twice")
+    unknown = set(traits) - TRAITS
+    if unknown:
+        raise ValueError(f"unknown traits for {name}: {sorted(unknown)}")
+    d.extra["defined"] = True
+    d.spec = spec
+    d.summary = summary
+    d.traits = d.traits | frozenset(traits)
+    if isinstance(inherent, str):
+        inherent = inherent.split()
+    names = frozenset(inherent) if inherent is not None else None
+    if syntax is not None:
+        d.syntax = syntax
+        names = (names or frozenset()) | syntax.attrs
+    d.inherent = names
+    _by_trait.clear()
+    return d
+
+
+def kernel(*names: str, quantized_aware: bool = False) -> Callable[[PrepareFn], PrepareFn]:
+    """Register ``fn`` as the prepare function (the kernel) of the ops ``names``."""
+
+    def register(fn: PrepareFn) -> PrepareFn:
+        for n in names:
+            d = _def(n)
+            if d.prepare is not None:
+                raise ValueError(f"op {n} has two kernels")
+            d.prepare = fn
+            if quantized_aware:
+                d.traits = d.traits | {QUANTIZED_AWARE}
+        _by_trait.clear()
+        return fn
+
+    return register
+
+
+def verifier(*names: str) -> Callable[[VerifyFn], VerifyFn]:
+    """Register ``fn`` as the constraint checker of the ops ``names``."""
+
+    def register(fn: VerifyFn) -> VerifyFn:
+        for n in names:
+            d = _def(n)
+            if d.verify is not None:
+                raise ValueError(f"op {n} has two verifiers")
+            d.verify = fn
+        return fn
+
+    return register
+
+
+def inference(*names: str) -> Callable[[InferFn], InferFn]:
+    """Register ``fn`` as the type inference of the ops ``names``."""
+
+    def register(fn: InferFn) -> InferFn:
+        for n in names:
+            d = _def(n)
+            if d.infer is not None:
+                raise ValueError(f"op {n} has two type inference functions")
+            d.infer = fn
+        return fn
+
+    return register
+
+
+# --- queries --------------------------------------------------------------------------------------
+
+
+def set_loader(fn: Callable[[], None]) -> None:
+    """Install the function that imports the ops modules (``shlo/__init__.py`` does)."""
+    _loader[:] = [fn]
+
+
+def _ensure_loaded() -> None:
+    if not _loaded[0] and _loader:
+        _loaded[0] = True
+        _loader[0]()
+
+
+def lookup(name: str) -> OpDef | None:
+    """The definition of op ``name``, or None for an op shlo does not know."""
+    d = _OPS.get(name)
+    if d is None and not _loaded[0]:
+        _ensure_loaded()
+        d = _OPS.get(name)
+    return d
+
+
+get = lookup
+
+
+def defined() -> dict[str, OpDef]:
+    """Every definition, by op name (read only)."""
+    _ensure_loaded()
+    return _OPS
+
+
+def names_with(trait: str) -> frozenset[str]:
+    """The names of the ops that have ``trait``."""
+    s = _by_trait.get(trait)
+    if s is None:
+        _ensure_loaded()
+        s = _by_trait[trait] = frozenset(n for n, d in _OPS.items() if trait in d.traits)
+    return s
