@@ -19,6 +19,8 @@ __all__ = [
     "Attribute", "IntegerAttr", "FloatAttr", "BoolAttr", "StringAttr", "UnitAttr", "ArrayAttr",
     "DenseArrayAttr", "DenseElementsAttr", "TypeAttr", "SymbolRefAttr", "DictAttr", "EnumAttr",
     "StructAttr", "ConvDimensionNumbers", "OpaqueAttr", "ints", "int_or_none",
+    "AttributeProblem", "REQUIRED", "int_attr", "ints_attr", "bool_attr", "float_attr",
+    "enum_attr", "str_attr",
 ]
 
 
@@ -243,3 +245,100 @@ def int_or_none(attr: Any) -> int | None:
     if isinstance(attr, (IntegerAttr, BoolAttr)):
         return int(attr.value)
     return int(attr)
+
+
+# --- reading the attributes of an op (the one home for it) ---------------------------------------
+# ``op`` is any object with ``attr(name)`` and ``name`` (an ir.Operation). Each reader returns the
+# decoded Python value. When the attribute is absent or malformed it returns ``default`` if one is
+# given (verifiers pass ``default=None`` and never raise), and otherwise raises AttributeProblem
+# (kernels and passes: the evaluator reports it at the op's location).
+
+
+class AttributeProblem(ValueError):
+    """A required attribute of an op is absent or does not have the expected kind."""
+
+
+class _Required:
+    def __repr__(self) -> str:
+        return "REQUIRED"
+
+
+REQUIRED: Any = _Required()
+
+
+def _problem(op: Any, name: str, a: Any, what: str, default: Any) -> Any:
+    if default is not REQUIRED:
+        return default
+    if a is None:
+        raise AttributeProblem(f"'{op.name}' op requires attribute '{name}'")
+    raise AttributeProblem(f"'{op.name}' op attribute '{name}' must be {what}")
+
+
+def int_attr(op: Any, name: str, default: Any = REQUIRED) -> Any:
+    """Integer attribute ``name`` (`3 : i64`, `true`, a one-element dense) as an int."""
+    a = op.attr(name)
+    if isinstance(a, (IntegerAttr, BoolAttr)):
+        return int(a.value)
+    if isinstance(a, (bool, int)):
+        return int(a)
+    if isinstance(a, DenseElementsAttr) and a.array.size == 1 and a.array.dtype.kind in "iub":
+        return int(a.array.reshape(-1)[0])
+    return _problem(op, name, a, "an integer", default)
+
+
+def ints_attr(op: Any, name: str, default: Any = REQUIRED) -> Any:
+    """Integer-list attribute ``name`` in any spelling (`array<i64: 1, 2>`, `dense<[1, 2]>`,
+    `[1, 2]`) as a tuple of ints."""
+    a = op.attr(name)
+    if a is not None:
+        try:
+            return ints(a)
+        except (TypeError, ValueError):
+            pass
+    return _problem(op, name, a, "a list of integers", default)
+
+
+def bool_attr(op: Any, name: str, default: Any = REQUIRED) -> Any:
+    """Boolean attribute ``name`` (`true`, an integer, or a unit attribute) as a bool."""
+    a = op.attr(name)
+    if isinstance(a, (BoolAttr, IntegerAttr)):
+        return bool(a.value)
+    if isinstance(a, bool):
+        return a
+    if isinstance(a, UnitAttr):
+        return True
+    return _problem(op, name, a, "a boolean", default)
+
+
+def float_attr(op: Any, name: str, default: Any = REQUIRED) -> Any:
+    """Float attribute ``name`` (`1.0e-3 : f32`, or an integer) as a float."""
+    a = op.attr(name)
+    if isinstance(a, (FloatAttr, IntegerAttr)):
+        return float(a.value)
+    if isinstance(a, (int, float)) and not isinstance(a, bool):
+        return float(a)
+    return _problem(op, name, a, "a float", default)
+
+
+def enum_attr(op: Any, name: str, default: Any = REQUIRED) -> Any:
+    """The case of enum attribute ``name`` (`LT` for `#stablehlo<comparison_direction LT>`)."""
+    a = op.attr(name)
+    if isinstance(a, (EnumAttr, StringAttr)):
+        return a.value
+    if isinstance(a, StructAttr):  # `#stablehlo<fft_type FFT>` may come as a struct
+        v = a.get("value")
+        if isinstance(v, str):
+            return v
+    if isinstance(a, str):
+        return a
+    return _problem(op, name, a, "an enum case", default)
+
+
+def str_attr(op: Any, name: str, default: Any = REQUIRED) -> Any:
+    """String attribute ``name`` as a str."""
+    a = op.attr(name)
+    if isinstance(a, StringAttr):
+        return a.value
+    if isinstance(a, str):
+        return a
+    return _problem(op, name, a, "a string", default)

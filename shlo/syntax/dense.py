@@ -166,7 +166,9 @@ def _convert_leaf(tok: Any, et: ElementType, dtype: np.dtype) -> Any:
         comp = et.element.dtype
         re_ = _convert_leaf(tok[0], et.element, comp)
         im = _convert_leaf(tok[1], et.element, comp)
-        return complex(float(re_), float(im))
+        # Built from the parts' bytes: complex(float(re), float(im)) would quiet a signaling
+        # NaN payload on the way through float64.
+        return np.array([re_, im], dtype=comp).view(dtype)[0]
     if isinstance(tok, tuple):
         raise DenseLiteralError("complex element for a non-complex type")
     if isinstance(et, FloatType):

@@ -1,4 +1,7 @@
-"""The pretty (custom assembly) forms of ops: one table, read by both the parser and the printer.
+"""Transitional: the pretty forms of the ops not yet declared beside their ops (issue 10).
+
+Each entry moves into the ``define(..., syntax=...)`` of its op; the engine is in
+:mod:`shlo.syntax.directives`.
 
 Most ops are described declaratively (:data:`FORMATS`) by a list of directives mirroring the
 upstream `assemblyFormat` strings of `StablehloOps.td`, `ChloOps.td` and `CheckOps.td`:
@@ -25,37 +28,29 @@ shlo does not know, any name without a `.`) go to ``Operation.properties``, the 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..attributes import (
-    ArrayAttr, BoolAttr, ConvDimensionNumbers, DenseArrayAttr, DenseElementsAttr, DictAttr,
+    ArrayAttr, ConvDimensionNumbers, DenseArrayAttr, DenseElementsAttr, DictAttr,
     EnumAttr, FloatAttr, IntegerAttr, StringAttr, StructAttr, SymbolRefAttr, TypeAttr,
 )
 from ..ir import Block, Operation, Region, Value
-from ..types import (
-    ComplexType, FunctionType, TensorType, TupleType, Type, _ELEMENT_TYPES,
+from ..registry import COMMUTATIVE, names_with
+from ..types import FunctionType, TensorType, Type, _ELEMENT_TYPES
+from .directives import (
+    ATTRDICT, COMMA, I1, I32, I64, OPERAND, OPERANDS, OPERANDS_COMMA, Format, ParseFn, PrintFn, attr, check_attr_kind, make_declarative, named, opt, p_,
+    parse_attrdict, parse_attrdict_kw, parse_int_list, print_types, types, types_functional, types_pairwise, types_same,
 )
-from ..registry import COMMUTATIVE, lookup, names_with
-from .lexer import AT, BARE, FLOAT, INTEGER, PUNCT, VALUE
 from .parser import canonical_struct_params
+from .lexer import AT, BARE, INTEGER, PUNCT, VALUE
 
 if TYPE_CHECKING:  # pragma: no cover
     from .parser import Parser
     from .printer import Printer
 
-__all__ = ["PRETTY_PARSERS", "PRETTY_PRINTERS", "FORMATS", "INHERENT", "route_attributes"]
-
-I64 = _ELEMENT_TYPES["i64"]
-I32 = _ELEMENT_TYPES["i32"]
-I1 = _ELEMENT_TYPES["i1"]
-UI64 = _ELEMENT_TYPES["ui64"]
-F32 = _ELEMENT_TYPES["f32"]
-F64 = _ELEMENT_TYPES["f64"]
-
-ParseFn = Callable[["Parser", str, int, int], Operation]
-PrintFn = Callable[["Printer", Operation], "str | None"]
+__all__ = ["PRETTY_PARSERS", "PRETTY_PRINTERS", "FORMATS", "INHERENT", "syntax_of"]
 
 PRETTY_PARSERS: dict[str, ParseFn] = {}
 PRETTY_PRINTERS: dict[str, PrintFn] = {}
@@ -68,499 +63,6 @@ def _inherent(names: str, attrs: str = "") -> None:
     s = frozenset(attrs.split())
     for n in names.split():
         INHERENT[n] = s
-
-
-def route_attributes(p: "Parser", name: str, items: list[tuple[str, Any]],
-                     props: dict[str, Any], attrs: dict[str, Any]) -> None:
-    """Put attr-dict entries of a pretty op into properties (inherent) or attributes."""
-    d = lookup(name)
-    inherent = d.inherent if d is not None else None
-    for k, v in items:
-        if inherent is not None:
-            (props if k in inherent else attrs)[k] = v
-        else:
-            (attrs if "." in k else props)[k] = v
-
-
-def _attrdict(p: "Parser", name: str, props: dict[str, Any], attrs: dict[str, Any]) -> None:
-    if p.v == "{" and p.k == PUNCT:
-        route_attributes(p, name, p.dict_items(), props, attrs)
-
-
-def _attrdict_kw(p: "Parser", name: str, props: dict[str, Any], attrs: dict[str, Any]) -> None:
-    if p.v == "attributes" and p.k == BARE:
-        p._advance()
-        route_attributes(p, name, p.dict_items(), props, attrs)
-
-
-# =================================================================================================
-# Parsing helpers for type signatures
-# =================================================================================================
-
-
-def _assign_fn_type(p: "Parser", ft: FunctionType, operands: list[Value], off: int) -> list[Type]:
-    p.check_types(operands, ft.inputs, off)
-    return list(ft.results)
-
-
-def _types_same(p: "Parser", operands: list[Value]) -> list[Type]:
-    """custom<SameOperandsAndResultType>: `T` (all the same) or `(T1, T2) -> R`."""
-    off = p.start
-    t = p.parse_type()
-    if isinstance(t, FunctionType):
-        res = _assign_fn_type(p, t, operands, off)
-        if len(res) != 1:
-            p.error("expected single output", off, found=False)
-        return res
-    for v in operands:
-        if v.type is not t and v.type != t:
-            p.check_types(operands, [t] * len(operands), off)
-    return [t]
-
-
-def _types_functional(p: "Parser", operands: list[Value]) -> list[Type]:
-    off = p.start
-    t = p.parse_type()
-    if not isinstance(t, FunctionType):
-        p.error("expected functional type", off, found=False)
-    return _assign_fn_type(p, t, operands, off)
-
-
-def _types_results(p: "Parser", operands: list[Value]) -> list[Type]:
-    return p.type_list()
-
-
-def _types_select(p: "Parser", operands: list[Value]) -> list[Type]:
-    off = p.start
-    types = p.type_list()
-    if len(types) == 1 and isinstance(types[0], FunctionType):
-        res = _assign_fn_type(p, types[0], operands, off)
-        if len(res) != 1:
-            p.error("expected single output", off, found=False)
-        return res
-    if len(types) != 2:
-        p.error("expected functional type or list of two types", off, found=False)
-    p.check_types(operands, [types[0], types[1], types[1]], off)
-    return [types[1]]
-
-
-def _types_tuple(p: "Parser", operands: list[Value]) -> list[Type]:
-    off = p.start
-    t = p.parse_type()
-    if not isinstance(t, TupleType):
-        p.error("expected tuple type", off, found=False)
-    p.check_types(operands, t.types, off)
-    return [t]
-
-
-def _types_pairwise(p: "Parser", operands: list[Value]) -> list[Type]:
-    off = p.start
-    types = p.type_list()
-    p.check_types(operands, types, off)
-    return types
-
-
-def _types_complex(p: "Parser", operands: list[Value]) -> list[Type]:
-    off = p.start
-    t = p.parse_type()
-    if isinstance(t, FunctionType):
-        res = _assign_fn_type(p, t, operands, off)
-        if len(res) != 1:
-            p.error("expected single output", off, found=False)
-        return res
-    if not isinstance(t, TensorType) or not isinstance(t.element_type, ComplexType):
-        p.error("expected tensor with complex element type", off, found=False)
-    real = TensorType(t.shape, t.element_type.element, t.encoding)  # type: ignore[union-attr]
-    p.check_types(operands, [real] * len(operands), off)
-    return [t]
-
-
-def _types_variadic_same(p: "Parser", operands: list[Value]) -> list[Type]:
-    return _types_same(p, operands)
-
-
-def _types_chlo_unary(p: "Parser", operands: list[Value]) -> list[Type]:
-    """`T -> R` (chlo unary ops print `type($operand) -> type($result)`)."""
-    off = p.start
-    t = p.parse_type()
-    if isinstance(t, FunctionType):
-        return _assign_fn_type(p, t, operands, off)
-    p.check_types(operands, [t], off)
-    p.expect("->")
-    return p.result_types()
-
-
-def _types_chlo_binary(p: "Parser", operands: list[Value]) -> list[Type]:
-    """`T1, T2 -> R`."""
-    off = p.start
-    t = p.parse_type()
-    if isinstance(t, FunctionType):
-        return _assign_fn_type(p, t, operands, off)
-    types = [t]
-    while p.accept(","):
-        types.append(p.parse_type())
-    p.check_types(operands, types, off)
-    p.expect("->")
-    return p.result_types()
-
-
-def _types_operand_types(p: "Parser", operands: list[Value]) -> list[Type]:
-    off = p.start
-    types = p.type_list()
-    if len(types) == 1 and len(operands) > 1:
-        types = types * len(operands)
-    p.check_types(operands, types, off)
-    return []
-
-
-_TYPE_PARSERS = {
-    "same": _types_same, "functional": _types_functional, "results": _types_results,
-    "select": _types_select, "tuple": _types_tuple, "pairwise": _types_pairwise,
-    "complex": _types_complex, "variadic_same": _types_variadic_same,
-    "chlo_unary": _types_chlo_unary, "chlo_binary": _types_chlo_binary,
-    "operand_types": _types_operand_types, "operand_types_same": _types_operand_types,
-}
-
-# =================================================================================================
-# Attribute directive kinds: parse -> value, check (printable?) and print
-# =================================================================================================
-
-
-def _parse_int_list(p: "Parser") -> tuple[int, ...]:
-    p.expect("[")
-    vals: list[int] = []
-    if p.v != "]":
-        vals.append(p.integer())
-        while p.accept(","):
-            vals.append(p.integer())
-    p.expect("]")
-    return tuple(vals)
-
-
-def _parse_attr_kind(p: "Parser", kind: str, op_name: str) -> Any:
-    if kind == "i64":
-        return IntegerAttr(p.integer(), I64)
-    if kind == "i32":
-        return IntegerAttr(p.integer(), I32)
-    if kind == "ui64":
-        return IntegerAttr(p.integer(), UI64)
-    if kind == "i64list":
-        return DenseArrayAttr(I64, _parse_int_list(p))
-    if kind.startswith("enum:"):
-        enum = kind[5:]
-        if p.k != BARE:
-            p.error(f"expected {enum} value")
-        p.check_enum(enum, p.v)
-        return EnumAttr(op_name.split(".", 1)[0], enum, p.bare())
-    if kind == "str":
-        return StringAttr(p.string())
-    if kind == "bool":
-        v = p.bare()
-        if v not in ("true", "false"):
-            p.error("expected 'true' or 'false'", found=False)
-        return BoolAttr(v == "true")
-    if kind == "f64":
-        if p.k == FLOAT:
-            v = float(p.v)
-        elif p.k == INTEGER:
-            v = float(int(p.v, 0))
-        else:
-            p.error("expected floating point value")
-        p._advance()
-        return FloatAttr(v, F64)
-    if kind == "symbol":
-        return StringAttr(p.symbol_name())
-    if kind == "dense":
-        if p.v != "dense":
-            return p.parse_attribute()
-        return p.dense_attr()
-    if kind == "attr":
-        return p.parse_attribute()
-    raise AssertionError(kind)
-
-
-def _check_attr_kind(a: Any, kind: str) -> bool:
-    if kind == "i64":
-        return type(a) is IntegerAttr and (a.type is None or a.type == I64)
-    if kind == "i32":
-        return type(a) is IntegerAttr and a.type == I32
-    if kind == "ui64":
-        return type(a) is IntegerAttr and a.type == UI64
-    if kind == "i64list":
-        return type(a) is DenseArrayAttr and a.element_type == I64
-    if kind.startswith("enum:"):
-        return type(a) is EnumAttr and a.enum == kind[5:] and a.value.isidentifier()
-    if kind == "str" or kind == "symbol":
-        return type(a) is StringAttr
-    if kind == "bool":
-        return type(a) is BoolAttr
-    if kind == "f64":
-        return type(a) is FloatAttr and a.type == F64
-    if kind == "dense":
-        return type(a) is DenseElementsAttr
-    return True
-
-
-def _print_attr_kind(pr: "Printer", a: Any, kind: str) -> str:
-    if kind in ("i64", "i32", "ui64"):
-        return str(a.value)
-    if kind == "i64list":
-        return "[" + ", ".join(str(int(x)) for x in a.values) + "]"
-    if kind.startswith("enum:"):
-        return a.value
-    if kind == "str":
-        return pr.attr(a)
-    if kind == "bool":
-        return "true" if a.value else "false"
-    if kind == "f64":
-        return pr.float(a.value, None)
-    if kind == "symbol":
-        return pr.symbol(a.value)
-    return pr.attr(a)
-
-
-# =================================================================================================
-# The declarative interpreter
-# =================================================================================================
-
-
-def _make_declarative(directives: list[tuple]) -> tuple[ParseFn, PrintFn]:
-    consumed = set()
-    for d in directives:
-        if d[0] == "attr":
-            consumed.add(d[1])
-        elif d[0] == "opt":
-            for dd in d[2]:
-                if dd[0] == "attr":
-                    consumed.add(dd[1])
-    tkinds = [d[1] for d in directives if d[0] == "types"]
-    tkind = tkinds[0] if tkinds else None
-
-    def parse_fn(p: "Parser", name: str, nres: int, start: int) -> Operation:
-        operands: list[Value] = []
-        props: dict[str, Any] = {}
-        attrs: dict[str, Any] = {}
-        res = _run_parse(p, name, directives, operands, props, attrs)
-        if tkind == "return":
-            if p.v == ":" and p.k == PUNCT:
-                p._advance()
-                off = p.start
-                p.check_types(operands, p.type_list(), off)
-            elif operands:
-                p.error("expected ':' and the operand types")
-        return Operation(name, operands, res or [], props, attrs)
-
-    def print_fn(pr: "Printer", op: Operation) -> str | None:
-        if op.regions or op.successors:
-            return None
-        for d in directives:
-            if d[0] == "attr":
-                a = op.attr(d[1])
-                if a is None or not _check_attr_kind(a, d[2]):
-                    return None
-            elif d[0] == "opt":
-                anchor = op.attr(d[1])
-                if anchor is not None:
-                    for dd in d[2]:
-                        if dd[0] == "attr" and not _check_attr_kind(op.attr(dd[1]), dd[2]):
-                            return None
-        out: list[str] = []
-        if _run_print(pr, op, directives, out, consumed) is None:
-            return None
-        return "".join(out)
-
-    return parse_fn, print_fn
-
-
-def _run_parse(p: "Parser", name: str, directives: list[tuple], operands: list[Value],
-               props: dict[str, Any], attrs: dict[str, Any]) -> list[Type] | None:
-    res: list[Type] | None = None
-    for d in directives:
-        kind = d[0]
-        if kind == "operand":
-            operands.append(p.operand())
-        elif kind == "operands":
-            operands.extend(p.operand_list())
-        elif kind == "operands_comma":
-            while p.k == VALUE:
-                operands.append(p.operand())
-                p.expect(",")
-        elif kind == "p":
-            p.expect(d[1])
-        elif kind == "kw":
-            p.keyword(d[1])
-        elif kind == "attr":
-            props[d[1]] = _parse_attr_kind(p, d[2], name)
-        elif kind == "opt":
-            first = d[2][0]
-            present = (first[0] == "p" and p.v == first[1] and p.k == PUNCT) or \
-                (first[0] == "kw" and p.v == first[1] and p.k == BARE)
-            if present:
-                res = _run_parse(p, name, list(d[2]), operands, props, attrs) or res
-        elif kind == "attrdict":
-            _attrdict(p, name, props, attrs)
-        elif kind == "attrdict_kw":
-            _attrdict_kw(p, name, props, attrs)
-        elif kind == "types":
-            if d[1] == "return":
-                continue
-            p.expect(":")
-            res = _TYPE_PARSERS[d[1]](p, operands)
-        else:  # pragma: no cover
-            raise AssertionError(kind)
-    return res
-
-
-def _run_print(pr: "Printer", op: Operation, directives: list[tuple], out: list[str],
-               consumed: set[str], oi: int = 0, top: bool = True) -> int | None:
-    """Append the pretty text of ``directives``; returns the next operand index (None when the
-    op does not fit). Spacing follows MLIR: no space before `(`, `[`, `)`, `]`, `,` and none
-    after `(` or `[`."""
-    n_ops = len(op.operands)
-    for d in directives:
-        kind = d[0]
-        glue = bool(out) and out[-1][-1:] in ("(", "[")
-        sp = "" if glue else " "
-        if kind == "operand":
-            if oi >= n_ops:
-                return None
-            out.append(sp + pr.val(op.operands[oi]))
-            oi += 1
-        elif kind == "operands":
-            rest = op.operands[oi:]
-            out.append(sp + ", ".join(pr.val(v) for v in rest))  # upstream keeps the space
-            oi = n_ops
-        elif kind == "operands_comma":
-            for v in op.operands[oi:]:
-                out.append(sp + pr.val(v) + ",")
-                sp = " "
-            oi = n_ops
-        elif kind == "p":
-            t = d[1]
-            out.append(t if t in (",", ")", "]", "(", "[") or glue else " " + t)
-        elif kind == "kw":
-            out.append(sp + d[1])
-        elif kind == "attr":
-            out.append(sp + _print_attr_kind(pr, op.attr(d[1]), d[2]))
-        elif kind == "opt":
-            if op.attr(d[1]) is not None:
-                r = _run_print(pr, op, list(d[2]), out, consumed, oi, False)
-                if r is None:
-                    return None
-                oi = r
-        elif kind in ("attrdict", "attrdict_kw"):
-            s = pr.attr_dict(op, consumed)
-            if s:
-                out.append((" attributes" if kind == "attrdict_kw" else "") + s)
-        elif kind == "types":
-            s = _print_types(pr, op, d[1])
-            if s is None:
-                return None
-            if s:
-                out.append(" : " + s)
-    if top and oi != n_ops:
-        return None
-    return oi
-
-
-def _print_types(pr: "Printer", op: Operation, kind: str) -> str | None:
-    ots = [v.type for v in op.operands]
-    rts = [v.type for v in op.results]
-    if kind == "same" or kind == "variadic_same":
-        if len(rts) != 1:
-            return None
-        r = rts[0]
-        if all(t == r for t in ots):
-            return pr.type(r)
-        return pr.functional(ots, rts)
-    if kind == "functional":
-        return pr.functional(ots, rts)
-    if kind == "results":
-        if ots or not rts:
-            return None
-        return ", ".join(pr.type(t) for t in rts)
-    if kind == "select":
-        if len(ots) != 3 or len(rts) != 1:
-            return None
-        if ots[1] != rts[0] or ots[2] != rts[0]:
-            return pr.functional(ots, rts)
-        return f"{pr.type(ots[0])}, {pr.type(rts[0])}"
-    if kind == "tuple":
-        if len(rts) != 1 or not isinstance(rts[0], TupleType) or tuple(ots) != rts[0].types:
-            return None
-        return pr.type(rts[0])
-    if kind == "pairwise":
-        if ots != rts:
-            return None
-        return ", ".join(pr.type(t) for t in ots)
-    if kind == "complex":
-        if len(ots) != 2 or len(rts) != 1:
-            return None
-        r = rts[0]
-        if isinstance(r, TensorType) and isinstance(r.element_type, ComplexType):
-            real = TensorType(r.shape, r.element_type.element, r.encoding)
-            if ots[0] == real and ots[1] == real:
-                return pr.type(r)
-        return pr.functional(ots, rts)
-    if kind == "return":
-        if rts:
-            return None
-        return ", ".join(pr.type(t) for t in ots)
-    if kind == "chlo_unary":
-        if len(ots) != 1 or not rts:
-            return None
-        if len(rts) == 1:
-            return f"{pr.type(ots[0])} -> {pr.type(rts[0])}"
-        return f"{pr.type(ots[0])} -> ({', '.join(pr.type(t) for t in rts)})"
-    if kind == "chlo_binary":
-        if len(rts) != 1:
-            return None
-        return f"{', '.join(pr.type(t) for t in ots)} -> {pr.type(rts[0])}"
-    if kind == "operand_types":
-        if rts:
-            return None
-        return ", ".join(pr.type(t) for t in ots)
-    if kind == "operand_types_same":
-        if rts or not ots or any(t != ots[0] for t in ots):
-            return None
-        return pr.type(ots[0])
-    raise AssertionError(kind)
-
-
-# =================================================================================================
-# Directive shorthands and the table
-# =================================================================================================
-
-OPERAND = ("operand",)
-OPERANDS = ("operands",)
-OPERANDS_COMMA = ("operands_comma",)
-ATTRDICT = ("attrdict",)
-COMMA = ("p", ",")
-COLON = ("p", ":")
-
-
-def kw(x: str) -> tuple:
-    return ("kw", x)
-
-
-def p_(x: str) -> tuple:
-    return ("p", x)
-
-
-def attr(name: str, kind: str) -> tuple:
-    return ("attr", name, kind)
-
-
-def opt(anchor: str, *items: tuple) -> tuple:
-    return ("opt", anchor, items)
-
-
-def types(kind: str) -> tuple:
-    return ("types", kind)
-
-
-def named(keyword: str, name: str, kind: str) -> list[tuple]:
-    return [kw(keyword), p_("="), attr(name, kind)]
 
 
 FORMATS: dict[str, list[tuple]] = {}
@@ -772,7 +274,7 @@ _inherent("func.return")
 _inherent("builtin.module", "sym_name sym_visibility")
 
 for _name, _dirs in FORMATS.items():
-    _pf, _prf = _make_declarative(_dirs)
+    _pf, _prf = make_declarative(_dirs)
     PRETTY_PARSERS[_name] = _pf
     PRETTY_PRINTERS[_name] = _prf
     if not _name.startswith("tosa."):
@@ -783,18 +285,6 @@ def register(name: str, parse_fn: ParseFn, print_fn: PrintFn | None) -> None:
     PRETTY_PARSERS[name] = parse_fn
     if print_fn is not None:
         PRETTY_PRINTERS[name] = print_fn
-
-
-class Format:
-    """An op's pretty form: a parse/print pair and the attributes it spells (the registry's
-    ``Syntax``)."""
-
-    __slots__ = ("parse", "print", "attrs")
-
-    def __init__(self, parse: ParseFn, print: PrintFn | None, attrs: frozenset[str]) -> None:
-        self.parse = parse
-        self.print = print or (lambda pr, op: None)
-        self.attrs = attrs
 
 
 def syntax_of(name: str) -> Format | None:
@@ -822,14 +312,14 @@ def _parse_constant(p: "Parser", name: str, nres: int, start: int) -> Operation:
             p._advance()
             props.update(p.dict_items())
             p.expect(">")
-        _attrdict(p, name, props, attrs)
+        parse_attrdict(p, name, props, attrs)
         p.expect(":")
         off = p.start
         ft = p.parse_type()
         if not isinstance(ft, FunctionType) or ft.inputs or len(ft.results) != 1:
             p.error("expected '() -> type'", off, found=False)
         return Operation(name, [], list(ft.results), props, attrs)
-    _attrdict(p, name, props, attrs)
+    parse_attrdict(p, name, props, attrs)
     off = p.start
     if p.v != "dense":
         value = p.parse_attribute()
@@ -886,16 +376,16 @@ def _parse_slice(p: "Parser", name: str, nres: int, start: int) -> Operation:
              "limit_indices": DenseArrayAttr(I64, tuple(lim)),
              "strides": DenseArrayAttr(I64, tuple(strd))}
     attrs: dict[str, Any] = {}
-    _attrdict(p, name, props, attrs)
+    parse_attrdict(p, name, props, attrs)
     p.expect(":")
-    res = _types_functional(p, [operand])
+    res = types_functional(p, [operand])
     return Operation(name, [operand], res, props, attrs)
 
 
 def _print_slice(pr: "Printer", op: Operation) -> str | None:
     names = ("start_indices", "limit_indices", "strides")
     vals = [op.attr(n) for n in names]
-    if any(not _check_attr_kind(v, "i64list") for v in vals) or len(op.operands) != 1 \
+    if any(not check_attr_kind(v, "i64list") for v in vals) or len(op.operands) != 1 \
             or op.regions:
         return None
     s, l_, t = (v.values for v in vals)
@@ -930,20 +420,20 @@ def _parse_reduce_precision(p: "Parser", name: str, nres: int, start: int) -> Op
     props: dict[str, Any] = {"exponent_bits": IntegerAttr(e_, I32),
                              "mantissa_bits": IntegerAttr(m_, I32)}
     attrs: dict[str, Any] = {}
-    _attrdict(p, name, props, attrs)
+    parse_attrdict(p, name, props, attrs)
     p.expect(":")
-    res = _types_same(p, [operand])
+    res = types_same(p, [operand])
     return Operation(name, [operand], res, props, attrs)
 
 
 def _print_reduce_precision(pr: "Printer", op: Operation) -> str | None:
     e_, m_ = op.attr("exponent_bits"), op.attr("mantissa_bits")
-    if not (_check_attr_kind(e_, "i32") and _check_attr_kind(m_, "i32")) \
+    if not (check_attr_kind(e_, "i32") and check_attr_kind(m_, "i32")) \
             or len(op.operands) != 1 or op.regions:
         return None
     d = pr.attr_dict(op, {"exponent_bits", "mantissa_bits"})
     return (f" {pr.val(op.operands[0])}, format = e{e_.value}m{m_.value}{d} : "
-            f"{_print_types(pr, op, 'same')}")
+            f"{print_types(pr, op, 'same')}")
 
 
 register("stablehlo.reduce_precision", _parse_reduce_precision, _print_reduce_precision)
@@ -981,9 +471,9 @@ def _parse_dot(p: "Parser", name: str, nres: int, start: int) -> Operation:
         p.keyword("precision")
         p.expect("=")
         props["precision_config"] = _parse_precision(p, name)
-    _attrdict(p, name, props, attrs)
+    parse_attrdict(p, name, props, attrs)
     p.expect(":")
-    res = _types_functional(p, [lhs, rhs])
+    res = types_functional(p, [lhs, rhs])
     return Operation(name, [lhs, rhs], res, props, attrs)
 
 
@@ -1017,15 +507,15 @@ def _parse_dot_general(p: "Parser", name: str, nres: int, start: int) -> Operati
     if p.v == "batching_dims":
         p._advance()
         p.expect("=")
-        lb = _parse_int_list(p)
+        lb = parse_int_list(p)
         p.keyword("x")
-        rb = _parse_int_list(p)
+        rb = parse_int_list(p)
         p.expect(",")
     p.keyword("contracting_dims")
     p.expect("=")
-    lc = _parse_int_list(p)
+    lc = parse_int_list(p)
     p.keyword("x")
-    rc = _parse_int_list(p)
+    rc = parse_int_list(p)
     params += [("lhs_batching_dimensions", lb), ("rhs_batching_dimensions", rb),
                ("lhs_contracting_dimensions", lc), ("rhs_contracting_dimensions", rc)]
     props: dict[str, Any] = {"dot_dimension_numbers": StructAttr(
@@ -1045,9 +535,9 @@ def _parse_dot_general(p: "Parser", name: str, nres: int, start: int) -> Operati
             props["algorithm"] = StructAttr("stablehlo.dot_algorithm", tuple(algo))
         else:
             p.error("expected 'precision' or 'algorithm'")
-    _attrdict(p, name, props, attrs)
+    parse_attrdict(p, name, props, attrs)
     p.expect(":")
-    res = _types_functional(p, [lhs, rhs])
+    res = types_functional(p, [lhs, rhs])
     return Operation(name, [lhs, rhs], res, props, attrs)
 
 
@@ -1109,7 +599,7 @@ def _parse_window(p: "Parser", props: dict[str, Any]) -> None:
                 rows: list[tuple[int, int]] = []
                 if p.v != "]":
                     while True:
-                        pair = _parse_int_list(p)
+                        pair = parse_int_list(p)
                         if len(pair) != 2:
                             p.error("expected padding pairs [low, high]", found=False)
                         rows.append(pair)  # type: ignore[arg-type]
@@ -1135,7 +625,7 @@ def _parse_window(p: "Parser", props: dict[str, Any]) -> None:
                 p.expect("]")
                 props[target] = DenseArrayAttr(I1, tuple(bools))
             else:
-                props[target] = DenseArrayAttr(I64, _parse_int_list(p))
+                props[target] = DenseArrayAttr(I64, parse_int_list(p))
             if not p.accept(","):
                 break
     p.expect("}")
@@ -1159,7 +649,7 @@ def _print_window(pr: "Printer", op: Operation) -> str | None:
             parts.append("reverse = [" + ", ".join("true" if b else "false"
                                                    for b in a.values) + "]")
         else:
-            if not _check_attr_kind(a, "i64list"):
+            if not check_attr_kind(a, "i64list"):
                 return None
             parts.append(f"{key} = {_ilist(a.values)}")
     return "{" + ", ".join(parts) + "}"
@@ -1201,9 +691,9 @@ def _parse_convolution(p: "Parser", name: str, nres: int, start: int) -> Operati
     p.keyword("window")
     p.expect("=")
     _parse_window(p, props)
-    _attrdict(p, name, props, attrs)
+    parse_attrdict(p, name, props, attrs)
     p.expect(":")
-    res = _types_functional(p, operands)
+    res = types_functional(p, operands)
     return Operation(name, operands, res, props, attrs)
 
 
@@ -1229,7 +719,7 @@ register("stablehlo.convolution", _parse_convolution, _print_convolution)
 def _parse_optimization_barrier(p: "Parser", name: str, nres: int, start: int) -> Operation:
     props: dict[str, Any] = {}
     attrs: dict[str, Any] = {}
-    _attrdict(p, name, props, attrs)
+    parse_attrdict(p, name, props, attrs)
     if p.v == "(" and p.k == PUNCT:
         p._advance()
         p.expect(")")
@@ -1238,7 +728,7 @@ def _parse_optimization_barrier(p: "Parser", name: str, nres: int, start: int) -
     if not operands:
         p.error("expected operands or '()'")
     p.expect(":")
-    res = _types_pairwise(p, operands)
+    res = types_pairwise(p, operands)
     return Operation(name, operands, res, props, attrs)
 
 
@@ -1262,9 +752,9 @@ def _parse_composite(p: "Parser", name: str, nres: int, start: int) -> Operation
     props: dict[str, Any] = {"name": StringAttr(p.string())}
     operands = p.operand_list()
     attrs: dict[str, Any] = {}
-    _attrdict(p, name, props, attrs)
+    parse_attrdict(p, name, props, attrs)
     p.expect(":")
-    res = _types_functional(p, operands)
+    res = types_functional(p, operands)
     return Operation(name, operands, res, props, attrs)
 
 
@@ -1306,7 +796,7 @@ def _parse_while(p: "Parser", name: str, nres: int, start: int) -> Operation:
         p.check_types(operands, types_, off)
     props: dict[str, Any] = {}
     attrs: dict[str, Any] = {}
-    _attrdict_kw(p, name, props, attrs)
+    parse_attrdict_kw(p, name, props, attrs)
     p.keyword("cond")
     args = list(zip(iter_names, types_))
     cond = p.parse_region(args)
@@ -1370,8 +860,8 @@ def _parse_reduce(p: "Parser", name: str, nres: int, start: int) -> Operation:
         p.keyword("across")
         p.keyword("dimensions")
         p.expect("=")
-        props["dimensions"] = DenseArrayAttr(I64, _parse_int_list(p))
-        _attrdict(p, name, props, attrs)
+        props["dimensions"] = DenseArrayAttr(I64, parse_int_list(p))
+        parse_attrdict(p, name, props, attrs)
         p.expect(":")
         off = p.start
         ft = p.parse_type()
@@ -1397,8 +887,8 @@ def _parse_reduce(p: "Parser", name: str, nres: int, start: int) -> Operation:
     p.keyword("across")
     p.keyword("dimensions")
     p.expect("=")
-    props["dimensions"] = DenseArrayAttr(I64, _parse_int_list(p))
-    _attrdict(p, name, props, attrs)
+    props["dimensions"] = DenseArrayAttr(I64, parse_int_list(p))
+    parse_attrdict(p, name, props, attrs)
     p.expect(":")
     off = p.start
     ft = p.parse_type()
@@ -1458,7 +948,7 @@ def _reduce_compact(op: Operation) -> str | None:
 def _print_reduce(pr: "Printer", op: Operation) -> str | None:
     dims = op.attr("dimensions")
     n = len(op.operands)
-    if not _check_attr_kind(dims, "i64list") or n % 2 or not n or len(op.regions) != 1 \
+    if not check_attr_kind(dims, "i64list") or n % 2 or not n or len(op.regions) != 1 \
             or len(op.regions[0].blocks) != 1:
         return None
     half = n // 2
@@ -1501,11 +991,11 @@ def _parse_scan(p: "Parser", name: str, nres: int, start: int) -> Operation:
     p.keyword("dimension")
     p.expect("=")
     props["dimension"] = IntegerAttr(p.integer(), I64)
-    _attrdict_kw(p, name, props, attrs)
+    parse_attrdict_kw(p, name, props, attrs)
     region = p.parse_region()
     p.expect(":")
     operands = inputs + inits
-    res = _types_functional(p, operands)
+    res = types_functional(p, operands)
     props["operandSegmentSizes"] = DenseArrayAttr(I32, (len(inputs), len(inits)))
     props["resultSegmentSizes"] = DenseArrayAttr(I32, (len(res) - len(inits), len(inits)))
     return Operation(name, operands, res, props, attrs, [region])
@@ -1515,7 +1005,7 @@ def _print_scan(pr: "Printer", op: Operation) -> str | None:
     seg = op.attr("operandSegmentSizes")
     dim = op.attr("dimension")
     if type(seg) is not DenseArrayAttr or len(seg.values) != 2 or len(op.regions) != 1 \
-            or not _check_attr_kind(dim, "i64"):
+            or not check_attr_kind(dim, "i64"):
         return None
     ni = seg.values[0]
     ins = ", ".join(pr.val(v) for v in op.operands[:ni])
@@ -1593,7 +1083,7 @@ def _parse_func(p: "Parser", name: str, nres: int, start: int) -> Operation:
         props["arg_attrs"] = ArrayAttr(tuple(arg_attrs))
     if any(d.items for d in res_attrs):
         props["res_attrs"] = ArrayAttr(tuple(res_attrs))
-    _attrdict_kw(p, name, props, attrs)
+    parse_attrdict_kw(p, name, props, attrs)
     regions: list[Region] = []
     if p.v == "{" and p.k == PUNCT:
         if named_args is False and arg_types:
@@ -1666,9 +1156,9 @@ def _parse_call(p: "Parser", name: str, nres: int, start: int) -> Operation:
     operands = p.operand_list()
     p.expect(")")
     attrs: dict[str, Any] = {}
-    _attrdict(p, name, props, attrs)
+    parse_attrdict(p, name, props, attrs)
     p.expect(":")
-    res = _types_functional(p, operands)
+    res = types_functional(p, operands)
     return Operation(name, operands, res, props, attrs)
 
 
@@ -1688,7 +1178,7 @@ def _parse_return(p: "Parser", name: str, nres: int, start: int) -> Operation:
     operands = p.operand_list()
     props: dict[str, Any] = {}
     attrs: dict[str, Any] = {}
-    _attrdict(p, name, props, attrs)
+    parse_attrdict(p, name, props, attrs)
     if operands:
         p.expect(":")
         off = p.start
@@ -1715,7 +1205,7 @@ def _parse_module(p: "Parser", name: str, nres: int, start: int) -> Operation:
     attrs: dict[str, Any] = {}
     if p.k == AT:
         props["sym_name"] = StringAttr(p.symbol_name())
-    _attrdict_kw(p, name, props, attrs)
+    parse_attrdict_kw(p, name, props, attrs)
     p.default_dialect.append("builtin")
     region = p.parse_region()
     p.default_dialect.pop()
@@ -1762,7 +1252,7 @@ def _parse_tosa_rescale(p: "Parser", name: str, nres: int, start: int) -> Operat
                 break
         p.expect("}")
     p.expect(":")
-    res = _types_functional(p, operands)
+    res = types_functional(p, operands)
     return Operation(name, operands, res, props, {})
 
 
@@ -1790,7 +1280,7 @@ register("tosa.rescale", _parse_tosa_rescale, _print_tosa_rescale)
 def _parse_arith_constant(p: "Parser", name: str, nres: int, start: int) -> Operation:
     props: dict[str, Any] = {}
     attrs: dict[str, Any] = {}
-    _attrdict(p, name, props, attrs)
+    parse_attrdict(p, name, props, attrs)
     value = p.parse_attribute()
     t = getattr(value, "type", None)
     if t is None:
@@ -1816,7 +1306,7 @@ def _parse_cast_to(p: "Parser", name: str, nres: int, start: int) -> Operation:
     operand = p.operand()
     props: dict[str, Any] = {}
     attrs: dict[str, Any] = {}
-    _attrdict(p, name, props, attrs)
+    parse_attrdict(p, name, props, attrs)
     p.expect(":")
     off = p.start
     t = p.parse_type()
