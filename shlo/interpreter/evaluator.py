@@ -13,9 +13,11 @@ from typing import Any, Callable, Sequence
 
 from ..errors import ExecutionError, ShloError
 from ..ir import Block, Module, Operation, Region, Value, function_body
+from ..ops.distributed.grid import Engine, Grid
 from ..ops.quantization import dequantize_op_quantize
 from ..registry import COMMUTATIVE, QUANTIZED_AWARE, TERMINATOR, lookup, names_with
 from ..types import is_quantized
+from .threads import THREADS
 
 __all__ = ["PrepareContext", "ProcessContext", "CompiledBlock"]
 
@@ -25,14 +27,17 @@ class ProcessContext:
     """What a running process knows about itself (spec "Process grid", "Feeds").
 
     One is created per process; kernels of replica_id, partition_id, infeed, outfeed and the
-    collectives read it at run time (the grid and feeds may change between runs).
+    collectives read it at run time (the grid and feeds may change between runs). The
+    distribution ops reach the other processes only through ``grid`` and start grids only
+    through ``engine`` (the interfaces of :mod:`shlo.ops.distributed.grid`).
     """
 
     replica_id: int = 0
     partition_id: int = 0
     num_replicas: int = 1
     num_partitions: int = 1
-    grid: Any = None  # the ProcessGrid when running on more than one process
+    grid: Grid | None = None  # the other processes of the run (None: this process runs alone)
+    engine: Engine = THREADS  # starts grids (`interpreter.run_parallel`, shlo.run(replicas=))
     infeed: list[Any] = field(default_factory=list)
     outfeed: list[Any] = field(default_factory=list)
     custom_calls: dict[str, Callable[..., Any]] = field(default_factory=dict)
@@ -69,6 +74,17 @@ class PrepareContext:
         self.process = process or ProcessContext()
         self._functions: dict[str, CompiledBlock] = {}
         self._new_regions: list[CompiledBlock] = []
+
+    def for_process(self, replica_id: int, partition_id: int, num_replicas: int,
+                    num_partitions: int) -> "PrepareContext":
+        """A context preparing this context's module for process ``(replica_id,
+        partition_id)`` of a ``num_replicas x num_partitions`` grid, with this process's custom
+        calls and engine (what an engine prepares each process of a grid with)."""
+        process = ProcessContext(replica_id=replica_id, partition_id=partition_id,
+                                 num_replicas=num_replicas, num_partitions=num_partitions,
+                                 custom_calls=dict(self.process.custom_calls),
+                                 engine=self.process.engine)
+        return PrepareContext(self.module, process)
 
     def region(self, region: Region) -> "CompiledBlock":
         """Compile ``region`` (its entry block) into a callable ``fn(*args) -> list``."""

@@ -4,7 +4,7 @@ Importing this package imports every ops module, which fills the registry.
 """
 
 from . import (  # noqa: F401
-    check, chlo, control_flow, distributed, dynamic, elementwise, indexing, linalg, quantization,
-    random, reduction, shape,
+    check, chlo, control_flow, custom_call, distributed, dynamic, elementwise, foreign, func,
+    indexing, linalg, quantization, random, reduction, shape, tosa,
 )
 from . import _legacy  # noqa: F401  (transitional, last: fills what the modules do not define)

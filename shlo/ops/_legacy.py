@@ -7,27 +7,26 @@ already defined there is skipped. When this module is empty it is deleted.
 from __future__ import annotations
 
 from ..registry import (
-    COMMUTATIVE, DOQ, DOT_LIKE, ELEMENTWISE, FUNCTION_RETURN, ISOLATED, QUANTIZED_STORAGE,
-    TERMINATOR, _OPS, define,
+    COMMUTATIVE, DOQ, DOT_LIKE, ELEMENTWISE, QUANTIZED_STORAGE, TERMINATOR, _OPS, define,
 )
 from ..syntax import formats
 
 _STABLEHLO_OPS = """
-abs add after_all all_gather all_reduce all_to_all and async_done async_start atan2
+abs add and atan2
 batch_norm_grad batch_norm_inference batch_norm_training bitcast_convert broadcast
-broadcast_in_dim case cbrt ceil cholesky clamp collective_broadcast collective_permute
-collective_reduce compare complex composite concatenate constant convert convolution cosine
-count_leading_zeros create_token cross-replica-sum custom_call divide dot dot_general
+broadcast_in_dim cbrt ceil cholesky clamp
+compare complex concatenate constant convert convolution cosine
+count_leading_zeros divide dot dot_general
 dynamic_broadcast_in_dim dynamic_conv dynamic_gather dynamic_iota dynamic_pad dynamic_reshape
 dynamic_slice dynamic_update_slice einsum exponential exponential_minus_one fft floor gather
-get_dimension_size get_tuple_element if imag infeed iota is_finite log log_plus_one logistic map
-maximum minimum multiply negate not optimization_barrier or outfeed pad partition_id popcnt power
-real real_dynamic_slice recv reduce reduce_precision reduce_scatter reduce_window remainder
-replica_id reshape return reverse rng rng_bit_generator round_nearest_afz round_nearest_even
-rsqrt scatter select select_and_scatter send set_dimension_size shift_left
+get_dimension_size imag iota is_finite log log_plus_one logistic map
+maximum minimum multiply negate not or pad popcnt power
+real real_dynamic_slice reduce reduce_precision reduce_window remainder
+reshape return reverse rng rng_bit_generator round_nearest_afz round_nearest_even
+rsqrt scatter select select_and_scatter set_dimension_size shift_left
 shift_right_arithmetic shift_right_logical sign sine slice sort sqrt subtract tan tanh
-torch_index_select transpose triangular_solve tuple unary_einsum uniform_dequantize
-uniform_quantize while xor
+torch_index_select transpose triangular_solve unary_einsum
+xor
 """.split()
 _CHLO_OPS = """
 _asin_acos_kernel acos acosh asin asinh atan atanh bessel_i1e broadcast_add broadcast_and
@@ -38,8 +37,7 @@ broadcast_shift_right_arithmetic broadcast_shift_right_logical broadcast_subtrac
 broadcast_zeta conj constant constant_like cosh digamma erf erf_inv erfc is_inf is_neg_inf
 is_pos_inf lgamma mulhi next_after polygamma ragged_dot scan sinh square tan top_k zeta return
 """.split()
-_OTHER = ("func.func func.return func.call func.call_indirect func.constant builtin.module "
-          "return call").split()
+_OTHER: list[str] = []
 
 _ELEMENTWISE = ("abs cbrt ceil convert count_leading_zeros cosine exponential "
                 "exponential_minus_one floor imag log log_plus_one logistic not negate popcnt real "
@@ -57,9 +55,7 @@ _STORAGE = """
 bitcast_convert broadcast_in_dim broadcast concatenate constant dynamic_reshape dynamic_slice
 dynamic_update_slice gather dynamic_gather pad dynamic_pad reshape reverse slice
 real_dynamic_slice transpose get_dimension_size dynamic_broadcast_in_dim set_dimension_size
-reduce_window reduce sort scatter select_and_scatter map while if case return tuple
-get_tuple_element optimization_barrier all_gather all_to_all collective_permute
-collective_broadcast all_reduce reduce_scatter send recv infeed outfeed composite"""
+reduce_window reduce sort scatter select_and_scatter map return"""
 _DOT = "dot_general dot convolution dynamic_conv"
 
 _TRAITS: dict[str, set[str]] = {}
@@ -74,12 +70,9 @@ _add(_ELEMENTWISE, ELEMENTWISE)
 _add(_COMMUTATIVE, COMMUTATIVE)
 _add(_DOQ, DOQ)
 _add(_STORAGE, QUANTIZED_STORAGE)
-_add("func.return return func.call call tosa.rescale tosa.const chlo.return", QUANTIZED_STORAGE,
-     "")
+_add("chlo.return", QUANTIZED_STORAGE, "")
 _add(_DOT, DOT_LIKE)
-_add("func.return stablehlo.return return chlo.return", TERMINATOR, "")
-_add("func.return return", FUNCTION_RETURN, "")
-_add("func.func builtin.module", ISOLATED, "")
+_add("stablehlo.return chlo.return", TERMINATOR, "")
 
 
 def install() -> None:

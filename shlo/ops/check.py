@@ -15,16 +15,23 @@ Tolerances follow the upstream tools:
 
 from __future__ import annotations
 
-from typing import Any, Callable
+import sys
+import threading
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
-from ..attributes import FloatAttr, IntegerAttr
+from ..attributes import float_attr, int_attr, str_attr
+from ..dtypes import uint_of_size
 from ..errors import format_location
 from ..ir import Operation
-from ..types import FloatType, TensorType
-from ..registry import kernel
-from ..types import TOKEN
+from ..registry import QUANTIZED_AWARE, SIDE_EFFECTS, Kernel, define, kernel
+from ..syntax.directives import ATTRDICT, COMMA, OPERAND, attr, declarative, named, opt, types
+from ..types import TOKEN, FloatType, TensorType
+from .values import format_value
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..interpreter.evaluator import PrepareContext
 
 __all__ = ["compare_eq", "compare_almost_eq", "compare_close", "ulp_distance", "mismatch_report",
            "CHECK_TARGETS"]
@@ -65,12 +72,9 @@ def _almost(a: np.ndarray, e: np.ndarray, tol: float) -> np.ndarray:
     return close | (np.isnan(a) & np.isnan(e)) | ((a == e) & np.isinf(a))
 
 
-_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
-
-
 def _sign_magnitude(x: np.ndarray, width: int, signed: bool) -> tuple[np.ndarray, np.ndarray]:
     """(sign bit set, magnitude bits as int64) of a float array's bit patterns."""
-    bits = x.view(_UINT[x.dtype.itemsize]).astype(np.uint64)
+    bits = x.view(uint_of_size(x.dtype.itemsize)).astype(np.uint64)
     if not signed:
         return np.zeros(bits.shape, dtype=bool), bits.astype(np.int64)
     sign = np.uint64(1) << np.uint64(width - 1)
@@ -133,7 +137,10 @@ def mismatch_report(actual: np.ndarray, expected: np.ndarray, ok: np.ndarray, wh
         parts) + more
 
 
-# --- kernels -----------------------------------------------------------------------------------
+# --- the ops ---------------------------------------------------------------------------------
+# A check changes no value; its effect is the failure it records (SIDE_EFFECTS: never removed).
+
+_CHECK = {QUANTIZED_AWARE, SIDE_EFFECTS}
 
 
 def _float_type(op: Operation) -> Any:
@@ -141,7 +148,8 @@ def _float_type(op: Operation) -> Any:
     return t.element_type if isinstance(t, TensorType) else None
 
 
-def _reporter(op: Operation, ctx: Any, what: str) -> Callable[[str | None], None]:
+def _reporter(op: Operation, ctx: PrepareContext) -> Callable[[str | None], None]:
+    """Record a failure message (None: the check passed) at the op's location."""
     failures = ctx.process.check_failures
     where = format_location(op.location)
 
@@ -152,15 +160,17 @@ def _reporter(op: Operation, ctx: Any, what: str) -> Callable[[str | None], None
     return report
 
 
-def _attr_value(a: Any, default: Any) -> Any:
-    if a is None:
-        return default
-    return a.value if isinstance(a, (FloatAttr, IntegerAttr)) else a
+# --- check.expect_eq, check.expect_eq_const ---------------------------------------------------
+
+define("check.expect_eq", traits=_CHECK, summary="actual == expected, element-wise",
+       syntax=declarative(OPERAND, COMMA, OPERAND, ATTRDICT, types("operand_types_same")))
+define("check.expect_eq_const", traits=_CHECK, summary="actual == a constant, element-wise",
+       syntax=declarative(OPERAND, COMMA, attr("value", "dense"), ATTRDICT))
 
 
-@kernel("check.expect_eq", quantized_aware=True)
-def _expect_eq(op: Operation, ctx: Any):
-    report = _reporter(op, ctx, "check.expect_eq")
+@kernel("check.expect_eq")
+def _expect_eq(op: Operation, ctx: PrepareContext) -> Kernel:
+    report = _reporter(op, ctx)
 
     def run(actual: Any, expected: Any) -> tuple:
         report(mismatch_report(actual, expected, compare_eq(actual, expected), "expect_eq"))
@@ -169,10 +179,10 @@ def _expect_eq(op: Operation, ctx: Any):
     return run
 
 
-@kernel("check.expect_eq_const", quantized_aware=True)
-def _expect_eq_const(op: Operation, ctx: Any):
+@kernel("check.expect_eq_const")
+def _expect_eq_const(op: Operation, ctx: PrepareContext) -> Kernel:
     expected = op.attr("value").array
-    report = _reporter(op, ctx, "check.expect_eq_const")
+    report = _reporter(op, ctx)
 
     def run(actual: Any) -> tuple:
         report(mismatch_report(actual, expected, compare_eq(actual, expected),
@@ -182,10 +192,22 @@ def _expect_eq_const(op: Operation, ctx: Any):
     return run
 
 
-@kernel("check.expect_almost_eq", quantized_aware=True)
-def _expect_almost_eq(op: Operation, ctx: Any):
-    tol = float(_attr_value(op.attr("tolerance"), 1e-4))
-    report = _reporter(op, ctx, "check.expect_almost_eq")
+# --- check.expect_almost_eq, check.expect_almost_eq_const -------------------------------------
+
+_TOLERANCE = opt("tolerance", COMMA, *named("tolerance", "tolerance", "f64"))
+define("check.expect_almost_eq", traits=_CHECK,
+       summary="|actual - expected| <= tolerance, element-wise",
+       syntax=declarative(OPERAND, COMMA, OPERAND, _TOLERANCE, ATTRDICT,
+                          types("operand_types_same")))
+define("check.expect_almost_eq_const", traits=_CHECK,
+       summary="|actual - constant| <= tolerance, element-wise",
+       syntax=declarative(OPERAND, COMMA, attr("value", "dense"), _TOLERANCE, ATTRDICT))
+
+
+@kernel("check.expect_almost_eq")
+def _expect_almost_eq(op: Operation, ctx: PrepareContext) -> Kernel:
+    tol = float_attr(op, "tolerance", 1e-4)
+    report = _reporter(op, ctx)
 
     def run(actual: Any, expected: Any) -> tuple:
         report(mismatch_report(actual, expected, compare_almost_eq(actual, expected, tol),
@@ -195,11 +217,11 @@ def _expect_almost_eq(op: Operation, ctx: Any):
     return run
 
 
-@kernel("check.expect_almost_eq_const", quantized_aware=True)
-def _expect_almost_eq_const(op: Operation, ctx: Any):
-    tol = float(_attr_value(op.attr("tolerance"), 1e-4))
+@kernel("check.expect_almost_eq_const")
+def _expect_almost_eq_const(op: Operation, ctx: PrepareContext) -> Kernel:
+    tol = float_attr(op, "tolerance", 1e-4)
     expected = op.attr("value").array
-    report = _reporter(op, ctx, "check.expect_almost_eq_const")
+    report = _reporter(op, ctx)
 
     def run(actual: Any) -> tuple:
         report(mismatch_report(actual, expected, compare_almost_eq(actual, expected, tol),
@@ -209,12 +231,23 @@ def _expect_almost_eq_const(op: Operation, ctx: Any):
     return run
 
 
-@kernel("check.expect_close", quantized_aware=True)
-def _expect_close(op: Operation, ctx: Any):
-    lo = int(_attr_value(op.attr("min_ulp_difference"), 0))
-    hi = int(_attr_value(op.attr("max_ulp_difference"), 1))
+# --- check.expect_close -----------------------------------------------------------------------
+
+define("check.expect_close", traits=_CHECK,
+       summary="ULP distance of actual and expected in [min, max], element-wise",
+       syntax=declarative(OPERAND, COMMA, OPERAND, COMMA,
+                          *named("max_ulp_difference", "max_ulp_difference", "ui64"),
+                          opt("min_ulp_difference", COMMA,
+                              *named("min_ulp_difference", "min_ulp_difference", "ui64")),
+                          ATTRDICT, types("operand_types")))
+
+
+@kernel("check.expect_close")
+def _expect_close(op: Operation, ctx: PrepareContext) -> Kernel:
+    lo = int_attr(op, "min_ulp_difference", 0)
+    hi = int_attr(op, "max_ulp_difference", 1)
     ftype = _float_type(op)
-    report = _reporter(op, ctx, "check.expect_close")
+    report = _reporter(op, ctx)
 
     def run(actual: Any, expected: Any) -> tuple:
         report(mismatch_report(actual, expected, compare_close(actual, expected, ftype, lo, hi),
@@ -224,12 +257,24 @@ def _expect_close(op: Operation, ctx: Any):
     return run
 
 
-@kernel("check.expect_serialized_eq", quantized_aware=True)
-def _expect_serialized_eq(op: Operation, ctx: Any):
-    probe_id = op.attr("probe_id").value
-    iteration = int(_attr_value(op.attr("iter"), 0))
+# --- check.expect_serialized_eq, interpreter.probe --------------------------------------------
+
+define("check.expect_serialized_eq", traits=_CHECK,
+       summary="actual has the bytes of a probe's value at an iteration",
+       syntax=declarative(OPERAND, COMMA, *named("probe_id", "probe_id", "str"),
+                          opt("iter", COMMA, *named("iter", "iter", "ui64")), ATTRDICT,
+                          types("operand_types")))
+define("interpreter.probe", traits=_CHECK, summary="record the operand's value under probe_id",
+       syntax=declarative(OPERAND, COMMA, *named("probe_id", "probe_id", "str"), ATTRDICT,
+                          types("same")))
+
+
+@kernel("check.expect_serialized_eq")
+def _expect_serialized_eq(op: Operation, ctx: PrepareContext) -> Kernel:
+    probe_id = str_attr(op, "probe_id")
+    iteration = int_attr(op, "iter", 0)
     probes = ctx.process.probes
-    report = _reporter(op, ctx, "check.expect_serialized_eq")
+    report = _reporter(op, ctx)
 
     def run(actual: Any) -> tuple:
         recorded = probes.get(probe_id, [])
@@ -246,9 +291,9 @@ def _expect_serialized_eq(op: Operation, ctx: Any):
     return run
 
 
-@kernel("interpreter.probe", quantized_aware=True)
-def _probe(op: Operation, ctx: Any):
-    probe_id = op.attr("probe_id").value
+@kernel("interpreter.probe")
+def _probe(op: Operation, ctx: PrepareContext) -> Kernel:
+    probe_id = str_attr(op, "probe_id")
     probes = ctx.process.probes
 
     def run(x: Any) -> tuple:
@@ -258,57 +303,17 @@ def _probe(op: Operation, ctx: Any):
     return run
 
 
-# --- custom_call targets: fn(op, ctx) -> run ---------------------------------------------------
+# --- interpreter.print ------------------------------------------------------------------------
+
+define("interpreter.print", traits=_CHECK, summary="print the operand (upstream's format)",
+       syntax=declarative(OPERAND, ATTRDICT, types("operand_types")))
+
+_PRINT_LOCK = threading.Lock()
 
 
-def _cc_expect(compare: Callable[[Any, Any, Any], np.ndarray], what: str):
-    def prepare(op: Operation, ctx: Any):
-        report = _reporter(op, ctx, what)
-        ftype = _float_type(op)
-        nres = len(op.results)
-
-        def run(actual: Any, expected: Any) -> tuple:
-            report(mismatch_report(actual, expected, compare(actual, expected, ftype), what))
-            return (TOKEN,) * nres
-
-        return run
-
-    return prepare
-
-
-def _cc_eq(op: Operation, ctx: Any):
-    report = _reporter(op, ctx, "check.eq")
-
-    def run(expected: Any, actual: Any) -> tuple:
-        a = np.asarray(actual)
-        ok = compare_eq(actual, expected) if a.dtype.kind in "biu" else compare_almost_eq(
-            actual, expected, 1e-4)
-        msg = mismatch_report(actual, expected, ok, "check.eq")
-        report(msg)
-        return (np.asarray(msg is None),)
-
-    return run
-
-
-CHECK_TARGETS: dict[str, Callable[[Operation, Any], Callable[..., Any]]] = {
-    "check.expect_eq": _cc_expect(lambda a, e, t: compare_eq(a, e), "check.expect_eq"),
-    "check.expect_almost_eq": _cc_expect(lambda a, e, t: compare_almost_eq(a, e, 1e-3),
-                                         "check.expect_almost_eq"),
-    "check.expect_close": _cc_expect(lambda a, e, t: compare_close(a, e, t, 0, 3),
-                                     "check.expect_close"),
-    "check.eq": _cc_eq,
-}
-"""custom_call targets handled by shlo itself (see control_flow.custom_call)."""
-
-
-@kernel("interpreter.print", quantized_aware=True)
-def _print(op: Operation, ctx: Any):
+@kernel("interpreter.print")
+def _print(op: Operation, ctx: PrepareContext) -> Kernel:
     """`interpreter.print %x`: print the value in the upstream interpreter's format."""
-    import sys
-    import threading
-
-    from ..interpreter.printing import format_value
-
     t = op.operands[0].type
     name = op.operands[0].name
     prefix = f"%{name} = " if name else ""
@@ -321,6 +326,45 @@ def _print(op: Operation, ctx: Any):
     return run
 
 
-import threading as _threading  # noqa: E402
+# --- custom_call targets: fn(op, ctx) -> run ---------------------------------------------------
 
-_PRINT_LOCK = _threading.Lock()
+
+def _cc_expect(compare: Callable[[Any, Any, Any], np.ndarray], what: str
+               ) -> Callable[[Operation, PrepareContext], Kernel]:
+    def prepare(op: Operation, ctx: PrepareContext) -> Kernel:
+        report = _reporter(op, ctx)
+        ftype = _float_type(op)
+        nres = len(op.results)
+
+        def run(actual: Any, expected: Any) -> tuple:
+            report(mismatch_report(actual, expected, compare(actual, expected, ftype), what))
+            return (TOKEN,) * nres
+
+        return run
+
+    return prepare
+
+
+def _cc_eq(op: Operation, ctx: PrepareContext) -> Kernel:
+    report = _reporter(op, ctx)
+
+    def run(expected: Any, actual: Any) -> tuple:
+        a = np.asarray(actual)
+        ok = compare_eq(actual, expected) if a.dtype.kind in "biu" else compare_almost_eq(
+            actual, expected, 1e-4)
+        msg = mismatch_report(actual, expected, ok, "check.eq")
+        report(msg)
+        return (np.asarray(msg is None),)
+
+    return run
+
+
+CHECK_TARGETS: dict[str, Callable[[Operation, PrepareContext], Kernel]] = {
+    "check.expect_eq": _cc_expect(lambda a, e, t: compare_eq(a, e), "check.expect_eq"),
+    "check.expect_almost_eq": _cc_expect(lambda a, e, t: compare_almost_eq(a, e, 1e-3),
+                                         "check.expect_almost_eq"),
+    "check.expect_close": _cc_expect(lambda a, e, t: compare_close(a, e, t, 0, 3),
+                                     "check.expect_close"),
+    "check.eq": _cc_eq,
+}
+"""custom_call targets handled by shlo itself (see :mod:`shlo.ops.custom_call`)."""

@@ -17,8 +17,9 @@ import numpy as np
 
 from ..attributes import BoolAttr, DenseElementsAttr, EnumAttr
 from ..ir import Module, Operation, Value
-from ..ops.quantization import (integer_storage, multiplier_and_shift, quantized_type,
-                                rescale_rounding_mode, rescale_flag, rescale_int_attr)
+from ..ops.quantization import quantized_type
+from ..ops.tosa import (integer_storage, multiplier_and_shift, rescale_flag, rescale_int_attr,
+                        rescale_rounding_mode)
 from ..types import IntegerType, QuantizedType, TensorType, element_type, is_quantized
 from . import register_pass
 from ._rewrite import PassError, Rewriter, const_attr

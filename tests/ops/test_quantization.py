@@ -16,7 +16,7 @@ import pytest
 
 import shlo
 import shlo.quantization as q
-from shlo.ops.quantization import apply_rescale, multiplier_and_shift
+from shlo.ops.tosa import apply_rescale, multiplier_and_shift
 from shlo.syntax.parser import parse
 from shlo.types import QuantizedType, element_type
 

@@ -1,0 +1,143 @@
+"""How a collective runs: meeting the group, checking and building the values it hands over,
+and folding values with a reduction body (shared by the collective ops; knows no op)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+import numpy as np
+
+from ...dtypes import is_sub_byte_int
+from ...errors import Diagnostics, ExecutionError
+from ...ir import Operation
+from ...types import QuantizedType, TensorType, Type, element_type_for_dtype
+from .. import _constraints as _c
+from .._regions import ufunc_for
+from .grid import ProcessId, me
+from .groups import process_label
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ...interpreter.evaluator import ProcessContext
+
+__all__ = ["Values", "meet", "shared", "check_same", "zeros", "reducer", "body_dtype",
+           "check_reduction_body"]
+
+Values = tuple[Any, ...]
+
+def meet(op: Operation, process: ProcessContext, group: tuple[ProcessId, ...], value: Any,
+         combine: Callable[[tuple[ProcessId, ...], list[Any]], list[Any]],
+         cid: int = 0) -> Any:
+    """Contribute ``value`` to ``op`` in ``group``; return this process's result."""
+    if len(group) == 1:
+        return combine(group, [value])[0]
+    grid = process.grid
+    if grid is None:
+        raise ExecutionError(f"'{op.name}' op: the group has {len(group)} processes but the "
+                             f"program runs without a process grid", op.location)
+
+    def whole_group(values: list[Any]) -> list[Any]:
+        try:
+            return combine(group, values)
+        except ExecutionError as e:  # about the group, not the process that combined
+            e.names_process = True  # type: ignore[attr-defined]
+            raise
+
+    return grid.rendezvous(op, group, me(process), value, whole_group, cid)
+
+
+def shared(a: Any) -> np.ndarray:
+    """A read-only view: one result array is handed to several processes."""
+    v = np.asarray(a).view()
+    v.flags.writeable = False
+    return v
+
+
+def _desc(a: Any) -> str:
+    """`tensor<4xi64>` for a run-time array."""
+    a = np.asarray(a)
+    try:
+        et = element_type_for_dtype(a.dtype).name
+    except KeyError:
+        et = str(a.dtype)
+    return "tensor<" + "".join(f"{d}x" for d in a.shape) + et + ">"
+
+
+def check_same(op: Operation, group: Sequence[ProcessId], values: list[Values]) -> None:
+    """Every member gave operands of the same shapes and dtypes (else an ExecutionError)."""
+    first = [(np.shape(x), np.asarray(x).dtype) for x in values[0]]
+    if all([(np.shape(x), np.asarray(x).dtype) for x in v] == first for v in values[1:]):
+        return
+    lines = [f"  {process_label(p)}: " + ", ".join(_desc(x) for x in v)
+             for p, v in zip(group, values)]
+    raise ExecutionError(f"'{op.name}' op: the processes of the group gave operands of "
+                         f"different shapes:\n" + "\n".join(lines), op.location)
+
+
+def zeros(t: Type, like: Any = None) -> np.ndarray:
+    """`broadcast_in_dim(constant(0 or quantize(0)), [], type)` for tensor type ``t``."""
+    assert isinstance(t, TensorType)
+    shape = t.shape if t.is_static else np.shape(like)
+    et = t.element_type
+    if isinstance(et, QuantizedType):
+        zp = np.asarray(et.zero_points, dtype=np.int64)
+        if et.quantization_dimension is not None and zp.size > 1:
+            view = [1] * len(shape)  # type: ignore[arg-type]
+            view[et.quantization_dimension] = zp.size
+            zp = zp.reshape(view)
+        return shared(np.broadcast_to(zp.astype(et.dtype), shape))  # type: ignore[arg-type]
+    return shared(np.zeros(shape, dtype=t.dtype))  # type: ignore[arg-type]
+
+
+def reducer(body: Any, dtype: np.dtype) -> Callable[[list[np.ndarray]], np.ndarray]:
+    """Fold a list of arrays with the reduction ``body`` (a compiled region).
+
+    The schedule is a left fold in group order, ``((v0 . v1) . v2) ...`` (the spec leaves the
+    tree implementation-defined). A single-op body that numpy computes exactly as the spec
+    does (:func:`~shlo.ops._regions.ufunc_for`) uses the ufunc, accumulating in place; any
+    other body (and maximum/minimum on floats, for the order of signed zeros, and the sub-byte
+    integer types, for wrapping) is called once per member on whole arrays.
+    """
+    name = body.single_op
+    uf = ufunc_for(name, dtype) if name else None
+    if is_sub_byte_int(dtype) or (
+            name in ("stablehlo.maximum", "stablehlo.minimum") and dtype.kind in "fV"):
+        uf = None
+    if uf is not None:
+        def fold(arrays: list[np.ndarray]) -> np.ndarray:
+            if len(arrays) == 1:
+                return np.asarray(arrays[0])
+            acc = np.asarray(uf(arrays[0], arrays[1]))
+            if acc.dtype != dtype:
+                acc = acc.astype(dtype)
+            for a in arrays[2:]:
+                uf(acc, a, out=acc)
+            return acc
+
+        return fold
+
+    def fold_body(arrays: list[np.ndarray]) -> np.ndarray:
+        acc = arrays[0]
+        for a in arrays[1:]:
+            acc = body(acc, a)[0]
+        acc = np.asarray(acc)
+        return acc if acc.dtype == dtype else acc.astype(dtype)
+
+    return fold_body
+
+
+def body_dtype(body: Any) -> np.dtype:
+    """The element dtype of a reduction body (`to_destination_type` of the operands)."""
+    return body.block.arguments[0].type.element_type.dtype
+
+
+def check_reduction_body(op: Operation, diag: Diagnostics, label: str,
+                     operands: list[Type]) -> list[Type] | None:
+    """The `computation` of all_reduce-like ops: one reducer of `(tensor<E>, tensor<E>) ->
+    tensor<E>` applied to each operand in turn; the types it returns."""
+    out = []
+    for t in operands:
+        rets = _c.check_reducer(op, diag, label, 0, [t], [TensorType((), t.element_type)], [])
+        if rets is None:
+            return None
+        out.append(rets[0])
+    return out
