@@ -27,7 +27,7 @@ from ...registry import QUANTIZED_AWARE, QUANTIZED_STORAGE, SIDE_EFFECTS, Kernel
 from ...registry import inference, kernel, verifier
 from ...types import TensorType, Type
 from .. import _constraints as _c
-from .grid import ProcessId, me
+from .grid import ProcessId
 from .groups import Groups, channel_id, check_global_ids, check_replica_groups, group_size
 from .groups import id_groups, process_groups, process_label, reduction_strategy
 from .groups import simple_strategy
@@ -89,7 +89,9 @@ def all_gather(op: Operation, ctx: PrepareContext) -> Kernel:
 def _infer_all_gather(op: Operation, diag: Diagnostics) -> list[Type] | None:
     """(C1) `0 <= all_gather_dim < rank(operands...)`; (C6) `type(results...)` is the operands'
     with `dim(results..., all_gather_dim) = dim(operands..., all_gather_dim) *
-    dim(process_groups, 1)` (unknown, None, when the groups do not give their size)."""
+    dim(process_groups, 1)` (unknown, None, when the groups do not give their size). The
+    verifier, as upstream's, only requires a multiple of the operand's size there: programs
+    upstream accepts declare other multiples."""
     dim = _non_negative(op, diag, "all_gather_dim", "C1")
     if dim is None:
         return None
@@ -494,7 +496,7 @@ def collective_permute(op: Operation, ctx: PrepareContext) -> Kernel:
 
     def run(*operands: Any) -> Values:
         source_of, component = links(process.num_replicas, process.num_partitions)
-        group = component.get(me(process))
+        group = component.get((process.replica_id, process.partition_id))
         if group is None:
             return tuple(zeros(t, x) for t, x in zip(types, operands))
 

@@ -39,7 +39,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ...interpreter.evaluator import PrepareContext, ProcessContext
     from ...ir import Operation
 
-__all__ = ["ProcessId", "Grid", "Engine", "DEFAULT_TIMEOUT"]
+__all__ = ["ProcessId", "Grid", "Engine", "DEFAULT_TIMEOUT", "me"]
 
 ProcessId = tuple[int, int]
 """``(replica_id, partition_id)``; its flattened id is ``replica_id * num_partitions +

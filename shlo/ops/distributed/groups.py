@@ -211,8 +211,8 @@ class Groups:
 
 
 def check_replica_groups(op: Operation, diag: Diagnostics, label: str, same_size: bool,
-                    group_size: int | None = None, attr: str = "replica_groups",
-                    covering: bool = True) -> bool:
+                         group_size: int | None = None, attr: str = "replica_groups",
+                         covering: bool = True) -> bool:
     """is_unique(replica_groups) and 0 <= replica_groups < size, as upstream checks them: a
     rank-2 tensor of ids 0..n-1 each seen once (-1 pads non-uniform groups where allowed)."""
     a = op.attr(attr)

@@ -13,7 +13,7 @@ from ...ir import Operation
 from ...types import QuantizedType, TensorType, Type, element_type_for_dtype
 from .. import _constraints as _c
 from .._regions import ufunc_for
-from .grid import ProcessId, me
+from .grid import ProcessId
 from .groups import process_label
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -23,6 +23,8 @@ __all__ = ["Values", "meet", "shared", "check_same", "zeros", "reducer", "body_d
            "check_reduction_body"]
 
 Values = tuple[Any, ...]
+"""The operands (or results) of one process at a collective."""
+
 
 def meet(op: Operation, process: ProcessContext, group: tuple[ProcessId, ...], value: Any,
          combine: Callable[[tuple[ProcessId, ...], list[Any]], list[Any]],
@@ -42,7 +44,8 @@ def meet(op: Operation, process: ProcessContext, group: tuple[ProcessId, ...], v
             e.names_process = True  # type: ignore[attr-defined]
             raise
 
-    return grid.rendezvous(op, group, me(process), value, whole_group, cid)
+    return grid.rendezvous(op, group, (process.replica_id, process.partition_id), value,
+                           whole_group, cid)
 
 
 def shared(a: Any) -> np.ndarray:
@@ -131,7 +134,7 @@ def body_dtype(body: Any) -> np.dtype:
 
 
 def check_reduction_body(op: Operation, diag: Diagnostics, label: str,
-                     operands: list[Type]) -> list[Type] | None:
+                         operands: list[Type]) -> list[Type] | None:
     """The `computation` of all_reduce-like ops: one reducer of `(tensor<E>, tensor<E>) ->
     tensor<E>` applied to each operand in turn; the types it returns."""
     out = []
