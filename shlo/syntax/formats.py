@@ -40,8 +40,8 @@ from ..ir import Block, Operation, Region, Value
 from ..registry import COMMUTATIVE, names_with
 from ..types import FunctionType, TensorType, Type, _ELEMENT_TYPES
 from .directives import (
-    ATTRDICT, COMMA, I1, I32, I64, OPERAND, OPERANDS, OPERANDS_COMMA, Format, ParseFn, PrintFn, attr, check_attr_kind, make_declarative, named, opt, p_,
-    parse_attrdict, parse_attrdict_kw, parse_int_list, print_types, types, types_functional, types_pairwise, types_same,
+    ATTRDICT, COMMA, I1, I64, OPERAND, OPERANDS, OPERANDS_COMMA, Format, ParseFn, PrintFn, attr, check_attr_kind, make_declarative, named, opt, p_,
+    parse_attrdict, parse_attrdict_kw, parse_int_list, types, types_functional, types_pairwise,
 )
 from .parser import canonical_struct_params
 from .lexer import AT, BARE, INTEGER, PUNCT, VALUE
@@ -67,26 +67,18 @@ def _inherent(names: str, attrs: str = "") -> None:
 
 FORMATS: dict[str, list[tuple]] = {}
 
-_UNARY = ("abs cbrt ceil convert count_leading_zeros cosine exponential exponential_minus_one "
-          "floor imag log log_plus_one logistic not negate popcnt real round_nearest_afz "
-          "round_nearest_even rsqrt sign sine sqrt tan tanh uniform_quantize uniform_dequantize")
-_BINARY = ("add atan2 divide maximum minimum multiply power remainder shift_left "
-           "shift_right_arithmetic shift_right_logical subtract and or xor")
+_UNARY = "uniform_quantize uniform_dequantize"
 for _n in _UNARY.split():
     FORMATS[f"stablehlo.{_n}"] = [OPERAND, ATTRDICT, types("same")]
     INHERENT[f"stablehlo.{_n}"] = frozenset()
-for _n in _BINARY.split():
-    FORMATS[f"stablehlo.{_n}"] = [OPERAND, COMMA, OPERAND, ATTRDICT, types("same")]
-    INHERENT[f"stablehlo.{_n}"] = frozenset()
 
-_FUNCTIONAL_ONLY = ("is_finite bitcast_convert reshape dynamic_reshape dynamic_update_slice "
+_FUNCTIONAL_ONLY = ("reshape dynamic_reshape dynamic_update_slice "
                     "real_dynamic_slice dynamic_pad compute_reshape_shape cstr_reshapable")
 for _n in _FUNCTIONAL_ONLY.split():
     FORMATS[f"stablehlo.{_n}"] = [OPERANDS, ATTRDICT, types("functional")]
     INHERENT[f"stablehlo.{_n}"] = frozenset()
 
 FORMATS.update({
-    "stablehlo.complex": [OPERANDS, ATTRDICT, types("complex")],
     "stablehlo.iota": [*named("dim", "iota_dimension", "i64"), ATTRDICT, types("results")],
     "stablehlo.dynamic_iota": [OPERAND, COMMA, *named("dim", "iota_dimension", "i64"), ATTRDICT,
                                types("functional")],
@@ -97,10 +89,6 @@ FORMATS.update({
     "stablehlo.get_tuple_element": [OPERAND, p_("["), attr("index", "i32"), p_("]"), ATTRDICT,
                                     types("functional")],
     "stablehlo.tuple": [OPERANDS, ATTRDICT, types("tuple")],
-    "stablehlo.compare": [attr("comparison_direction", "enum:comparison_direction"), COMMA,
-                          OPERAND, COMMA, OPERAND,
-                          opt("compare_type", COMMA, attr("compare_type", "enum:comparison_type")),
-                          ATTRDICT, types("functional")],
     "stablehlo.dynamic_slice": [OPERAND, COMMA, OPERANDS_COMMA,
                                 *named("sizes", "slice_sizes", "i64list"), ATTRDICT,
                                 types("functional")],
@@ -114,7 +102,6 @@ FORMATS.update({
                                            ATTRDICT, types("functional")],
     "stablehlo.cholesky": [OPERAND, opt("lower", COMMA, *named("lower", "lower", "bool")),
                            ATTRDICT, types("same")],
-    "stablehlo.clamp": [OPERAND, COMMA, OPERAND, COMMA, OPERAND, ATTRDICT, types("same")],
     "stablehlo.concatenate": [OPERANDS_COMMA, *named("dim", "dimension", "i64"), ATTRDICT,
                               types("functional")],
     "stablehlo.custom_call": [attr("call_target_name", "symbol"), p_("("), OPERANDS, p_(")"),
@@ -130,7 +117,6 @@ FORMATS.update({
     "stablehlo.set_dimension_size": [OPERAND, COMMA, OPERAND, COMMA,
                                      *named("dim", "dimension", "i64"), ATTRDICT,
                                      types("functional")],
-    "stablehlo.select": [OPERANDS, ATTRDICT, types("select")],
     "stablehlo.reverse": [OPERAND, COMMA, *named("dims", "dimensions", "i64list"), ATTRDICT,
                           types("same")],
     "stablehlo.pad": [OPERAND, COMMA, OPERAND, COMMA,
@@ -148,10 +134,6 @@ FORMATS.update({
                                     *named("algorithm", "rng_algorithm", "enum:rng_algorithm"),
                                     ATTRDICT, types("functional")],
     "stablehlo.return": [OPERANDS, ATTRDICT, types("return")],
-    # chlo
-    "chlo.broadcast_compare": [OPERAND, COMMA, OPERAND, ATTRDICT, types("functional")],
-    "chlo.top_k": [p_("("), OPERAND, COMMA, *named("k", "k", "i64"), p_(")"), ATTRDICT,
-                   types("chlo_unary")],
     # check / interpreter
     "check.expect_eq_const": [OPERAND, COMMA, attr("value", "dense"), ATTRDICT],
     "check.expect_almost_eq_const": [OPERAND, COMMA, attr("value", "dense"),
@@ -174,27 +156,11 @@ FORMATS.update({
     "interpreter.print": [OPERAND, ATTRDICT, types("operand_types")],
 })
 
-_CHLO_UNARY = ("acos acosh asin asinh atan atanh bessel_i1e conj cosh digamma erf erf_inv erfc "
-               "is_inf is_neg_inf is_pos_inf lgamma sinh square tan")
-for _n in _CHLO_UNARY.split():
-    FORMATS[f"chlo.{_n}"] = [OPERAND, ATTRDICT, types("chlo_unary")]
-    INHERENT[f"chlo.{_n}"] = frozenset()
-for _n in ("next_after", "polygamma", "zeta", "mulhi"):
-    FORMATS[f"chlo.{_n}"] = [OPERAND, COMMA, OPERAND, ATTRDICT, types("chlo_binary")]
-    INHERENT[f"chlo.{_n}"] = frozenset()
-_CHLO_BROADCAST = ("add and atan2 complex divide maximum minimum multiply next_after or polygamma "
-                   "power remainder shift_left shift_right_arithmetic shift_right_logical "
-                   "subtract xor zeta select")
-for _n in _CHLO_BROADCAST.split():
-    FORMATS[f"chlo.broadcast_{_n}"] = [OPERANDS, ATTRDICT, types("functional")]
-    INHERENT[f"chlo.broadcast_{_n}"] = frozenset({"broadcast_dimensions"})
-
-_inherent("stablehlo.complex stablehlo.create_token stablehlo.replica_id stablehlo.partition_id "
-          "stablehlo.after_all stablehlo.tuple stablehlo.clamp stablehlo.select "
+_inherent("stablehlo.create_token stablehlo.replica_id stablehlo.partition_id "
+          "stablehlo.after_all stablehlo.tuple "
           "stablehlo.return stablehlo.optimization_barrier stablehlo.while")
 _inherent("stablehlo.iota stablehlo.dynamic_iota", "iota_dimension")
 _inherent("stablehlo.get_tuple_element", "index")
-_inherent("stablehlo.compare", "comparison_direction compare_type")
 _inherent("stablehlo.slice", "start_indices limit_indices strides")
 _inherent("stablehlo.dynamic_slice", "slice_sizes")
 _inherent("stablehlo.broadcast", "broadcast_sizes")
@@ -214,7 +180,6 @@ _inherent("stablehlo.trace", "tag")
 _inherent("stablehlo.transpose", "permutation")
 _inherent("stablehlo.rng", "rng_distribution")
 _inherent("stablehlo.rng_bit_generator", "rng_algorithm")
-_inherent("stablehlo.reduce_precision", "exponent_bits mantissa_bits")
 _inherent("stablehlo.reduce", "dimensions")
 _inherent("stablehlo.constant", "value")
 _inherent("stablehlo.dot", "precision_config")
@@ -223,11 +188,6 @@ _inherent("stablehlo.convolution", "window_strides padding lhs_dilation rhs_dila
           "window_reversal dimension_numbers feature_group_count batch_group_count "
           "precision_config")
 _inherent("stablehlo.composite", "name composite_attributes decomposition version")
-_inherent("chlo.broadcast_compare", "broadcast_dimensions comparison_direction compare_type")
-_inherent("chlo.top_k", "k")
-_inherent("chlo.constant_like", "value")
-_inherent("chlo.scan", "dimension is_reverse is_associative operandSegmentSizes "
-          "resultSegmentSizes")
 _inherent("interpreter.run_parallel", "programs infeed")
 _inherent("check.expect_eq_const", "value")
 _inherent("check.expect_almost_eq_const", "value tolerance")
@@ -267,7 +227,6 @@ _inherent("stablehlo.dynamic_conv", "window_strides padding lhs_dilation rhs_dil
 _inherent("stablehlo.cross-replica-sum", "replica_groups")
 _inherent("stablehlo.torch_index_select", "dim batch_dims")
 _inherent("stablehlo.if stablehlo.case stablehlo.uniform_quantize stablehlo.uniform_dequantize")
-_inherent("chlo.ragged_dot", "ragged_dot_dimension_numbers precision_config")
 _inherent("func.func", "sym_name function_type sym_visibility arg_attrs res_attrs no_inline")
 _inherent("func.call", "callee arg_attrs res_attrs no_inline")
 _inherent("func.return")
@@ -398,45 +357,6 @@ def _print_slice(pr: "Printer", op: Operation) -> str | None:
 
 
 register("stablehlo.slice", _parse_slice, _print_slice)
-
-# --- reduce_precision ---------------------------------------------------------------------------
-
-
-def _parse_reduce_precision(p: "Parser", name: str, nres: int, start: int) -> Operation:
-    operand = p.operand()
-    p.expect(",")
-    p.keyword("format")
-    p.expect("=")
-    off = p.start
-    em = p.bare()
-    import re
-
-    m = re.fullmatch(r"e([0-9]+)m([0-9]+)", em)
-    if not m:
-        p.error(f"expected exponent mantissa in format e#m#, saw {em}", off, found=False)
-    e_, m_ = int(m.group(1)), int(m.group(2))
-    if e_ >= 2 ** 31 or m_ >= 2 ** 31:
-        p.error("unable to parse exponent or mantissa", off, found=False)
-    props: dict[str, Any] = {"exponent_bits": IntegerAttr(e_, I32),
-                             "mantissa_bits": IntegerAttr(m_, I32)}
-    attrs: dict[str, Any] = {}
-    parse_attrdict(p, name, props, attrs)
-    p.expect(":")
-    res = types_same(p, [operand])
-    return Operation(name, [operand], res, props, attrs)
-
-
-def _print_reduce_precision(pr: "Printer", op: Operation) -> str | None:
-    e_, m_ = op.attr("exponent_bits"), op.attr("mantissa_bits")
-    if not (check_attr_kind(e_, "i32") and check_attr_kind(m_, "i32")) \
-            or len(op.operands) != 1 or op.regions:
-        return None
-    d = pr.attr_dict(op, {"exponent_bits", "mantissa_bits"})
-    return (f" {pr.val(op.operands[0])}, format = e{e_.value}m{m_.value}{d} : "
-            f"{print_types(pr, op, 'same')}")
-
-
-register("stablehlo.reduce_precision", _parse_reduce_precision, _print_reduce_precision)
 
 # --- dot / dot_general --------------------------------------------------------------------------
 
@@ -975,57 +895,6 @@ def _print_reduce(pr: "Printer", op: Operation) -> str | None:
 
 register("stablehlo.reduce", _parse_reduce, _print_reduce)
 
-# --- chlo.scan ----------------------------------------------------------------------------------
-
-
-def _parse_scan(p: "Parser", name: str, nres: int, start: int) -> Operation:
-    p.expect("(")
-    inputs = p.operand_list()
-    p.expect(")")
-    p.keyword("inits")
-    p.expect("(")
-    inits = p.operand_list()
-    p.expect(")")
-    props: dict[str, Any] = {}
-    attrs: dict[str, Any] = {}
-    p.keyword("dimension")
-    p.expect("=")
-    props["dimension"] = IntegerAttr(p.integer(), I64)
-    parse_attrdict_kw(p, name, props, attrs)
-    region = p.parse_region()
-    p.expect(":")
-    operands = inputs + inits
-    res = types_functional(p, operands)
-    props["operandSegmentSizes"] = DenseArrayAttr(I32, (len(inputs), len(inits)))
-    props["resultSegmentSizes"] = DenseArrayAttr(I32, (len(res) - len(inits), len(inits)))
-    return Operation(name, operands, res, props, attrs, [region])
-
-
-def _print_scan(pr: "Printer", op: Operation) -> str | None:
-    seg = op.attr("operandSegmentSizes")
-    dim = op.attr("dimension")
-    if type(seg) is not DenseArrayAttr or len(seg.values) != 2 or len(op.regions) != 1 \
-            or not check_attr_kind(dim, "i64"):
-        return None
-    ni = seg.values[0]
-    ins = ", ".join(pr.val(v) for v in op.operands[:ni])
-    inits = ", ".join(pr.val(v) for v in op.operands[ni:])
-    rseg = op.attr("resultSegmentSizes")
-    if rseg is not None and (type(rseg) is not DenseArrayAttr
-                             or tuple(rseg.values) != (len(op.results) - len(op.operands) + ni,
-                                                       len(op.operands) - ni)):
-        return None
-    d = pr.attr_dict(op, {"operandSegmentSizes", "resultSegmentSizes", "dimension"})
-    s = f"({ins}) inits ({inits}) dimension={dim.value} "
-    if d:
-        s += " attributes" + d
-    s += " " + pr.region(op.regions[0], True)
-    s += " : " + pr.functional(op.operand_types, op.result_types)
-    return s
-
-
-register("chlo.scan", _parse_scan, _print_scan)
-
 # --- func.func / func.call / func.return / builtin.module ---------------------------------------
 
 
@@ -1297,9 +1166,8 @@ def _print_arith_constant(pr: "Printer", op: Operation) -> str | None:
     return f"{pr.attr_dict(op, {'value'})} {pr.attr(v)}"
 
 
-for _n in ("arith.constant", "chlo.constant"):
-    register(_n, _parse_arith_constant, _print_arith_constant)
-    INHERENT[_n] = frozenset({"value"})
+register("arith.constant", _parse_arith_constant, _print_arith_constant)
+INHERENT["arith.constant"] = frozenset({"value"})
 
 
 def _parse_cast_to(p: "Parser", name: str, nres: int, start: int) -> Operation:
