@@ -12,11 +12,11 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ...attributes import StructAttr
 from ...errors import Diagnostics, ExecutionError
 from ...ir import Operation
 from ...registry import ELEMENTWISE, Kernel, define, inference, verifier
 from ...syntax.directives import ATTRDICT, COMMA, OPERAND, declarative, types
-from ...attributes import StructAttr
 from ...types import ComplexType, ElementType, TensorType, Type
 from .. import _constraints as _c
 from .._numeric import C128, F32, F64, IntInfo, from_f64
