@@ -810,35 +810,6 @@ def compatible_all(op: Operation, diag: Any, label: str,
     return True
 
 
-def result_accuracy(op: Operation, diag: Any, label: str = "") -> bool:
-    """`result_accuracy` of the transcendental ops: tolerances are non-negative and all zero in
-    mode HIGHEST."""
-    a = op.attr("result_accuracy")
-    if not isinstance(a, StructAttr):
-        return True
-    def num(key: str) -> float:
-        v = a.get(key, 0)
-        v = getattr(v, "value", v)
-        try:
-            return float(v)
-        except (TypeError, ValueError):
-            return 0.0
-    atol, rtol, ulps = num("atol"), num("rtol"), num("ulps")
-    mode = a.get("mode")
-    mode = getattr(mode, "value", mode)
-    if isinstance(mode, StructAttr):
-        mode = mode.get("value", mode)
-    if min(atol, rtol, ulps) < 0:
-        diag.error(op, label, f"Negative tolerance for ResultAccuracyAttr: atol = {atol}, "
-                              f"rtol = {rtol}, ulps = {ulps}")
-        return False
-    if isinstance(mode, str) and mode.endswith("HIGHEST") and (atol or rtol or ulps):
-        diag.error(op, label, "Invalid tolerances for ResultAccuracyAttr with mode HIGHEST, "
-                              "must be all zero.")
-        return False
-    return True
-
-
 # --- type equality up to spelling -----------------------------------------------------------------
 
 

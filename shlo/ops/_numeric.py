@@ -17,25 +17,17 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable
 
-import ml_dtypes
 import numpy as np
 
+from ..dtypes import (
+    C64, C128, F32, F64, finfo, int_of_size, is_ml_float, is_sub_byte_int, uint_of_size,
+)
 from ..types import FloatType, IntegerType
 
 __all__ = [
-    "IntInfo", "FloatInfo", "int_info", "float_info", "round_f64_to", "from_f64",
-    "int_to_float", "float_to_int", "total_order_key", "F64", "F32", "C128", "C64",
+    "IntInfo", "FloatInfo", "int_info", "float_info", "round_f64_to", "round_from_wide",
+    "from_f64", "int_to_float", "float_to_int", "total_order_key", "F64", "F32", "C128", "C64",
 ]
-
-F32 = np.dtype(np.float32)
-F64 = np.dtype(np.float64)
-C64 = np.dtype(np.complex64)
-C128 = np.dtype(np.complex128)
-
-_UNSIGNED = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32),
-             8: np.dtype(np.uint64)}
-_SIGNED = {1: np.dtype(np.int8), 2: np.dtype(np.int16), 4: np.dtype(np.int32),
-           8: np.dtype(np.int64)}
 
 
 # --- integers -------------------------------------------------------------------------------------
@@ -69,8 +61,8 @@ def int_info(et: IntegerType) -> IntInfo:
     dt = et.dtype
     signed = et.is_signed
     nbytes = max(1, et.width // 8)
-    wide = (_SIGNED if signed else _UNSIGNED)[nbytes]
-    return IntInfo(dt, et.width, signed, wide, _UNSIGNED[nbytes], et.min, et.max)
+    wide = int_of_size(nbytes) if signed else uint_of_size(nbytes)
+    return IntInfo(dt, et.width, signed, wide, uint_of_size(nbytes), et.min, et.max)
 
 
 # --- floats ---------------------------------------------------------------------------------------
@@ -98,11 +90,11 @@ class FloatInfo:
 @lru_cache(maxsize=None)
 def float_info(et: FloatType) -> FloatInfo:
     dt = et.dtype
-    fi = np.finfo(dt) if dt in (np.dtype(np.float16), F32, F64) else ml_dtypes.finfo(dt)
+    fi = finfo(dt)
     width = int(fi.bits)
     nmant, nexp = int(fi.nmant), int(fi.nexp)
     has_sign = 1 + nexp + nmant == width
-    bits = _UNSIGNED[dt.itemsize]
+    bits = uint_of_size(dt.itemsize)
     with np.errstate(all="ignore"):
         has_inf = bool(np.isinf(np.array(np.inf, F32).astype(dt)))
         fnuz = has_sign and bool(np.isnan(np.array(1 << (width - 1), bits).view(dt)))
@@ -130,6 +122,23 @@ def round_f64_to(x: np.ndarray | np.generic, dt: np.dtype) -> np.ndarray:
         if dt == F32:
             return np.asarray(x, F64).astype(F32)
         return _rto_f32(np.asarray(x, F64)).astype(dt)
+
+
+def round_from_wide(x: np.ndarray | np.generic, dtype: np.dtype) -> np.ndarray:
+    """Round float64/complex128 values ``x`` once (correctly) to ``dtype``; integer and bool
+    values convert as numpy converts them.
+
+    numpy rounds float64 -> float32/float16 (and complex) correctly; ml_dtypes' formats go
+    through :func:`round_f64_to` (its float32 step rounds to odd).
+    """
+    x = np.asarray(x)
+    dtype = np.dtype(dtype)
+    if x.dtype == dtype:
+        return x
+    if not is_ml_float(dtype):
+        with np.errstate(over="ignore", invalid="ignore"):
+            return x.astype(dtype)
+    return round_f64_to(x, dtype)
 
 
 def from_f64(dt: np.dtype) -> Callable[[np.ndarray], np.ndarray]:
@@ -165,7 +174,7 @@ def int_to_float(x: np.ndarray | np.generic, dt: np.dtype) -> np.ndarray:
     """Convert integers (any width, any signedness) to float dtype ``dt``, rounding once."""
     x = np.asarray(x)
     dt = np.dtype(dt)
-    if x.dtype.itemsize <= 1 and x.dtype.kind not in "iub":  # ml_dtypes int2/int4/uint2/uint4
+    if is_sub_byte_int(x.dtype):  # ml_dtypes int2/int4/uint2/uint4
         x = x.astype(np.int16)
     if dt == F64 or dt == F32 or x.dtype.itemsize <= 2:
         return x.astype(dt)  # numpy's C casts round once (exact for <= 16-bit integers)
@@ -201,7 +210,7 @@ def total_order_key(x: np.ndarray | np.generic, info: FloatInfo) -> np.ndarray:
     bits = np.asarray(x).view(info.bits)
     if not info.has_sign:
         return bits
-    sdt = _SIGNED[info.bits.itemsize]
+    sdt = int_of_size(info.bits.itemsize)
     if info.width == 8 * info.bits.itemsize:
         s = bits.view(sdt)
         flip = sdt.type((1 << (info.width - 1)) - 1)

@@ -1,0 +1,457 @@
+"""Element-wise arithmetic: abs, add, divide, maximum, minimum, multiply, negate, power,
+remainder, sign, subtract (spec order).
+
+Integers wrap (two's complement) and never emit numpy warnings; the sub-byte integers are
+computed in int8/uint8 and cast back. Float add, subtract, multiply and divide on narrow types
+are done by numpy/ml_dtypes in float32 and rounded once, which is exact rounding for them.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import TYPE_CHECKING, Any, Callable
+
+import numpy as np
+
+from ...dtypes import uint_of_size
+from ...errors import Diagnostics
+from ...ir import Operation
+from ...registry import COMMUTATIVE, DOQ, ELEMENTWISE, Kernel, define, inference, kernel, verifier
+from ...types import ElementType, QuantizedType, TensorType, Type
+from .. import _constraints as _c
+from .._numeric import C128, F32, IntInfo, int_info
+from ._common import (
+    BINARY, UNARY, Fn, binary_op, complex_part, infer_same, on_wide, one, operand_et, unary_op,
+    unsupported, via_c128, via_f32, via_f64,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ...interpreter.evaluator import PrepareContext
+
+__all__ = ["max_fn", "min_fn"]
+
+
+# --- abs (spec "abs") -----------------------------------------------------------------------------
+
+define("stablehlo.abs", spec="abs", traits={ELEMENTWISE, DOQ}, syntax=UNARY)
+
+
+@kernel("stablehlo.abs")
+def abs_(op: Operation, ctx: PrepareContext) -> Kernel:
+    """spec: abs. Signed integers wrap (abs(INT_MIN) = INT_MIN); complex gives the modulus."""
+    et = operand_et(op)
+    if et.is_complex:
+        if et.dtype == C128:
+            return lambda x: (np.abs(x),)
+        return lambda x: (np.abs(np.asarray(x, C128)).astype(F32),)
+    if et.is_integer:
+        info = int_info(et)
+        if not info.signed:
+            return lambda x: (x,)
+        return one(on_wide(np.abs, info))
+    if et.is_float:
+        return lambda x: (np.abs(x),)
+    raise unsupported(op, et)
+
+
+@inference("stablehlo.abs")
+def _infer_abs(op: Operation, diag: Diagnostics) -> list[Type] | None:
+    """The operand's shape; its element type, or the parts' type for complex operands."""
+    t = op.operands[0].type
+    if not isinstance(t, TensorType):
+        return None
+    return [TensorType(t.shape, complex_part(t.element_type))]
+
+
+_ABS_RESULT = _c.TC(_c.SI | _c.F | _c.Q)
+
+
+@verifier("stablehlo.abs")
+def _verify_abs(op: Operation, diag: Diagnostics) -> None:
+    """(C1) `shape(result) = shape(operand)`; (C2) the result's baseline element type is the
+    operand's, or its complex element type for complex operands."""
+    if not _c.signature(op, diag, [_c.SINT_FP_C_Q_TENSOR], [_ABS_RESULT]):
+        return
+    _c.check_inferred(op, diag, "C1, C2", _infer_abs(op, diag))  # type: ignore[arg-type]
+
+
+# --- add (spec "add") -----------------------------------------------------------------------------
+
+
+def _arith(op: Operation, ufunc: np.ufunc, bool_ufunc: np.ufunc | None) -> Kernel:
+    et = operand_et(op)
+    if et.is_bool:
+        if bool_ufunc is None:
+            raise unsupported(op, et)
+        return lambda x, y: (bool_ufunc(x, y),)
+    if et.is_integer or et.is_float or et.is_complex:
+        fn = _OPERATORS.get(ufunc) if et.dtype.isbuiltin == 1 else None  # numpy's own types
+        if fn is not None:
+            # Python's operator: the same ufunc on arrays, numpy's scalar fast path on numpy
+            # scalars (~10x faster than a ufunc call; scalar `while` loops are made of these).
+            return lambda x, y: (fn(x, y),)
+        # ml_dtypes int2/int4/uint2/uint4 add/subtract/multiply wrap natively.
+        return lambda x, y: (ufunc(x, y),)
+    raise unsupported(op, et)
+
+
+_OPERATORS = {np.add: operator.add, np.subtract: operator.sub, np.multiply: operator.mul}
+"""numpy ufuncs and the Python operators that compute them (faster on numpy scalars)."""
+
+define("stablehlo.add", spec="add", traits={ELEMENTWISE, COMMUTATIVE, DOQ}, syntax=BINARY)
+inference("stablehlo.add")(infer_same)
+
+
+@kernel("stablehlo.add")
+def add(op: Operation, ctx: PrepareContext) -> Kernel:
+    """spec: add. Logical or for i1; integers wrap."""
+    return _arith(op, np.add, np.logical_or)
+
+
+@verifier("stablehlo.add")
+def _verify_add(op: Operation, diag: Diagnostics) -> None:
+    """(C1) `baseline_type(lhs) = baseline_type(rhs) = baseline_type(result)`; for quantized
+    operands (C2) all or none are quantized, (C3-C4) storage and expressed types agree,
+    (C5-C7) per-axis quantization is kept along the same dimension."""
+    if not _c.signature(op, diag, [_c.TENSOR_QA, _c.TENSOR_QA], [_c.TENSOR_QA]):
+        return
+    types = [op.operands[0].type, op.operands[1].type, op.results[0].type]
+    ets = [t.element_type for t in types]
+    quant = [isinstance(e, QuantizedType) for e in ets]
+    if not any(quant):
+        _c.compatible_all(op, diag, "C1")
+        return
+    if not _c.same_shapes(op, diag, "C1", types):
+        return
+    if not all(quant):
+        diag.error(op, "C2", "expects all operands and results to be either quantized or "
+                             "non-quantized: " + _c.types_str(types))
+        return
+    lhs, rhs, res = ets
+    if len({(e.storage_type, e.min, e.max) for e in ets}) != 1:
+        diag.error(op, "C3", "mismatched operands and result quantization storage types: "
+                             + _c.types_str(types))
+    if len({e.expressed_type for e in ets}) != 1:
+        diag.error(op, "C4", "mismatched operands and result quantization expressed types: "
+                             + _c.types_str(types))
+    if res.quantization_dimension is None:
+        if lhs.quantization_dimension is not None or rhs.quantization_dimension is not None:
+            diag.error(op, "C5", "result is not per_axis quantized but lhs or rhs are")
+        return
+    for name, e in (("lhs", lhs), ("rhs", rhs)):
+        if e.quantization_dimension is not None and \
+                e.quantization_dimension != res.quantization_dimension:
+            diag.error(op, "C6" if name == "lhs" else "C7",
+                       f"quantization_dimension of {name} and result are not same: "
+                       f"{e.quantization_dimension} vs {res.quantization_dimension}")
+
+
+# --- divide (spec "divide") -----------------------------------------------------------------------
+
+binary_op("divide", _c.INT_FP_C_Q_TENSOR, DOQ)
+
+
+def _int_divide(info: IntInfo) -> Fn:
+    """Integer division truncating toward zero; x / 0 = -1 (all bits set), INT_MIN / -1 =
+    INT_MIN (as XLA); never a numpy warning."""
+    all_ones = -1 if info.signed else info.max
+    wide = info.wide
+
+    if not info.signed:
+        def udiv(x: Any, y: Any) -> Any:
+            zero = np.equal(y, 0)
+            q = np.floor_divide(x, np.where(zero, wide.type(1), y))
+            return np.where(zero, wide.type(all_ones), q)
+
+        return on_wide(udiv, info)
+
+    def sdiv(x: Any, y: Any) -> Any:
+        zero = np.equal(y, 0)
+        minus_one = np.equal(y, -1)
+        ys = np.where(zero | minus_one, wide.type(1), y)
+        q = np.floor_divide(np.subtract(x, np.fmod(x, ys)), ys)  # exact: x - fmod is a multiple
+        q = np.where(minus_one, np.negative(x), q)  # wraps: -INT_MIN = INT_MIN
+        return np.where(zero, wide.type(-1), q)
+
+    return on_wide(sdiv, info)
+
+
+def _wrap_int(v: int, info: IntInfo) -> int:
+    v &= info.mask
+    return v - (1 << info.width) if info.signed and v > info.max else v
+
+
+def _scalar_fast_path(array_fn: Fn, int_fn: Callable[[int, int], int], info: IntInfo) -> Fn:
+    """Use Python integers for 0-d operands (scalar while loops); numpy for arrays."""
+    make = info.dtype.type
+
+    def run(x: Any, y: Any) -> Any:
+        if x.ndim == 0 and y.ndim == 0:
+            return make(_wrap_int(int_fn(int(x), int(y)), info))
+        return array_fn(x, y)
+
+    return run
+
+
+def _py_trunc_div(a: int, b: int) -> int:
+    if b == 0:
+        return -1
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+def _py_rem(a: int, b: int) -> int:
+    return a if b == 0 else a - b * _py_trunc_div(a, b)
+
+
+@kernel("stablehlo.divide")
+def divide(op: Operation, ctx: PrepareContext) -> Kernel:
+    """spec: divide. Integers truncate toward zero; x / 0 = -1 (all bits set) and
+    INT_MIN / -1 = INT_MIN, as XLA (the spec leaves them undefined)."""
+    et = operand_et(op)
+    if et.is_integer:
+        info = int_info(et)
+        return one(_scalar_fast_path(_int_divide(info), _py_trunc_div, info))
+    if et.is_float:
+        return lambda x, y: (np.divide(x, y),)
+    if et.is_complex:
+        return one(via_c128(np.divide, et.dtype))
+    raise unsupported(op, et)
+
+
+# --- maximum, minimum (spec "maximum", "minimum") -------------------------------------------------
+
+binary_op("maximum", _c.TENSOR, COMMUTATIVE, DOQ)
+binary_op("minimum", _c.TENSOR, COMMUTATIVE, DOQ)
+
+
+def _float_max_min(dt: np.dtype, is_max: bool) -> Fn:
+    """IEEE-754 maximum / minimum: NaN propagates and -0 < +0 (numpy's maximum returns either
+    zero). Where x == y the result's bits are x & y (maximum) or x | y (minimum), which only
+    changes the (-0, +0) pairs."""
+    u = uint_of_size(dt.itemsize)
+    pick, combine = (np.maximum, np.bitwise_and) if is_max else (np.minimum, np.bitwise_or)
+    # numpy's pick is right except that it may return the wrong zero of a (-0, +0) pair: -0
+    # for maximum, +0 for minimum. Only results holding that zero need the bitwise fix.
+    wrong_zero = u.type(1 << (8 * dt.itemsize - 1)) if is_max else u.type(0)
+
+    def run(x: Any, y: Any) -> Any:
+        m = pick(x, y)
+        if not (m.view(u) == wrong_zero).any():
+            return m
+        x, y = np.asarray(x), np.asarray(y)
+        return np.where(np.equal(x, y), combine(x.view(u), y.view(u)).view(dt), m)
+
+    return run
+
+
+def _complex_max(x: Any, y: Any) -> Any:
+    """Lexicographic maximum on (real, imag); as upstream, rhs wins unless lhs is greater."""
+    xr, yr = np.real(x), np.real(y)
+    gt = np.where(np.equal(xr, yr), np.greater(np.imag(x), np.imag(y)), np.greater(xr, yr))
+    return np.where(gt, x, y)
+
+
+def _complex_min(x: Any, y: Any) -> Any:
+    """Lexicographic minimum on (real, imag); as upstream, rhs wins unless lhs is less."""
+    xr, yr = np.real(x), np.real(y)
+    lt = np.where(np.equal(xr, yr), np.less(np.imag(x), np.imag(y)), np.less(xr, yr))
+    return np.where(lt, x, y)
+
+
+def max_fn(op: Operation, et: ElementType) -> Fn:
+    """`maximum` on arrays of element type ``et`` (also used by clamp)."""
+    if et.is_bool:
+        return np.logical_or
+    if et.is_integer:
+        return on_wide(np.maximum, int_info(et))
+    if et.is_float:
+        return _float_max_min(et.dtype, True)
+    if et.is_complex:
+        return _complex_max
+    raise unsupported(op, et)
+
+
+def min_fn(op: Operation, et: ElementType) -> Fn:
+    """`minimum` on arrays of element type ``et`` (also used by clamp)."""
+    if et.is_bool:
+        return np.logical_and
+    if et.is_integer:
+        return on_wide(np.minimum, int_info(et))
+    if et.is_float:
+        return _float_max_min(et.dtype, False)
+    if et.is_complex:
+        return _complex_min
+    raise unsupported(op, et)
+
+
+@kernel("stablehlo.maximum")
+def maximum(op: Operation, ctx: PrepareContext) -> Kernel:
+    """spec: maximum. Logical or for i1; IEEE maximum for floats (NaN propagates, +0 > -0);
+    lexicographic on (real, imag) for complex."""
+    fn = max_fn(op, operand_et(op))
+    return lambda x, y: (fn(x, y),)
+
+
+@kernel("stablehlo.minimum")
+def minimum(op: Operation, ctx: PrepareContext) -> Kernel:
+    """spec: minimum. Logical and for i1; IEEE minimum for floats (NaN propagates, -0 < +0);
+    lexicographic on (real, imag) for complex."""
+    fn = min_fn(op, operand_et(op))
+    return lambda x, y: (fn(x, y),)
+
+
+# --- multiply (spec "multiply") -------------------------------------------------------------------
+
+binary_op("multiply", _c.TENSOR, COMMUTATIVE, DOQ)
+
+
+@kernel("stablehlo.multiply")
+def multiply(op: Operation, ctx: PrepareContext) -> Kernel:
+    """spec: multiply. Logical and for i1; integers wrap."""
+    return _arith(op, np.multiply, np.logical_and)
+
+
+# --- negate (spec "negate") -----------------------------------------------------------------------
+
+unary_op("negate", _c.INT_FP_C_Q_TENSOR, DOQ)
+
+
+@kernel("stablehlo.negate")
+def negate(op: Operation, ctx: PrepareContext) -> Kernel:
+    """spec: negate. Integers wrap (unsigned: two's complement negation)."""
+    et = operand_et(op)
+    if et.is_integer:
+        info = int_info(et)
+        if info.native:
+            return lambda x: (np.negative(x),)
+        return one(on_wide(np.negative, info))
+    if et.is_float or et.is_complex:
+        return lambda x: (np.negative(x),)
+    raise unsupported(op, et)
+
+
+# --- power (spec "power") -------------------------------------------------------------------------
+
+binary_op("power", _c.INT_FP_C_Q_TENSOR, DOQ)
+
+
+def _int_power(info: IntInfo) -> Fn:
+    """Integer power by repeated squaring (wrapping). A negative exponent gives 0, except for
+    base 1 (1) and base -1 (+-1 by the exponent's parity), as the upstream interpreter."""
+    wide, unsigned = info.wide, info.unsigned
+
+    def power(x: Any, y: Any) -> Any:
+        base = np.asarray(x, wide)
+        e = np.asarray(y, wide)
+        base, e = np.broadcast_arrays(base, e)
+        result = np.ones(base.shape, wide)
+        if info.signed:
+            neg = e < 0
+            unit = np.equal(np.abs(base), 1)
+            e = np.where(neg, np.negative(e), e)  # |e| (INT_MIN stays INT_MIN: bits 100..0)
+            zero_out = neg & ~unit
+        else:
+            zero_out = None
+        eu = e.view(unsigned) if e.dtype != unsigned else e
+        while eu.any():
+            odd = np.bitwise_and(eu, 1).astype(bool)
+            result = np.where(odd, np.multiply(result, base), result)
+            base = np.multiply(base, base)
+            eu = np.right_shift(eu, 1)
+        if zero_out is not None:
+            result = np.where(zero_out, wide.type(0), result)
+        return result
+
+    return on_wide(power, info)
+
+
+@kernel("stablehlo.power")
+def power(op: Operation, ctx: PrepareContext) -> Kernel:
+    """spec: power. Integers: exact power with wrapping (negative exponents: see _int_power)."""
+    et = operand_et(op)
+    if et.is_integer:
+        return one(_int_power(int_info(et)))
+    if et.is_float:
+        return one(via_f64(np.power, et.dtype))
+    if et.is_complex:
+        return one(via_c128(np.power, et.dtype))
+    raise unsupported(op, et)
+
+
+# --- remainder (spec "remainder") -----------------------------------------------------------------
+
+binary_op("remainder", _c.INT_FP_C_Q_TENSOR, DOQ)
+
+
+def _int_remainder(info: IntInfo) -> Fn:
+    """Remainder with the dividend's sign; x rem 0 = x (as XLA); INT_MIN rem -1 = 0."""
+    wide = info.wide
+
+    def rem(x: Any, y: Any) -> Any:
+        zero = np.equal(y, 0)
+        bad = zero | np.equal(y, -1) if info.signed else zero
+        r = np.fmod(x, np.where(bad, wide.type(1), y))
+        return np.where(zero, x, r)
+
+    return on_wide(rem, info)
+
+
+@kernel("stablehlo.remainder")
+def remainder(op: Operation, ctx: PrepareContext) -> Kernel:
+    """spec: remainder: the sign of the dividend (C fmod). x rem 0 = x for integers, as XLA."""
+    et = operand_et(op)
+    if et.is_integer:
+        info = int_info(et)
+        return one(_scalar_fast_path(_int_remainder(info), _py_rem, info))
+    if et.is_float:
+        return lambda x, y: (np.fmod(x, y),)
+    raise unsupported(op, et)  # complex: "TBD" in the spec (#997)
+
+
+# --- sign (spec "sign") ---------------------------------------------------------------------------
+
+unary_op("sign", _c.SINT_FP_C_Q_TENSOR, DOQ)
+
+
+def _float_sign(x: Any) -> Any:
+    """-1 / +1, keeping -0.0, +0.0 and NaN as they are."""
+    keep = np.logical_or(np.equal(x, 0), np.isnan(x))
+    return np.where(keep, x, np.copysign(np.ones_like(x), x))
+
+
+def _complex_sign(z: np.ndarray) -> np.ndarray:
+    """z / |z|; (0, 0) for 0 and (NaN, NaN) when a part is NaN."""
+    a = np.abs(z)
+    zero = a == 0
+    r = z / np.where(zero, 1.0, a)
+    nan = np.isnan(z.real) | np.isnan(z.imag)
+    return np.where(nan, complex(np.nan, np.nan), np.where(zero, 0j, r))
+
+
+@kernel("stablehlo.sign")
+def sign(op: Operation, ctx: PrepareContext) -> Kernel:
+    """spec: sign. Integers: -1/0/1; floats: -1.0/+1.0 keeping -0.0, +0.0 and NaN;
+    complex: x / |x| with 0 for 0."""
+    et = operand_et(op)
+    if et.is_integer:
+        info = int_info(et)
+        if not info.signed:
+            return one(on_wide(lambda v: np.minimum(v, 1), info))
+        return one(on_wide(np.sign, info))
+    if et.is_float:
+        return one(via_f32(_float_sign, et.dtype))
+    if et.is_complex:
+        return one(via_c128(_complex_sign, et.dtype))
+    raise unsupported(op, et)
+
+
+# --- subtract (spec "subtract") -------------------------------------------------------------------
+
+binary_op("subtract", _c.INT_FP_C_Q_TENSOR, DOQ)
+
+
+@kernel("stablehlo.subtract")
+def subtract(op: Operation, ctx: PrepareContext) -> Kernel:
+    """spec: subtract. Integers wrap."""
+    return _arith(op, np.subtract, None)

@@ -1,0 +1,217 @@
+"""Element-wise logic and bit manipulation: and, count_leading_zeros, not, or, popcnt,
+shift_left, shift_right_arithmetic, shift_right_logical, xor (spec order).
+
+Logical for i1, bitwise for integers (the two's complement bits of the type's width; the
+sub-byte integers are computed in int8/uint8 and cast back).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ...dtypes import int_of_size
+from ...ir import Operation
+from ...registry import COMMUTATIVE, Kernel, kernel
+from .. import _constraints as _c
+from .._numeric import IntInfo, int_info
+from ._common import binary_op, on_wide, one, operand_et, unary_op, unsupported
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ...interpreter.evaluator import PrepareContext
+
+__all__: list[str] = []
+
+
+def _bitwise(op: Operation, ufunc: np.ufunc) -> Kernel:
+    et = operand_et(op)
+    if et.is_bool:
+        return lambda x, y: (ufunc(x, y),)
+    if et.is_integer:
+        info = int_info(et)
+        if info.native:
+            return lambda x, y: (ufunc(x, y),)
+        return one(on_wide(ufunc, info))
+    raise unsupported(op, et)
+
+
+def _unsigned_bits(x: Any, info: IntInfo) -> np.ndarray:
+    """The ``width`` low bits of integers as a native unsigned array."""
+    u = np.asarray(x).astype(info.wide).view(info.unsigned)
+    return u if info.native else np.bitwise_and(u, info.mask)
+
+
+# --- and (spec "and") -----------------------------------------------------------------------------
+
+binary_op("and", _c.PRED_INT_TENSOR, COMMUTATIVE, result=_c.TENSOR)
+
+
+@kernel("stablehlo.and")
+def and_(op: Operation, ctx: PrepareContext) -> Kernel:
+    """spec: and. Logical for i1, bitwise for integers."""
+    return _bitwise(op, np.bitwise_and)
+
+
+# --- count_leading_zeros (spec "count_leading_zeros") ---------------------------------------------
+
+unary_op("count_leading_zeros", _c.INT_TENSOR)
+
+
+def _clz(u: np.ndarray, width: int) -> np.ndarray:
+    """Leading zeros of the ``width``-bit unsigned values ``u`` (binary search on the bits)."""
+    n = np.full(u.shape, width, np.int64)
+    for s in (32, 16, 8, 4, 2, 1):
+        if s < width:
+            hi = np.right_shift(u, s)
+            nz = hi != 0
+            n = np.where(nz, n - s, n)
+            u = np.where(nz, hi, u)
+    return n - (u != 0)
+
+
+@kernel("stablehlo.count_leading_zeros")
+def count_leading_zeros(op: Operation, ctx: PrepareContext) -> Kernel:
+    """spec: count_leading_zeros."""
+    et = operand_et(op)
+    if not et.is_integer:
+        raise unsupported(op, et)
+    info = int_info(et)
+    rdt = info.dtype
+    return lambda x: (_clz(_unsigned_bits(x, info), info.width).astype(rdt),)
+
+
+# --- not (spec "not") -----------------------------------------------------------------------------
+
+unary_op("not", _c.PRED_INT_TENSOR)
+
+
+@kernel("stablehlo.not")
+def not_(op: Operation, ctx: PrepareContext) -> Kernel:
+    """spec: not. Logical for i1, bitwise for integers."""
+    et = operand_et(op)
+    if et.is_bool:
+        return lambda x: (np.logical_not(x),)
+    if et.is_integer:
+        info = int_info(et)
+        if info.native:
+            return lambda x: (np.invert(x),)
+        return one(on_wide(np.invert, info))
+    raise unsupported(op, et)
+
+
+# --- or (spec "or") -------------------------------------------------------------------------------
+
+binary_op("or", _c.PRED_INT_TENSOR, COMMUTATIVE, result=_c.TENSOR)
+
+
+@kernel("stablehlo.or")
+def or_(op: Operation, ctx: PrepareContext) -> Kernel:
+    """spec: or. Logical for i1, bitwise for integers."""
+    return _bitwise(op, np.bitwise_or)
+
+
+# --- popcnt (spec "popcnt") -----------------------------------------------------------------------
+
+unary_op("popcnt", _c.INT_TENSOR)
+
+
+@kernel("stablehlo.popcnt")
+def popcnt(op: Operation, ctx: PrepareContext) -> Kernel:
+    """spec: popcnt (bits of the two's complement representation)."""
+    et = operand_et(op)
+    if not et.is_integer:
+        raise unsupported(op, et)
+    info = int_info(et)
+    rdt = info.dtype
+    if info.native and not info.signed:
+        return lambda x: (np.bitwise_count(x).astype(rdt),)
+    return lambda x: (np.bitwise_count(_unsigned_bits(x, info)).astype(rdt),)
+
+
+# --- shift_left, shift_right_arithmetic, shift_right_logical (spec "shift_left", ...) -------------
+
+binary_op("shift_left", _c.INT_TENSOR)
+binary_op("shift_right_arithmetic", _c.INT_TENSOR)
+binary_op("shift_right_logical", _c.INT_TENSOR)
+
+
+def _shift(op: Operation, kind: str) -> Kernel:
+    """Shifts; an amount outside [0, width) (rhs read as unsigned) gives 0, or the sign fill
+    for shift_right_arithmetic, as the upstream interpreter (LLVM APInt)."""
+    et = operand_et(op)
+    if not et.is_integer:
+        raise unsupported(op, et)
+    info = int_info(et)
+    width, wide, unsigned = info.width, info.wide, info.unsigned
+    signed_dt = int_of_size(wide.itemsize)
+    mask = info.mask
+
+    def amount(y: Any) -> tuple[Any, Any]:
+        y = np.asarray(y, wide)
+        out = np.logical_or(np.less(y, 0), np.greater_equal(y, width)) if info.signed \
+            else np.greater_equal(y, width)
+        return out, np.where(out, wide.type(0), y)
+
+    if kind == "left":
+        def left(x: Any, y: Any) -> Any:
+            out, s = amount(y)
+            r = np.left_shift(np.asarray(x, wide).view(unsigned), s.view(unsigned))
+            return np.where(out, wide.type(0), r.view(wide))
+
+        return one(on_wide(left, info))
+
+    if kind == "logical":
+        def logical(x: Any, y: Any) -> Any:
+            out, s = amount(y)
+            u = np.asarray(x, wide).view(unsigned)
+            if not info.native:
+                u = np.bitwise_and(u, unsigned.type(mask))
+            r = np.right_shift(u, s.view(unsigned))
+            return np.where(out, wide.type(0), r.view(wide))
+
+        return one(on_wide(logical, info))
+
+    # arithmetic: shift the bits as a signed number of `width` bits (also for unsigned types,
+    # as APInt::ashr does)
+    def arithmetic(x: Any, y: Any) -> Any:
+        out, s = amount(y)
+        v = np.asarray(x, wide).view(signed_dt)
+        if not info.native and not info.signed:  # sign-extend the low `width` bits
+            sign = 1 << (width - 1)
+            v = np.subtract(np.bitwise_xor(np.asarray(x, wide), sign).view(signed_dt),
+                            signed_dt.type(sign))
+        r = np.right_shift(v, s.view(signed_dt))
+        fill = np.where(np.less(v, 0), signed_dt.type(-1), signed_dt.type(0))
+        return np.where(out, fill, r).view(wide)
+
+    return one(on_wide(arithmetic, info))
+
+
+@kernel("stablehlo.shift_left")
+def shift_left(op: Operation, ctx: PrepareContext) -> Kernel:
+    """spec: shift_left."""
+    return _shift(op, "left")
+
+
+@kernel("stablehlo.shift_right_arithmetic")
+def shift_right_arithmetic(op: Operation, ctx: PrepareContext) -> Kernel:
+    """spec: shift_right_arithmetic."""
+    return _shift(op, "arithmetic")
+
+
+@kernel("stablehlo.shift_right_logical")
+def shift_right_logical(op: Operation, ctx: PrepareContext) -> Kernel:
+    """spec: shift_right_logical."""
+    return _shift(op, "logical")
+
+
+# --- xor (spec "xor") -----------------------------------------------------------------------------
+
+binary_op("xor", _c.PRED_INT_TENSOR, COMMUTATIVE, result=_c.TENSOR)
+
+
+@kernel("stablehlo.xor")
+def xor(op: Operation, ctx: PrepareContext) -> Kernel:
+    """spec: xor. Logical for i1, bitwise for integers."""
+    return _bitwise(op, np.bitwise_xor)
