@@ -14,19 +14,19 @@ from ..syntax import formats
 
 _STABLEHLO_OPS = """
 abs add after_all all_gather all_reduce all_to_all and async_done async_start atan2
-batch_norm_grad batch_norm_inference batch_norm_training bitcast_convert broadcast
-broadcast_in_dim case cbrt ceil cholesky clamp collective_broadcast collective_permute
-collective_reduce compare complex composite concatenate constant convert convolution cosine
+batch_norm_grad batch_norm_inference batch_norm_training bitcast_convert
+case cbrt ceil cholesky clamp collective_broadcast collective_permute
+collective_reduce compare complex composite convert convolution cosine
 count_leading_zeros create_token cross-replica-sum custom_call divide dot dot_general
-dynamic_broadcast_in_dim dynamic_conv dynamic_gather dynamic_iota dynamic_pad dynamic_reshape
-dynamic_slice dynamic_update_slice einsum exponential exponential_minus_one fft floor gather
-get_dimension_size get_tuple_element if imag infeed iota is_finite log log_plus_one logistic map
-maximum minimum multiply negate not optimization_barrier or outfeed pad partition_id popcnt power
-real real_dynamic_slice recv reduce reduce_precision reduce_scatter reduce_window remainder
-replica_id reshape return reverse rng rng_bit_generator round_nearest_afz round_nearest_even
-rsqrt scatter select select_and_scatter send set_dimension_size shift_left
-shift_right_arithmetic shift_right_logical sign sine slice sort sqrt subtract tan tanh
-torch_index_select transpose triangular_solve tuple unary_einsum uniform_dequantize
+dynamic_conv
+einsum exponential exponential_minus_one fft floor
+get_tuple_element if imag infeed is_finite log log_plus_one logistic map
+maximum minimum multiply negate not optimization_barrier or outfeed partition_id popcnt power
+real recv reduce reduce_precision reduce_scatter reduce_window remainder
+replica_id return round_nearest_afz round_nearest_even
+rsqrt select select_and_scatter send shift_left
+shift_right_arithmetic shift_right_logical sign sine sort sqrt subtract tan tanh
+triangular_solve tuple unary_einsum uniform_dequantize
 uniform_quantize while xor
 """.split()
 _CHLO_OPS = """
@@ -54,10 +54,8 @@ compare cosine divide exponential_minus_one exponential floor log_plus_one logis
 minimum multiply negate power reduce_precision remainder round_nearest_afz round_nearest_even
 rsqrt select sign sine sqrt subtract tan tanh triangular_solve"""
 _STORAGE = """
-bitcast_convert broadcast_in_dim broadcast concatenate constant dynamic_reshape dynamic_slice
-dynamic_update_slice gather dynamic_gather pad dynamic_pad reshape reverse slice
-real_dynamic_slice transpose get_dimension_size dynamic_broadcast_in_dim set_dimension_size
-reduce_window reduce sort scatter select_and_scatter map while if case return tuple
+bitcast_convert
+reduce_window reduce sort select_and_scatter map while if case return tuple
 get_tuple_element optimization_barrier all_gather all_to_all collective_permute
 collective_broadcast all_reduce reduce_scatter send recv infeed outfeed composite"""
 _DOT = "dot_general dot convolution dynamic_conv"

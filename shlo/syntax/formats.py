@@ -40,7 +40,7 @@ from ..ir import Block, Operation, Region, Value
 from ..registry import COMMUTATIVE, names_with
 from ..types import FunctionType, TensorType, Type, _ELEMENT_TYPES
 from .directives import (
-    ATTRDICT, COMMA, I1, I32, I64, OPERAND, OPERANDS, OPERANDS_COMMA, Format, ParseFn, PrintFn, attr, check_attr_kind, make_declarative, named, opt, p_,
+    ATTRDICT, COMMA, I1, I32, I64, OPERAND, OPERANDS, Format, ParseFn, PrintFn, attr, check_attr_kind, make_declarative, named, opt, p_,
     parse_attrdict, parse_attrdict_kw, parse_int_list, print_types, types, types_functional, types_pairwise, types_same,
 )
 from .parser import canonical_struct_params
@@ -79,17 +79,13 @@ for _n in _BINARY.split():
     FORMATS[f"stablehlo.{_n}"] = [OPERAND, COMMA, OPERAND, ATTRDICT, types("same")]
     INHERENT[f"stablehlo.{_n}"] = frozenset()
 
-_FUNCTIONAL_ONLY = ("is_finite bitcast_convert reshape dynamic_reshape dynamic_update_slice "
-                    "real_dynamic_slice dynamic_pad compute_reshape_shape cstr_reshapable")
+_FUNCTIONAL_ONLY = "is_finite bitcast_convert"
 for _n in _FUNCTIONAL_ONLY.split():
     FORMATS[f"stablehlo.{_n}"] = [OPERANDS, ATTRDICT, types("functional")]
     INHERENT[f"stablehlo.{_n}"] = frozenset()
 
 FORMATS.update({
     "stablehlo.complex": [OPERANDS, ATTRDICT, types("complex")],
-    "stablehlo.iota": [*named("dim", "iota_dimension", "i64"), ATTRDICT, types("results")],
-    "stablehlo.dynamic_iota": [OPERAND, COMMA, *named("dim", "iota_dimension", "i64"), ATTRDICT,
-                               types("functional")],
     "stablehlo.create_token": [ATTRDICT, types("results")],
     "stablehlo.replica_id": [ATTRDICT, types("results")],
     "stablehlo.partition_id": [ATTRDICT, types("results")],
@@ -101,22 +97,9 @@ FORMATS.update({
                           OPERAND, COMMA, OPERAND,
                           opt("compare_type", COMMA, attr("compare_type", "enum:comparison_type")),
                           ATTRDICT, types("functional")],
-    "stablehlo.dynamic_slice": [OPERAND, COMMA, OPERANDS_COMMA,
-                                *named("sizes", "slice_sizes", "i64list"), ATTRDICT,
-                                types("functional")],
-    "stablehlo.broadcast": [OPERAND, COMMA, *named("sizes", "broadcast_sizes", "i64list"),
-                            ATTRDICT, types("functional")],
-    "stablehlo.broadcast_in_dim": [OPERAND, COMMA,
-                                   *named("dims", "broadcast_dimensions", "i64list"), ATTRDICT,
-                                   types("functional")],
-    "stablehlo.dynamic_broadcast_in_dim": [OPERAND, COMMA, OPERAND, COMMA,
-                                           *named("dims", "broadcast_dimensions", "i64list"),
-                                           ATTRDICT, types("functional")],
     "stablehlo.cholesky": [OPERAND, opt("lower", COMMA, *named("lower", "lower", "bool")),
                            ATTRDICT, types("same")],
     "stablehlo.clamp": [OPERAND, COMMA, OPERAND, COMMA, OPERAND, ATTRDICT, types("same")],
-    "stablehlo.concatenate": [OPERANDS_COMMA, *named("dim", "dimension", "i64"), ATTRDICT,
-                              types("functional")],
     "stablehlo.custom_call": [attr("call_target_name", "symbol"), p_("("), OPERANDS, p_(")"),
                               ATTRDICT, types("functional")],
     "stablehlo.einsum": [OPERAND, COMMA, OPERAND, COMMA, *named("config", "einsum_config", "str"),
@@ -125,28 +108,8 @@ FORMATS.update({
                                ATTRDICT, types("functional")],
     "stablehlo.fft": [OPERAND, COMMA, *named("type", "fft_type", "enum:fft_type"), COMMA,
                       *named("length", "fft_length", "i64list"), ATTRDICT, types("functional")],
-    "stablehlo.get_dimension_size": [OPERAND, COMMA, *named("dim", "dimension", "i64"), ATTRDICT,
-                                     types("functional")],
-    "stablehlo.set_dimension_size": [OPERAND, COMMA, OPERAND, COMMA,
-                                     *named("dim", "dimension", "i64"), ATTRDICT,
-                                     types("functional")],
     "stablehlo.select": [OPERANDS, ATTRDICT, types("select")],
-    "stablehlo.reverse": [OPERAND, COMMA, *named("dims", "dimensions", "i64list"), ATTRDICT,
-                          types("same")],
-    "stablehlo.pad": [OPERAND, COMMA, OPERAND, COMMA,
-                      *named("low", "edge_padding_low", "i64list"), COMMA,
-                      *named("high", "edge_padding_high", "i64list"), COMMA,
-                      *named("interior", "interior_padding", "i64list"), ATTRDICT,
-                      types("functional")],
     "stablehlo.trace": [OPERAND, COMMA, attr("tag", "str"), ATTRDICT, types("operand_types")],
-    "stablehlo.transpose": [OPERAND, COMMA, *named("dims", "permutation", "i64list"), ATTRDICT,
-                            types("functional")],
-    "stablehlo.rng": [OPERAND, COMMA, OPERAND, COMMA, OPERAND, COMMA,
-                      *named("distribution", "rng_distribution", "enum:rng_distribution"),
-                      ATTRDICT, types("functional")],
-    "stablehlo.rng_bit_generator": [OPERAND, COMMA,
-                                    *named("algorithm", "rng_algorithm", "enum:rng_algorithm"),
-                                    ATTRDICT, types("functional")],
     "stablehlo.return": [OPERANDS, ATTRDICT, types("return")],
     # chlo
     "chlo.broadcast_compare": [OPERAND, COMMA, OPERAND, ATTRDICT, types("functional")],
@@ -192,31 +155,16 @@ for _n in _CHLO_BROADCAST.split():
 _inherent("stablehlo.complex stablehlo.create_token stablehlo.replica_id stablehlo.partition_id "
           "stablehlo.after_all stablehlo.tuple stablehlo.clamp stablehlo.select "
           "stablehlo.return stablehlo.optimization_barrier stablehlo.while")
-_inherent("stablehlo.iota stablehlo.dynamic_iota", "iota_dimension")
 _inherent("stablehlo.get_tuple_element", "index")
 _inherent("stablehlo.compare", "comparison_direction compare_type")
-_inherent("stablehlo.slice", "start_indices limit_indices strides")
-_inherent("stablehlo.dynamic_slice", "slice_sizes")
-_inherent("stablehlo.broadcast", "broadcast_sizes")
-_inherent("stablehlo.broadcast_in_dim", "broadcast_dimensions")
-_inherent("stablehlo.dynamic_broadcast_in_dim",
-          "broadcast_dimensions known_expanding_dimensions known_nonexpanding_dimensions")
 _inherent("stablehlo.cholesky", "lower")
-_inherent("stablehlo.concatenate stablehlo.get_dimension_size stablehlo.set_dimension_size",
-          "dimension")
 _inherent("stablehlo.custom_call", "call_target_name has_side_effect backend_config api_version "
           "called_computations operand_layouts result_layouts output_operand_aliases")
 _inherent("stablehlo.einsum stablehlo.unary_einsum", "einsum_config")
 _inherent("stablehlo.fft", "fft_type fft_length")
-_inherent("stablehlo.reverse", "dimensions")
-_inherent("stablehlo.pad", "edge_padding_low edge_padding_high interior_padding")
 _inherent("stablehlo.trace", "tag")
-_inherent("stablehlo.transpose", "permutation")
-_inherent("stablehlo.rng", "rng_distribution")
-_inherent("stablehlo.rng_bit_generator", "rng_algorithm")
 _inherent("stablehlo.reduce_precision", "exponent_bits mantissa_bits")
 _inherent("stablehlo.reduce", "dimensions")
-_inherent("stablehlo.constant", "value")
 _inherent("stablehlo.dot", "precision_config")
 _inherent("stablehlo.dot_general", "dot_dimension_numbers precision_config algorithm")
 _inherent("stablehlo.convolution", "window_strides padding lhs_dilation rhs_dilation "
@@ -249,9 +197,6 @@ _inherent("stablehlo.collective_permute", "source_target_pairs channel_handle")
 _inherent("stablehlo.batch_norm_grad stablehlo.batch_norm_inference "
           "stablehlo.batch_norm_training", "epsilon feature_index")
 _inherent("stablehlo.triangular_solve", "left_side lower unit_diagonal transpose_a")
-_inherent("stablehlo.gather", "dimension_numbers slice_sizes indices_are_sorted")
-_inherent("stablehlo.dynamic_gather", "dimension_numbers indices_are_sorted")
-_inherent("stablehlo.scatter", "scatter_dimension_numbers indices_are_sorted unique_indices")
 _inherent("stablehlo.select_and_scatter", "window_dimensions window_strides padding")
 _inherent("stablehlo.reduce_window", "window_dimensions window_strides base_dilations "
           "window_dilations padding")
@@ -265,7 +210,6 @@ _inherent("stablehlo.dynamic_conv", "window_strides padding lhs_dilation rhs_dil
           "window_reversal dimension_numbers feature_group_count batch_group_count "
           "precision_config")
 _inherent("stablehlo.cross-replica-sum", "replica_groups")
-_inherent("stablehlo.torch_index_select", "dim batch_dims")
 _inherent("stablehlo.if stablehlo.case stablehlo.uniform_quantize stablehlo.uniform_dequantize")
 _inherent("chlo.ragged_dot", "ragged_dot_dimension_numbers precision_config")
 _inherent("func.func", "sym_name function_type sym_visibility arg_attrs res_attrs no_inline")
@@ -298,106 +242,6 @@ def syntax_of(name: str) -> Format | None:
 # =================================================================================================
 # Hand-written forms
 # =================================================================================================
-
-# --- stablehlo.constant -------------------------------------------------------------------------
-
-
-def _parse_constant(p: "Parser", name: str, nres: int, start: int) -> Operation:
-    props: dict[str, Any] = {}
-    attrs: dict[str, Any] = {}
-    if p.v == "(" and p.k == PUNCT:  # `stablehlo.constant() <{value = ...}> : () -> type`
-        p._advance()
-        p.expect(")")
-        if p.v == "<" and p.k == PUNCT:
-            p._advance()
-            props.update(p.dict_items())
-            p.expect(">")
-        parse_attrdict(p, name, props, attrs)
-        p.expect(":")
-        off = p.start
-        ft = p.parse_type()
-        if not isinstance(ft, FunctionType) or ft.inputs or len(ft.results) != 1:
-            p.error("expected '() -> type'", off, found=False)
-        return Operation(name, [], list(ft.results), props, attrs)
-    parse_attrdict(p, name, props, attrs)
-    off = p.start
-    if p.v != "dense":
-        value = p.parse_attribute()
-    else:
-        value = p.dense_attr()
-    if not isinstance(value, DenseElementsAttr):
-        t = getattr(value, "type", None)
-        if t is None:
-            p.error("expected a typed elements attribute", off, found=False)
-    else:
-        t = value.type
-    props["value"] = value
-    return Operation(name, [], [t], props, attrs)
-
-
-def _print_constant(pr: "Printer", op: Operation) -> str | None:
-    v = op.attr("value")
-    if op.operands or len(op.results) != 1 or op.regions or v is None:
-        return None
-    rt = op.results[0].type
-    if isinstance(v, DenseElementsAttr) and v.type == rt:
-        d = pr.attr_dict(op, {"value"})
-        return f"{d} {pr.attr(v)}"
-    # quantized constants (value type differs from result type) print in the generic-like form
-    props = "<{value = " + pr.attr(v) + "}>"
-    d = pr.attr_dict(op, {"value"})
-    return f"(){' ' + props}{d} : () -> {pr.type(rt)}"
-
-
-register("stablehlo.constant", _parse_constant, _print_constant)
-
-# --- slice --------------------------------------------------------------------------------------
-
-
-def _parse_slice(p: "Parser", name: str, nres: int, start: int) -> Operation:
-    operand = p.operand()
-    p.expect("[")
-    st: list[int] = []
-    lim: list[int] = []
-    strd: list[int] = []
-    if p.v != "]":
-        while True:
-            st.append(p.integer())
-            p.expect(":")
-            lim.append(p.integer())
-            if p.accept(":"):
-                strd.append(p.integer())
-            else:
-                strd.append(1)
-            if not p.accept(","):
-                break
-    p.expect("]")
-    props = {"start_indices": DenseArrayAttr(I64, tuple(st)),
-             "limit_indices": DenseArrayAttr(I64, tuple(lim)),
-             "strides": DenseArrayAttr(I64, tuple(strd))}
-    attrs: dict[str, Any] = {}
-    parse_attrdict(p, name, props, attrs)
-    p.expect(":")
-    res = types_functional(p, [operand])
-    return Operation(name, [operand], res, props, attrs)
-
-
-def _print_slice(pr: "Printer", op: Operation) -> str | None:
-    names = ("start_indices", "limit_indices", "strides")
-    vals = [op.attr(n) for n in names]
-    if any(not check_attr_kind(v, "i64list") for v in vals) or len(op.operands) != 1 \
-            or op.regions:
-        return None
-    s, l_, t = (v.values for v in vals)
-    if not len(s) == len(l_) == len(t):
-        return None
-    parts = [f"{a}:{b}" + (f":{c}" if c != 1 else "") for a, b, c in zip(s, l_, t)]
-    d = pr.attr_dict(op, set(names))
-    return (f" {pr.val(op.operands[0])} [{', '.join(parts)}]{d} : "
-            f"{pr.functional([op.operands[0].type], op.result_types)}")
-
-
-register("stablehlo.slice", _parse_slice, _print_slice)
 
 # --- reduce_precision ---------------------------------------------------------------------------
 
