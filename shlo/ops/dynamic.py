@@ -94,7 +94,7 @@ define("stablehlo.dynamic_broadcast_in_dim", spec="dynamic_broadcast_in_dim",
 
 
 @kernel("stablehlo.dynamic_broadcast_in_dim", quantized_aware=True)
-def dynamic_broadcast_in_dim(op: Operation, ctx: "PrepareContext") -> Kernel:
+def dynamic_broadcast_in_dim(op: Operation, ctx: PrepareContext) -> Kernel:
     """broadcast_in_dim to the shape held by ``output_dimensions``.
 
     ``known_expanding_dimensions`` / ``known_nonexpanding_dimensions`` are optimisation hints
@@ -166,7 +166,7 @@ define("stablehlo.dynamic_iota", spec="dynamic_iota",
 
 
 @kernel("stablehlo.dynamic_iota")
-def dynamic_iota(op: Operation, ctx: "PrepareContext") -> Kernel:
+def dynamic_iota(op: Operation, ctx: PrepareContext) -> Kernel:
     """iota with the shape held by ``output_shape`` (arrays cached per shape)."""
     dim = int_attr(op, "iota_dimension")
     dtype = result_type(op).dtype
@@ -214,7 +214,7 @@ define("stablehlo.dynamic_reshape", spec="dynamic_reshape",
 
 
 @kernel("stablehlo.dynamic_reshape", quantized_aware=True)
-def dynamic_reshape(op: Operation, ctx: "PrepareContext") -> Kernel:
+def dynamic_reshape(op: Operation, ctx: PrepareContext) -> Kernel:
     """reshape to the shape held by ``output_shape`` (same element count required)."""
     dtype = result_type(op).dtype
 
@@ -271,7 +271,7 @@ define("stablehlo.dynamic_pad", spec="dynamic_pad",
 
 
 @kernel("stablehlo.dynamic_pad", quantized_aware=True)
-def dynamic_pad(op: Operation, ctx: "PrepareContext") -> Kernel:
+def dynamic_pad(op: Operation, ctx: PrepareContext) -> Kernel:
     """pad with ``edge_padding_low``, ``edge_padding_high``, ``interior_padding`` operands."""
     dtype = result_type(op).dtype
 
@@ -330,7 +330,7 @@ define("stablehlo.dynamic_gather", spec="dynamic_gather",
 
 
 @kernel("stablehlo.dynamic_gather", quantized_aware=True)
-def dynamic_gather(op: Operation, ctx: "PrepareContext") -> Kernel:
+def dynamic_gather(op: Operation, ctx: PrepareContext) -> Kernel:
     """gather with ``slice_sizes`` given as an operand tensor."""
     dims = GatherDimensionNumbers.from_attr(op.attr("dimension_numbers"))
     dtype = result_type(op).dtype
@@ -392,11 +392,11 @@ def _real_dynamic_slice_index(start: Sequence[int], limit: Sequence[int], stride
     clamped like dynamic_slice's (``[0, dim - span]``), which is what the slice becomes once its
     bounds are refined (canonicalized to `dynamic_slice`)."""
     index = []
-    for s, l, st, n in zip(start, limit, strides, shape):
-        if st <= 0 or l < s:
+    for s, e, st, n in zip(start, limit, strides, shape):
+        if st <= 0 or e < s:
             raise ValueError(f"invalid slice bounds start={tuple(start)} limit={tuple(limit)} "
                              f"strides={tuple(strides)}")
-        size = -(-(l - s) // st)
+        size = -(-(e - s) // st)
         span = (size - 1) * st + 1 if size else 0
         if span > n:
             raise ValueError(f"slice of {size} elements with stride {st} does not fit in a "
@@ -407,7 +407,7 @@ def _real_dynamic_slice_index(start: Sequence[int], limit: Sequence[int], stride
 
 
 @kernel("stablehlo.real_dynamic_slice", quantized_aware=True)
-def real_dynamic_slice(op: Operation, ctx: "PrepareContext") -> Kernel:
+def real_dynamic_slice(op: Operation, ctx: PrepareContext) -> Kernel:
     """slice with ``start_indices``, ``limit_indices`` and ``strides`` given as operands.
 
     The result has ``ceil((limit - start) / stride)`` elements per dimension; starts are clamped
@@ -458,12 +458,12 @@ def _verify_real_dynamic_slice(op: Operation, diag: Diagnostics) -> None:
             diag.error(op, "C4", f"stride must be positive but got {s} in dimension {i}")
             return
     if starts is not None and limits is not None:
-        for i, (s, l) in enumerate(zip(starts, limits)):
+        for i, (s, e) in enumerate(zip(starts, limits)):
             if s < 0:
                 diag.error(op, "C3", f"negative start index {s} in dimension {i}")
                 return
-            if s > l:
-                diag.error(op, "C3", f"start index {s} is larger than limit index {l} in "
+            if s > e:
+                diag.error(op, "C3", f"start index {s} is larger than limit index {e} in "
                                      f"dimension {i}")
                 return
 
@@ -477,7 +477,7 @@ define("stablehlo.set_dimension_size", summary="sets the run-time size of one di
 
 
 @kernel("stablehlo.set_dimension_size", quantized_aware=True)
-def set_dimension_size(op: Operation, ctx: "PrepareContext") -> Kernel:
+def set_dimension_size(op: Operation, ctx: PrepareContext) -> Kernel:
     """Sets the run-time size of ``dimension`` to ``size`` (XLA's dynamic padding semantics).
 
     The result keeps the first ``size`` elements along ``dimension`` (``size`` is clamped to

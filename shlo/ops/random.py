@@ -246,7 +246,7 @@ define("stablehlo.rng_bit_generator", spec="rng_bit_generator",
 
 
 @kernel("stablehlo.rng_bit_generator")
-def rng_bit_generator(op: Operation, ctx: "PrepareContext") -> Kernel:
+def rng_bit_generator(op: Operation, ctx: PrepareContext) -> Kernel:
     """Spec "rng_bit_generator": uniform random bits and the updated state.
 
     ``output`` is a deterministic function of ``initial_state`` (and of the algorithm, the
@@ -395,7 +395,7 @@ def _normal(bits: np.ndarray, mu: Any, sigma: Any, element: Any) -> np.ndarray:
 
 
 @kernel("stablehlo.rng")
-def rng(op: Operation, ctx: "PrepareContext") -> Kernel:
+def rng(op: Operation, ctx: PrepareContext) -> Kernel:
     """Spec "rng": random numbers of a given shape, UNIFORM over [a, b) or NORMAL(a, b).
 
     Implementation-defined generator (docs/semantics/random_chlo.md): Philox-4x32 keyed by the

@@ -66,7 +66,7 @@ def dynamic_slice_array(operand: np.ndarray, start_indices: Sequence[Any],
 
 
 @kernel("stablehlo.dynamic_slice", quantized_aware=True)
-def dynamic_slice(op: Operation, ctx: "PrepareContext") -> Kernel:
+def dynamic_slice(op: Operation, ctx: PrepareContext) -> Kernel:
     """Spec "dynamic_slice": ``adjusted_start_indices = clamp(0, start_indices, shape - sizes)``."""
     slice_sizes = ints_attr(op, "slice_sizes")
 
@@ -130,7 +130,7 @@ define("stablehlo.dynamic_update_slice", spec="dynamic_update_slice",
 
 
 @kernel("stablehlo.dynamic_update_slice", quantized_aware=True)
-def dynamic_update_slice(op: Operation, ctx: "PrepareContext") -> Kernel:
+def dynamic_update_slice(op: Operation, ctx: PrepareContext) -> Kernel:
     """Spec "dynamic_update_slice": writes ``update`` at the clamped start indices (a copy)."""
     dtype = result_type(op).dtype
 

@@ -115,7 +115,7 @@ def gather_array(operand: np.ndarray, start_indices: np.ndarray, dims: GatherDim
 
 
 @kernel("stablehlo.gather", quantized_aware=True)
-def gather(op: Operation, ctx: "PrepareContext") -> Kernel:
+def gather(op: Operation, ctx: PrepareContext) -> Kernel:
     """Spec "gather": slices of ``operand`` at offsets from ``start_indices`` (clamped)."""
     dims = GatherDimensionNumbers.from_attr(op.attr("dimension_numbers"))
     slice_sizes = ints_attr(op, "slice_sizes")

@@ -171,7 +171,7 @@ class UpdateComputation:
     arg_dtypes: tuple[np.dtype, ...] = ()
 
     @classmethod
-    def of(cls, op: Operation, ctx: "PrepareContext", n: int) -> "UpdateComputation":
+    def of(cls, op: Operation, ctx: PrepareContext, n: int) -> "UpdateComputation":
         region = op.regions[0]
         block = region.blocks[0]
         args = block.arguments
@@ -264,7 +264,7 @@ def scatter_arrays(inputs: Sequence[np.ndarray], scatter_indices: np.ndarray,
 
 
 @kernel("stablehlo.scatter", quantized_aware=True)
-def scatter(op: Operation, ctx: "PrepareContext") -> Kernel:
+def scatter(op: Operation, ctx: PrepareContext) -> Kernel:
     """Spec "scatter": ``results = inputs`` updated at the indices from ``scatter_indices``.
 
     Quantized tensors are scattered as storage values; the update computation's own ops then

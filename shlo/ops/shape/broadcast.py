@@ -72,7 +72,7 @@ def _broadcast_result_shape(result_shape: Sequence[int | None], broadcast_dimens
 
 
 @kernel("stablehlo.broadcast_in_dim", quantized_aware=True)
-def broadcast_in_dim(op: Operation, ctx: "PrepareContext") -> Kernel:
+def broadcast_in_dim(op: Operation, ctx: PrepareContext) -> Kernel:
     """Spec "broadcast_in_dim": expands the operand's dimensions into the result's."""
     t = result_type(op)
     bd = ints_attr(op, "broadcast_dimensions")
@@ -196,7 +196,7 @@ define("stablehlo.broadcast", summary="prepends dimensions to the operand (not i
 
 
 @kernel("stablehlo.broadcast", quantized_aware=True)
-def broadcast(op: Operation, ctx: "PrepareContext") -> Kernel:
+def broadcast(op: Operation, ctx: PrepareContext) -> Kernel:
     """`broadcast` (not in HLO): prepends ``broadcast_sizes`` dimensions to the operand."""
     sizes = ints_attr(op, "broadcast_sizes")
 

@@ -29,7 +29,7 @@ __all__ = ["constant", "iota", "iota_array"]
 # --- constant (spec "constant") ------------------------------------------------------------------
 
 
-def _parse_constant(p: "Parser", name: str, nres: int, start: int) -> Operation:
+def _parse_constant(p: Parser, name: str, nres: int, start: int) -> Operation:
     """`stablehlo.constant dense<...> : tensor<...>`, or for a quantized result (whose literal
     holds storage values) `stablehlo.constant() <{value = ...}> : () -> type`."""
     props: dict[str, Any] = {}
@@ -64,7 +64,7 @@ def _parse_constant(p: "Parser", name: str, nres: int, start: int) -> Operation:
     return Operation(name, [], [t], props, attrs)
 
 
-def _print_constant(pr: "Printer", op: Operation) -> str | None:
+def _print_constant(pr: Printer, op: Operation) -> str | None:
     v = op.attr("value")
     if op.operands or len(op.results) != 1 or op.regions or v is None:
         return None
@@ -84,7 +84,7 @@ define("stablehlo.constant", spec="constant", summary="a tensor literal",
 
 
 @kernel("stablehlo.constant", quantized_aware=True)
-def constant(op: Operation, ctx: "PrepareContext") -> Kernel:
+def constant(op: Operation, ctx: PrepareContext) -> Kernel:
     """Spec "constant": ``output = value``.
 
     The result is a read-only view of the attribute's array (for quantized results, its storage
@@ -160,7 +160,7 @@ def iota_array(shape: tuple[int, ...], iota_dimension: int, dtype: np.dtype) -> 
 
 
 @kernel("stablehlo.iota")
-def iota(op: Operation, ctx: "PrepareContext") -> Kernel:
+def iota(op: Operation, ctx: PrepareContext) -> Kernel:
     """Spec "iota": fills the result with increasing values along ``iota_dimension``."""
     t = result_type(op)
     dim = int_attr(op, "iota_dimension")

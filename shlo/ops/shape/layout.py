@@ -44,7 +44,7 @@ def reshape_target(shape: Sequence[int | None], size: int) -> tuple[int, ...]:
 
 
 @kernel("stablehlo.reshape", quantized_aware=True)
-def reshape(op: Operation, ctx: "PrepareContext") -> Kernel:
+def reshape(op: Operation, ctx: PrepareContext) -> Kernel:
     """Spec "reshape": same elements in row-major order, new shape."""
     t = result_type(op)
     dtype = t.dtype
@@ -105,7 +105,7 @@ define("stablehlo.reverse", spec="reverse",
 
 
 @kernel("stablehlo.reverse", quantized_aware=True)
-def reverse(op: Operation, ctx: "PrepareContext") -> Kernel:
+def reverse(op: Operation, ctx: PrepareContext) -> Kernel:
     """Spec "reverse": reverses the order of elements along ``dimensions``."""
     dims = ints_attr(op, "dimensions")
     index = None
@@ -165,7 +165,7 @@ define("stablehlo.transpose", spec="transpose", summary="permutes the operand's 
 
 
 @kernel("stablehlo.transpose", quantized_aware=True)
-def transpose(op: Operation, ctx: "PrepareContext") -> Kernel:
+def transpose(op: Operation, ctx: PrepareContext) -> Kernel:
     """Spec "transpose": ``result[i] = operand[j]`` with ``j[permutation[d]] = i[d]``."""
     permutation = ints_attr(op, "permutation")
 
@@ -246,7 +246,7 @@ define("stablehlo.get_dimension_size", spec="get_dimension_size",
 
 
 @kernel("stablehlo.get_dimension_size", quantized_aware=True)
-def get_dimension_size(op: Operation, ctx: "PrepareContext") -> Kernel:
+def get_dimension_size(op: Operation, ctx: PrepareContext) -> Kernel:
     """Spec "get_dimension_size": ``result = dim(operand, dimension)`` (the run-time size)."""
     dimension = int_attr(op, "dimension")
     dtype = result_type(op).dtype

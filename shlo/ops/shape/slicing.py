@@ -33,7 +33,7 @@ __all__ = ["slice_", "pad", "pad_array", "concatenate"]
 # --- slice (spec "slice") ------------------------------------------------------------------------
 
 
-def _parse_slice(p: "Parser", name: str, nres: int, start: int) -> Operation:
+def _parse_slice(p: Parser, name: str, nres: int, start: int) -> Operation:
     """`stablehlo.slice %x [0:4, 1:7:2] : (...) -> ...`: `start:limit[:stride]` per dimension."""
     operand = p.operand()
     p.expect("[")
@@ -62,7 +62,7 @@ def _parse_slice(p: "Parser", name: str, nres: int, start: int) -> Operation:
     return Operation(name, [operand], res, props, attrs)
 
 
-def _print_slice(pr: "Printer", op: Operation) -> str | None:
+def _print_slice(pr: Printer, op: Operation) -> str | None:
     names = ("start_indices", "limit_indices", "strides")
     vals = [op.attr(n) for n in names]
     if any(not check_attr_kind(v, "i64list") for v in vals) or len(op.operands) != 1 \
@@ -84,12 +84,12 @@ define("stablehlo.slice", spec="slice", summary="a strided slice with static bou
 
 
 @kernel("stablehlo.slice", quantized_aware=True)
-def slice_(op: Operation, ctx: "PrepareContext") -> Kernel:
+def slice_(op: Operation, ctx: PrepareContext) -> Kernel:
     """Spec "slice": ``result[i] = operand[start_indices + i * strides]``."""
     start = ints_attr(op, "start_indices")
     limit = ints_attr(op, "limit_indices")
     strides = ints_attr(op, "strides", (1,) * len(start))
-    index = tuple(slice(s, l, st) for s, l, st in zip(start, limit, strides))
+    index = tuple(slice(s, e, st) for s, e, st in zip(start, limit, strides))
 
     def run(operand: np.ndarray) -> Sequence[Any]:
         return (np.asarray(operand)[index],)
@@ -118,27 +118,27 @@ def _infer_slice(op: Operation, diag: Diagnostics) -> list[Type] | None:
             return None
     shape = []
     for d in range(rank):
-        s, l, st, n = start[d], limit[d], strides[d], operand.shape[d]
+        s, e, st, n = start[d], limit[d], strides[d], operand.shape[d]
         if s < 0:
             diag.error(op, "C3", f"negative start index {s} in dimension {d}")
             return None
-        if n is not None and l > n:
-            diag.error(op, "C3", f"limit index {l} is larger than dimension size {n} in "
+        if n is not None and e > n:
+            diag.error(op, "C3", f"limit index {e} is larger than dimension size {n} in "
                                  f"dimension {d}")
             return None
         bound = (_c.bounds_of(operand) or (None,) * rank)[d] if n is None else None
-        if bound is not None and l > bound:
-            diag.error(op, "C3", f"limit index {l} is larger than dimension bound {bound} in "
+        if bound is not None and e > bound:
+            diag.error(op, "C3", f"limit index {e} is larger than dimension bound {bound} in "
                                  f"dimension {d}")
             return None
-        if s > l:
-            diag.error(op, "C3", f"start index {s} is larger than limit index {l} in dimension "
+        if s > e:
+            diag.error(op, "C3", f"start index {s} is larger than limit index {e} in dimension "
                                  f"{d}")
             return None
         if st <= 0:
             diag.error(op, "C4", f"stride must be positive but got {st} in dimension {d}")
             return None
-        shape.append(-(-(l - s) // st) if n is not None else None)
+        shape.append(-(-(e - s) // st) if n is not None else None)
     return [TensorType(tuple(shape), operand.element_type)]
 
 
@@ -189,7 +189,7 @@ def pad_array(operand: np.ndarray, padding_value: Any, edge_padding_low: Sequenc
 
 
 @kernel("stablehlo.pad", quantized_aware=True)
-def pad(op: Operation, ctx: "PrepareContext") -> Kernel:
+def pad(op: Operation, ctx: PrepareContext) -> Kernel:
     """Spec "pad": ``edge_padding_low``, ``edge_padding_high``, ``interior_padding``."""
     low = ints_attr(op, "edge_padding_low")
     high = ints_attr(op, "edge_padding_high")
@@ -273,7 +273,7 @@ define("stablehlo.concatenate", spec="concatenate", summary="joins tensors along
 
 
 @kernel("stablehlo.concatenate", quantized_aware=True)
-def concatenate(op: Operation, ctx: "PrepareContext") -> Kernel:
+def concatenate(op: Operation, ctx: PrepareContext) -> Kernel:
     """Spec "concatenate": joins ``inputs`` along ``dimension`` in argument order."""
     dimension = int_attr(op, "dimension")
     dtype = result_type(op).dtype
