@@ -1,25 +1,39 @@
-"""Dynamic-shape ops (beyond the spec: its "Dynamism" category bootstrapped from MHLO).
+"""Dynamic-shape ops: dynamic_broadcast_in_dim, dynamic_iota, dynamic_reshape, dynamic_pad,
+dynamic_gather (spec sections of the same names), real_dynamic_slice, set_dimension_size,
+compute_reshape_shape and cstr_reshapable (the spec's "Dynamism" category, bootstrapped from
+MHLO and not specified).
 
-dynamic_broadcast_in_dim, dynamic_iota, dynamic_reshape, dynamic_pad, dynamic_gather,
-real_dynamic_slice and set_dimension_size take the shape-determining values (output shapes,
-paddings, slice bounds) as operand *tensors* instead of attributes, so result types may contain
-`?`. At run time those operand values decide the result's shape; each op otherwise behaves as
-its static counterpart (the upstream interpreter does the same: e.g. dynamic_iota evaluates as
-iota, dynamic_pad as pad with the operands' values). get_dimension_size (shape.py) returns the
-run-time size.
+These ops take the shape-determining values (output shapes, paddings, slice bounds) as operand
+*tensors* instead of attributes, so result types may contain `?`. At run time those operand
+values decide the result's shape; each op otherwise behaves as its static counterpart (the
+upstream interpreter does the same: e.g. dynamic_iota evaluates as iota, dynamic_pad as pad with
+the operands' values), and shares its helpers and constraints. get_dimension_size
+(:mod:`shlo.ops.shape.layout`) returns the run-time size. The constraints check shape operands
+defined by constants against the result type.
 """
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
-from ..ir import Operation
-from .indexing import GatherDimensionNumbers, gather_array, to_index
-from ..registry import kernel
-from .shape import (Run, as_dtype, broadcast_in_dim_array, int_attr, ints_attr, iota_array,
-                    pad_array, result_type)
+from ..attributes import int_attr, ints_attr
+from ..errors import Diagnostics
+from ..ir import Operation, Value
+from ..registry import QUANTIZED_STORAGE, Kernel, define, inference, kernel, verifier
+from ..syntax.directives import ATTRDICT, COMMA, OPERAND, OPERANDS, declarative, named, types
+from ..types import QuantizedType, TensorType, Type
+from . import _constraints as _c
+from ._arrays import as_dtype, result_type
+from .indexing import GatherDimensionNumbers, gather_array, infer_gather_shape, to_index
+from .shape import broadcast_in_dim_array, check_broadcast_in_dim, iota_array, pad_array
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..interpreter.evaluator import PrepareContext
+
+__all__ = ["shape_values", "dynamic_broadcast_in_dim", "dynamic_iota", "dynamic_reshape",
+           "dynamic_pad", "dynamic_gather", "real_dynamic_slice", "set_dimension_size"]
 
 
 def shape_values(x: Any) -> tuple[int, ...]:
@@ -37,8 +51,50 @@ def _check_shape(op: Operation, shape: Sequence[int]) -> None:
         raise ValueError(f"negative dimension size in run-time shape {tuple(shape)}")
 
 
+_SHAPE_TENSOR = _c.TC(_c.I | _c.INDEX, rank=1, static=True,
+                      description="statically shaped 1-dimensional tensor of index or "
+                                  "2/4/8/16/32/64-bit integer values")
+
+
+def _output_shape(op: Operation, diag: Diagnostics, label: str, shape_value: Value) -> bool:
+    """A constant output shape must be non-negative and agree with the result type."""
+    values = _c.constant_ints(shape_value)
+    res = op.results[0].type
+    if values is None or not isinstance(res, TensorType) or res.shape is None:
+        return True
+    if len(values) != len(res.shape) or any(v < 0 for v in values) or \
+            not _c.compatible_shapes(values, res.shape):
+        diag.error(op, label, f"output shape {_c.dims_str(values)} is incompatible with return "
+                              f"type of operation '{_c.type_str(res)}'")
+        return False
+    return True
+
+
+def _compatible_or_quantized(op: Operation, diag: Diagnostics, operand: TensorType,
+                             result: TensorType) -> bool:
+    """(C1) the element types agree (any two quantized types pass: their own checks follow)."""
+    if not _c.compatible_element_types(operand.element_type, result.element_type) and \
+            not (isinstance(operand.element_type, QuantizedType) and
+                 isinstance(result.element_type, QuantizedType)):
+        diag.error(op, "C1", f"expects operand and result to have compatible element type: "
+                             f"{_c.types_str([operand, result])}")
+        return False
+    return True
+
+
+# --- dynamic_broadcast_in_dim (spec "dynamic_broadcast_in_dim") ----------------------------------
+
+define("stablehlo.dynamic_broadcast_in_dim", spec="dynamic_broadcast_in_dim",
+       summary="broadcast_in_dim to a shape given as an operand",
+       traits={QUANTIZED_STORAGE},
+       inherent="broadcast_dimensions known_expanding_dimensions known_nonexpanding_dimensions",
+       syntax=declarative(OPERAND, COMMA, OPERAND, COMMA,
+                          *named("dims", "broadcast_dimensions", "i64list"), ATTRDICT,
+                          types("functional")))
+
+
 @kernel("stablehlo.dynamic_broadcast_in_dim", quantized_aware=True)
-def dynamic_broadcast_in_dim(op: Operation, ctx: Any) -> Run:
+def dynamic_broadcast_in_dim(op: Operation, ctx: PrepareContext) -> Kernel:
     """broadcast_in_dim to the shape held by ``output_dimensions``.
 
     ``known_expanding_dimensions`` / ``known_nonexpanding_dimensions`` are optimisation hints
@@ -55,8 +111,62 @@ def dynamic_broadcast_in_dim(op: Operation, ctx: Any) -> Run:
     return run
 
 
+@verifier("stablehlo.dynamic_broadcast_in_dim")
+def _verify_dynamic_broadcast_in_dim(op: Operation, diag: Diagnostics) -> None:
+    """broadcast_in_dim's constraints (C1-C6) with the result shape given by
+    `output_dimensions` (C7); the expansion hints name distinct operand dimensions (C8)."""
+    if not _c.signature(op, diag, [_c.TENSOR_QA, _SHAPE_TENSOR], [_c.TENSOR_QA],
+                        attrs={"broadcast_dimensions": "ints"},
+                        optional_attrs={"known_expanding_dimensions": "ints",
+                                        "known_nonexpanding_dimensions": "ints"}):
+        return
+    operand, result = op.operands[0].type, op.results[0].type
+    if not _compatible_or_quantized(op, diag, operand, result):
+        return
+    dims = ints_attr(op, "broadcast_dimensions", None)
+    shape_len = op.operands[1].type.shape
+    if result.shape is not None and shape_len and shape_len[0] is not None and \
+            shape_len[0] != len(result.shape):
+        diag.error(op, "C7", f"result rank ({len(result.shape)}) does not match the size of "
+                             f"output_dimensions ({shape_len[0]})")
+        return
+    if not check_broadcast_in_dim(op, diag, operand, result, dims):
+        return
+    values = _c.constant_ints(op.operands[1])
+    if values is not None and operand.shape is not None and len(values) == len(result.shape or
+                                                                                 values):
+        for i, d in enumerate(dims):
+            a = operand.shape[i]
+            if a is not None and a != 1 and d < len(values) and values[d] != a:
+                diag.error(op, "C5", f"size of operand dimension {i} ({a}) is not equal to 1 or "
+                                     f"value of shape at index {d} ({values[d]})")
+                return
+    if not _output_shape(op, diag, "C7", op.operands[1]):
+        return
+    expanding = ints_attr(op, "known_expanding_dimensions", ())
+    nonexpanding = ints_attr(op, "known_nonexpanding_dimensions", ())
+    hints = list(expanding) + list(nonexpanding)
+    if not _c.is_unique(hints):
+        diag.error(op, "C8", "duplicate expansion hint for at least one operand dimension")
+        return
+    rank = _c.rank_of(operand)
+    for h in hints:
+        if rank is not None and not 0 <= h < rank:
+            diag.error(op, "C8", f"hint for expanding dimension {h} does not refer to a valid "
+                                 f"operand dimension")
+            return
+
+
+# --- dynamic_iota (spec "dynamic_iota") ----------------------------------------------------------
+
+define("stablehlo.dynamic_iota", spec="dynamic_iota",
+       summary="iota with the shape given as an operand",
+       syntax=declarative(OPERAND, COMMA, *named("dim", "iota_dimension", "i64"), ATTRDICT,
+                          types("functional")))
+
+
 @kernel("stablehlo.dynamic_iota")
-def dynamic_iota(op: Operation, ctx: Any) -> Run:
+def dynamic_iota(op: Operation, ctx: PrepareContext) -> Kernel:
     """iota with the shape held by ``output_shape`` (arrays cached per shape)."""
     dim = int_attr(op, "iota_dimension")
     dtype = result_type(op).dtype
@@ -75,8 +185,36 @@ def dynamic_iota(op: Operation, ctx: Any) -> Run:
     return run
 
 
+@verifier("stablehlo.dynamic_iota")
+def _verify_dynamic_iota(op: Operation, diag: Diagnostics) -> None:
+    """(C1) `0 <= iota_dimension < rank(result)`; (C2) a constant `output_shape` agrees with
+    the result type."""
+    if not _c.signature(op, diag, [_SHAPE_TENSOR], [_c.TENSOR],
+                        attrs={"iota_dimension": "int"}):
+        return
+    d = int_attr(op, "iota_dimension", None)
+    if d < 0:
+        diag.error(op, "C1", f"op attribute 'iota_dimension' failed to satisfy constraint: 64-bit "
+                             f"signless integer attribute whose value is non-negative (got {d})")
+        return
+    rank = _c.rank_of(op.results[0].type)
+    if rank is not None and d >= rank:
+        diag.error(op, "C1", f"iota dimension cannot go beyond the output rank: iota_dimension "
+                             f"= {d}, rank = {rank}")
+        return
+    _output_shape(op, diag, "C2", op.operands[0])
+
+
+# --- dynamic_reshape (spec "dynamic_reshape") ----------------------------------------------------
+
+define("stablehlo.dynamic_reshape", spec="dynamic_reshape",
+       summary="reshape to a shape given as an operand",
+       traits={QUANTIZED_STORAGE},
+       syntax=declarative(OPERANDS, ATTRDICT, types("functional")))
+
+
 @kernel("stablehlo.dynamic_reshape", quantized_aware=True)
-def dynamic_reshape(op: Operation, ctx: Any) -> Run:
+def dynamic_reshape(op: Operation, ctx: PrepareContext) -> Kernel:
     """reshape to the shape held by ``output_shape`` (same element count required)."""
     dtype = result_type(op).dtype
 
@@ -91,222 +229,15 @@ def dynamic_reshape(op: Operation, ctx: Any) -> Run:
     return run
 
 
-@kernel("stablehlo.dynamic_pad", quantized_aware=True)
-def dynamic_pad(op: Operation, ctx: Any) -> Run:
-    """pad with ``edge_padding_low``, ``edge_padding_high``, ``interior_padding`` operands."""
-    dtype = result_type(op).dtype
-
-    def run(operand: np.ndarray, padding_value: np.ndarray, edge_padding_low: np.ndarray,
-            edge_padding_high: np.ndarray, interior_padding: np.ndarray) -> Sequence[Any]:
-        low, high = shape_values(edge_padding_low), shape_values(edge_padding_high)
-        interior = shape_values(interior_padding)
-        if any(i < 0 for i in interior):
-            raise ValueError(f"negative interior padding {interior}")
-        out = pad_array(as_dtype(operand, dtype), padding_value, low, high, interior)
-        _check_shape(op, out.shape)
-        return (out,)
-
-    return run
-
-
-@kernel("stablehlo.dynamic_gather", quantized_aware=True)
-def dynamic_gather(op: Operation, ctx: Any) -> Run:
-    """gather with ``slice_sizes`` given as an operand tensor."""
-    dims = GatherDimensionNumbers.from_attr(op.attr("dimension_numbers"))
-    dtype = result_type(op).dtype
-
-    def run(operand: np.ndarray, start_indices: np.ndarray, slice_sizes: np.ndarray
-            ) -> Sequence[Any]:
-        operand = as_dtype(operand, dtype)
-        sizes = shape_values(slice_sizes)
-        if len(sizes) != operand.ndim or any(
-                not 0 <= k <= n for k, n in zip(sizes, operand.shape)):
-            raise ValueError(f"slice_sizes {sizes} out of range for operand shape "
-                             f"{operand.shape}")
-        return (gather_array(operand, start_indices, dims, sizes),)
-
-    return run
-
-
-def _real_dynamic_slice_index(start: Sequence[int], limit: Sequence[int], strides: Sequence[int],
-                              shape: Sequence[int]) -> tuple[slice, ...]:
-    """Slices for real_dynamic_slice: the result size per dimension is
-    ``ceil((limit - start) / stride)``; a start that would make the slice overrun the operand is
-    clamped like dynamic_slice's (``[0, dim - span]``), which is what the slice becomes once its
-    bounds are refined (canonicalized to `dynamic_slice`)."""
-    index = []
-    for s, l, st, n in zip(start, limit, strides, shape):
-        if st <= 0 or l < s:
-            raise ValueError(f"invalid slice bounds start={tuple(start)} limit={tuple(limit)} "
-                             f"strides={tuple(strides)}")
-        size = -(-(l - s) // st)
-        span = (size - 1) * st + 1 if size else 0
-        if span > n:
-            raise ValueError(f"slice of {size} elements with stride {st} does not fit in a "
-                             f"dimension of size {n}")
-        s = min(max(s, 0), n - span)
-        index.append(slice(s, s + span, st))
-    return tuple(index)
-
-
-@kernel("stablehlo.real_dynamic_slice", quantized_aware=True)
-def real_dynamic_slice(op: Operation, ctx: Any) -> Run:
-    """slice with ``start_indices``, ``limit_indices`` and ``strides`` given as operands.
-
-    The result has ``ceil((limit - start) / stride)`` elements per dimension; starts are clamped
-    so that the slice fits (as dynamic_slice does), see docs/semantics/shape_indexing.md.
-    """
-    dtype = result_type(op).dtype
-
-    def run(operand: np.ndarray, start_indices: np.ndarray, limit_indices: np.ndarray,
-            strides: np.ndarray) -> Sequence[Any]:
-        operand = as_dtype(operand, dtype)
-        index = _real_dynamic_slice_index(shape_values(start_indices),
-                                          shape_values(limit_indices), shape_values(strides),
-                                          operand.shape)
-        out = operand[index]
-        _check_shape(op, out.shape)
-        return (out,)
-
-    return run
-
-
-@kernel("stablehlo.set_dimension_size", quantized_aware=True)
-def set_dimension_size(op: Operation, ctx: Any) -> Run:
-    """Sets the run-time size of ``dimension`` to ``size`` (XLA's dynamic padding semantics).
-
-    The result keeps the first ``size`` elements along ``dimension`` (``size`` is clamped to
-    ``[0, dim(operand, dimension)]``): the elements XLA treats as padding are dropped. When the
-    result type has a static size there, that size wins (the result type is the authority on
-    static dimensions; `tensor<4x2xf32> -> tensor<4x2xf32>` returns the operand).
-    """
-    dimension = int_attr(op, "dimension")
-    t = result_type(op)
-    static = t.shape[dimension] if t.shape is not None else None
-
-    def run(operand: np.ndarray, size: np.ndarray) -> Sequence[Any]:
-        operand = np.asarray(operand)
-        n = static if static is not None else int(to_index(size))
-        n = min(max(n, 0), operand.shape[dimension])
-        if n == operand.shape[dimension]:
-            return (operand,)
-        index = [slice(None)] * operand.ndim
-        index[dimension] = slice(0, n)
-        return (operand[tuple(index)],)
-
-    return run
-
-
-# --- constraints (spec "Ops" section, C1..Cn) ---------------------------------------------------
-# The verifiers of the dynamic-shape ops (beyond the seed spec; shlo/verifier.py calls them
-# through the registry). Shape operands defined by constants are checked against the result.
-
-from typing import Any as _Any  # noqa: E402
-
-from ..ir import Operation as _Operation  # noqa: E402
-from ..types import TensorType as _TensorType  # noqa: E402
-from . import _constraints as _c  # noqa: E402
-from ..registry import verifier  # noqa: E402
-
-_SHAPE_TENSOR = _c.TC(_c.I | _c.INDEX, rank=1, static=True,
-                      description="statically shaped 1-dimensional tensor of index or "
-                                  "2/4/8/16/32/64-bit integer values")
-
-
-def _output_shape(op: _Operation, diag: _Any, label: str, shape_value: _Any) -> bool:
-    """A constant output shape must be non-negative and agree with the result type."""
-    values = _c.constant_ints(shape_value)
-    res = op.results[0].type
-    if values is None or not isinstance(res, _TensorType) or res.shape is None:
-        return True
-    if len(values) != len(res.shape) or any(v < 0 for v in values) or \
-            not _c.compatible_shapes(values, res.shape):
-        diag.error(op, label, f"output shape {_c.dims_str(values)} is incompatible with return "
-                              f"type of operation '{_c.type_str(res)}'")
-        return False
-    return True
-
-
-@verifier("stablehlo.dynamic_broadcast_in_dim")
-def _verify_dynamic_broadcast_in_dim(op: _Operation, diag: _Any) -> None:
-    """broadcast_in_dim's constraints with the result shape given by `output_dimensions`;
-    the expansion hints name distinct operand dimensions."""
-    if not _c.signature(op, diag, [_c.TENSOR_QA, _SHAPE_TENSOR], [_c.TENSOR_QA],
-                        attrs={"broadcast_dimensions": "ints"},
-                        optional_attrs={"known_expanding_dimensions": "ints",
-                                        "known_nonexpanding_dimensions": "ints"}):
-        return
-    operand, result = op.operands[0].type, op.results[0].type
-    if not _c.compatible_element_types(operand.element_type, result.element_type) and \
-            not (isinstance(operand.element_type, _c.QuantizedType) and
-                 isinstance(result.element_type, _c.QuantizedType)):
-        diag.error(op, "C1", f"expects operand and result to have compatible element type: "
-                             f"{_c.types_str([operand, result])}")
-        return
-    dims = _c.ints_attr(op, "broadcast_dimensions")
-    shape_len = op.operands[1].type.shape
-    if result.shape is not None and shape_len and shape_len[0] is not None and \
-            shape_len[0] != len(result.shape):
-        diag.error(op, "C7", f"result rank ({len(result.shape)}) does not match the size of "
-                             f"output_dimensions ({shape_len[0]})")
-        return
-    if not _c.check_broadcast_in_dim(op, diag, operand, result, dims):
-        return
-    values = _c.constant_ints(op.operands[1])
-    if values is not None and operand.shape is not None and len(values) == len(result.shape or
-                                                                                 values):
-        for i, d in enumerate(dims):
-            a = operand.shape[i]
-            if a is not None and a != 1 and d < len(values) and values[d] != a:
-                diag.error(op, "C5", f"size of operand dimension {i} ({a}) is not equal to 1 or "
-                                     f"value of shape at index {d} ({values[d]})")
-                return
-    if not _output_shape(op, diag, "C7", op.operands[1]):
-        return
-    expanding = _c.ints_attr(op, "known_expanding_dimensions", ())
-    nonexpanding = _c.ints_attr(op, "known_nonexpanding_dimensions", ())
-    hints = list(expanding) + list(nonexpanding)
-    if not _c.is_unique(hints):
-        diag.error(op, "C8", "duplicate expansion hint for at least one operand dimension")
-        return
-    rank = _c.rank_of(operand)
-    for h in hints:
-        if rank is not None and not 0 <= h < rank:
-            diag.error(op, "C8", f"hint for expanding dimension {h} does not refer to a valid "
-                                 f"operand dimension")
-            return
-
-
-@verifier("stablehlo.dynamic_iota")
-def _verify_dynamic_iota(op: _Operation, diag: _Any) -> None:
-    """iota's constraint with the result shape given by `output_shape`."""
-    if not _c.signature(op, diag, [_SHAPE_TENSOR], [_c.TENSOR],
-                        attrs={"iota_dimension": "int"}):
-        return
-    d = _c.int_attr(op, "iota_dimension")
-    if d < 0:
-        diag.error(op, "C1", f"op attribute 'iota_dimension' failed to satisfy constraint: 64-bit "
-                             f"signless integer attribute whose value is non-negative (got {d})")
-        return
-    rank = _c.rank_of(op.results[0].type)
-    if rank is not None and d >= rank:
-        diag.error(op, "C1", f"iota dimension cannot go beyond the output rank: iota_dimension "
-                             f"= {d}, rank = {rank}")
-        return
-    _output_shape(op, diag, "C2", op.operands[0])
-
-
 @verifier("stablehlo.dynamic_reshape")
-def _verify_dynamic_reshape(op: _Operation, diag: _Any) -> None:
-    """reshape's constraints with the result shape given by `output_shape`."""
+def _verify_dynamic_reshape(op: Operation, diag: Diagnostics) -> None:
+    """(C1) element types agree; (C2) the element counts agree (a constant `output_shape`
+    included); (C3) `rank(result) = size(output_shape)`, and a constant `output_shape` agrees
+    with the result type."""
     if not _c.signature(op, diag, [_c.TENSOR_QA, _SHAPE_TENSOR], [_c.TENSOR_QA]):
         return
     operand, result = op.operands[0].type, op.results[0].type
-    if not _c.compatible_element_types(operand.element_type, result.element_type) and \
-            not (isinstance(operand.element_type, _c.QuantizedType) and
-                 isinstance(result.element_type, _c.QuantizedType)):
-        diag.error(op, "C1", f"expects operand and result to have compatible element type: "
-                             f"{_c.types_str([operand, result])}")
+    if not _compatible_or_quantized(op, diag, operand, result):
         return
     n_shape = op.operands[1].type.shape
     if result.shape is not None and n_shape and n_shape[0] is not None and \
@@ -331,9 +262,37 @@ def _verify_dynamic_reshape(op: _Operation, diag: _Any) -> None:
     _output_shape(op, diag, "C3", op.operands[1])
 
 
+# --- dynamic_pad (spec "dynamic_pad") ------------------------------------------------------------
+
+define("stablehlo.dynamic_pad", spec="dynamic_pad",
+       summary="pad with the paddings given as operands",
+       traits={QUANTIZED_STORAGE},
+       syntax=declarative(OPERANDS, ATTRDICT, types("functional")))
+
+
+@kernel("stablehlo.dynamic_pad", quantized_aware=True)
+def dynamic_pad(op: Operation, ctx: PrepareContext) -> Kernel:
+    """pad with ``edge_padding_low``, ``edge_padding_high``, ``interior_padding`` operands."""
+    dtype = result_type(op).dtype
+
+    def run(operand: np.ndarray, padding_value: np.ndarray, edge_padding_low: np.ndarray,
+            edge_padding_high: np.ndarray, interior_padding: np.ndarray) -> Sequence[Any]:
+        low, high = shape_values(edge_padding_low), shape_values(edge_padding_high)
+        interior = shape_values(interior_padding)
+        if any(i < 0 for i in interior):
+            raise ValueError(f"negative interior padding {interior}")
+        out = pad_array(as_dtype(operand, dtype), padding_value, low, high, interior)
+        _check_shape(op, out.shape)
+        return (out,)
+
+    return run
+
+
 @verifier("stablehlo.dynamic_pad")
-def _verify_dynamic_pad(op: _Operation, diag: _Any) -> None:
-    """pad's constraints with the paddings given as operands."""
+def _verify_dynamic_pad(op: Operation, diag: Diagnostics) -> None:
+    """pad's constraints with the paddings given as operands: (C1) element types agree; (C2)
+    the padding operands have `rank(operand)` elements; (C3) a constant `interior_padding` is
+    non-negative; (C4) `rank(result) = rank(operand)`."""
     if not _c.signature(op, diag, [_c.TENSOR, _c.TC(_c.F | _c.B | _c.I | _c.C | _c.Q, rank=0),
                                    _SHAPE_TENSOR, _SHAPE_TENSOR, _SHAPE_TENSOR], [_c.TENSOR]):
         return
@@ -362,26 +321,118 @@ def _verify_dynamic_pad(op: _Operation, diag: _Any) -> None:
                              + _c.types_str([operand, op.results[0].type]))
 
 
+# --- dynamic_gather (spec "dynamic_gather") ------------------------------------------------------
+
+define("stablehlo.dynamic_gather", spec="dynamic_gather",
+       summary="gather with slice_sizes given as an operand",
+       traits={QUANTIZED_STORAGE},
+       inherent="dimension_numbers indices_are_sorted")  # generic form only
+
+
+@kernel("stablehlo.dynamic_gather", quantized_aware=True)
+def dynamic_gather(op: Operation, ctx: PrepareContext) -> Kernel:
+    """gather with ``slice_sizes`` given as an operand tensor."""
+    dims = GatherDimensionNumbers.from_attr(op.attr("dimension_numbers"))
+    dtype = result_type(op).dtype
+
+    def run(operand: np.ndarray, start_indices: np.ndarray, slice_sizes: np.ndarray
+            ) -> Sequence[Any]:
+        operand = as_dtype(operand, dtype)
+        sizes = shape_values(slice_sizes)
+        if len(sizes) != operand.ndim or any(
+                not 0 <= k <= n for k, n in zip(sizes, operand.shape)):
+            raise ValueError(f"slice_sizes {sizes} out of range for operand shape "
+                             f"{operand.shape}")
+        return (gather_array(operand, start_indices, dims, sizes),)
+
+    return run
+
+
+@inference("stablehlo.dynamic_gather")
+def _infer_dynamic_gather(op: Operation, diag: Diagnostics) -> list[Type] | None:
+    """gather's inference with `slice_sizes` an operand: its values when it is a constant,
+    else `?` for the offset dimensions."""
+    dims = GatherDimensionNumbers.of(op)
+    if dims is None or len(op.operands) != 3:
+        return None
+    operand, start_indices = op.operands[0].type, op.operands[1].type
+    sizes_type = op.operands[2].type
+    sizes: Sequence[int | None] | None = _c.constant_ints(op.operands[2])
+    if sizes is None and isinstance(sizes_type, TensorType) and sizes_type.shape and \
+            sizes_type.shape[0] is not None:
+        sizes = [None] * sizes_type.shape[0]
+    shape = infer_gather_shape(op, diag, operand, start_indices, sizes, dims)
+    return None if shape is None else [TensorType(shape, operand.element_type)]
+
+
 @verifier("stablehlo.dynamic_gather")
-def _verify_dynamic_gather(op: _Operation, diag: _Any) -> None:
+def _verify_dynamic_gather(op: Operation, diag: Diagnostics) -> None:
     """gather's constraints with `slice_sizes` as an operand (checked when constant)."""
     if not _c.signature(op, diag, [_c.TENSOR, _c.INT_TENSOR,
                                    _c.TC(_c.I, rank=1, static=True)], [_c.TENSOR],
                         attrs={"dimension_numbers": "any"},
                         optional_attrs={"indices_are_sorted": "bool"}):
         return
-    operand, indices = op.operands[0].type, op.operands[1].type
-    sizes = _c.constant_ints(op.operands[2])
-    if sizes is None and op.operands[2].type.shape and op.operands[2].type.shape[0] is not None:
-        sizes = [None] * op.operands[2].type.shape[0]
-    shape = _c.check_gather(op, diag, operand, indices, sizes, op.attr("dimension_numbers"))
-    if shape is not None:
-        _c.check_inferred(op, diag, "C13, C14", [_TensorType(shape, operand.element_type)])
+    inferred = _infer_dynamic_gather(op, diag)
+    if inferred is not None:
+        _c.check_inferred(op, diag, "C13, C14", inferred)
+
+
+# --- real_dynamic_slice (not specified) ----------------------------------------------------------
+
+define("stablehlo.real_dynamic_slice", summary="slice with the bounds given as operands",
+       traits={QUANTIZED_STORAGE},
+       syntax=declarative(OPERANDS, ATTRDICT, types("functional")))
+
+
+def _real_dynamic_slice_index(start: Sequence[int], limit: Sequence[int], strides: Sequence[int],
+                              shape: Sequence[int]) -> tuple[slice, ...]:
+    """Slices for real_dynamic_slice: the result size per dimension is
+    ``ceil((limit - start) / stride)``; a start that would make the slice overrun the operand is
+    clamped like dynamic_slice's (``[0, dim - span]``), which is what the slice becomes once its
+    bounds are refined (canonicalized to `dynamic_slice`)."""
+    index = []
+    for s, e, st, n in zip(start, limit, strides, shape):
+        if st <= 0 or e < s:
+            raise ValueError(f"invalid slice bounds start={tuple(start)} limit={tuple(limit)} "
+                             f"strides={tuple(strides)}")
+        size = -(-(e - s) // st)
+        span = (size - 1) * st + 1 if size else 0
+        if span > n:
+            raise ValueError(f"slice of {size} elements with stride {st} does not fit in a "
+                             f"dimension of size {n}")
+        s = min(max(s, 0), n - span)
+        index.append(slice(s, s + span, st))
+    return tuple(index)
+
+
+@kernel("stablehlo.real_dynamic_slice", quantized_aware=True)
+def real_dynamic_slice(op: Operation, ctx: PrepareContext) -> Kernel:
+    """slice with ``start_indices``, ``limit_indices`` and ``strides`` given as operands.
+
+    The result has ``ceil((limit - start) / stride)`` elements per dimension; starts are clamped
+    so that the slice fits (as dynamic_slice does), see docs/semantics/shape_indexing.md.
+    """
+    dtype = result_type(op).dtype
+
+    def run(operand: np.ndarray, start_indices: np.ndarray, limit_indices: np.ndarray,
+            strides: np.ndarray) -> Sequence[Any]:
+        operand = as_dtype(operand, dtype)
+        index = _real_dynamic_slice_index(shape_values(start_indices),
+                                          shape_values(limit_indices), shape_values(strides),
+                                          operand.shape)
+        out = operand[index]
+        _check_shape(op, out.shape)
+        return (out,)
+
+    return run
 
 
 @verifier("stablehlo.real_dynamic_slice")
-def _verify_real_dynamic_slice(op: _Operation, diag: _Any) -> None:
-    """slice's constraints with the indices given as operands."""
+def _verify_real_dynamic_slice(op: Operation, diag: Diagnostics) -> None:
+    """slice's constraints with the indices given as operands: (C1) element types agree; (C2)
+    the index operands have `rank(operand)` elements; (C3) constant starts are within
+    `[0, limit]`; (C4) constant strides are positive."""
     if not _c.signature(op, diag, [_c.TENSOR, _c.DIMENSION_TENSOR, _c.DIMENSION_TENSOR,
                                    _c.DIMENSION_TENSOR], [_c.TENSOR]):
         return
@@ -407,42 +458,92 @@ def _verify_real_dynamic_slice(op: _Operation, diag: _Any) -> None:
             diag.error(op, "C4", f"stride must be positive but got {s} in dimension {i}")
             return
     if starts is not None and limits is not None:
-        for i, (s, l) in enumerate(zip(starts, limits)):
+        for i, (s, e) in enumerate(zip(starts, limits)):
             if s < 0:
                 diag.error(op, "C3", f"negative start index {s} in dimension {i}")
                 return
-            if s > l:
-                diag.error(op, "C3", f"start index {s} is larger than limit index {l} in "
+            if s > e:
+                diag.error(op, "C3", f"start index {s} is larger than limit index {e} in "
                                      f"dimension {i}")
                 return
 
 
+# --- set_dimension_size (not specified) ----------------------------------------------------------
+
+define("stablehlo.set_dimension_size", summary="sets the run-time size of one dimension",
+       traits={QUANTIZED_STORAGE},
+       syntax=declarative(OPERAND, COMMA, OPERAND, COMMA, *named("dim", "dimension", "i64"),
+                          ATTRDICT, types("functional")))
+
+
+@kernel("stablehlo.set_dimension_size", quantized_aware=True)
+def set_dimension_size(op: Operation, ctx: PrepareContext) -> Kernel:
+    """Sets the run-time size of ``dimension`` to ``size`` (XLA's dynamic padding semantics).
+
+    The result keeps the first ``size`` elements along ``dimension`` (``size`` is clamped to
+    ``[0, dim(operand, dimension)]``): the elements XLA treats as padding are dropped. When the
+    result type has a static size there, that size wins (the result type is the authority on
+    static dimensions; `tensor<4x2xf32> -> tensor<4x2xf32>` returns the operand).
+    """
+    dimension = int_attr(op, "dimension")
+    t = result_type(op)
+    static = t.shape[dimension] if t.shape is not None else None
+
+    def run(operand: np.ndarray, size: np.ndarray) -> Sequence[Any]:
+        operand = np.asarray(operand)
+        n = static if static is not None else int(to_index(size))
+        n = min(max(n, 0), operand.shape[dimension])
+        if n == operand.shape[dimension]:
+            return (operand,)
+        index = [slice(None)] * operand.ndim
+        index[dimension] = slice(0, n)
+        return (operand[tuple(index)],)
+
+    return run
+
+
+@inference("stablehlo.set_dimension_size")
+def _infer_set_dimension_size(op: Operation, diag: Diagnostics) -> list[Type] | None:
+    """(C1) `0 <= dimension < rank(operand)`; the result is the operand's type with
+    `dimension` of the size a constant `size` holds, `?` otherwise (upstream's
+    inferSetDimensionSizeOp)."""
+    d = int_attr(op, "dimension", None)
+    if d is None or len(op.operands) != 2:
+        return None
+    operand = op.operands[0].type
+    if d < 0:
+        diag.error(op, "C1", f"op attribute 'dimension' failed to satisfy constraint: 64-bit "
+                             f"signless integer attribute whose value is non-negative (got {d})")
+        return None
+    rank = _c.rank_of(operand)
+    if rank is not None and d >= rank:
+        diag.error(op, "C1", f"requires dimension attribute in range [0, {rank}); found ({d})")
+        return None
+    if rank is None:
+        return None
+    size = _c.constant_ints(op.operands[1])
+    shape = list(operand.shape)
+    shape[d] = size[0] if size else None
+    return [TensorType(tuple(shape), operand.element_type)]
+
+
 @verifier("stablehlo.set_dimension_size")
-def _verify_set_dimension_size(op: _Operation, diag: _Any) -> None:
-    """`dimension` indexes the operand; `size` is a 0-dimensional tensor of i32."""
+def _verify_set_dimension_size(op: Operation, diag: Diagnostics) -> None:
+    """(C1) `dimension` indexes the operand; `size` is a 0-dimensional tensor of i32; (C2) the
+    result type is the inferred one."""
     if not _c.signature(op, diag, [_c.TENSOR, _c.TC(only=frozenset({"i32"}),
                                                     description="ranked tensor of 32-bit "
                                                                 "signless integer values")],
                         [_c.TENSOR], attrs={"dimension": "int"}):
         return
-    d = _c.int_attr(op, "dimension")
-    operand = op.operands[0].type
-    if d < 0:
-        diag.error(op, "C1", f"op attribute 'dimension' failed to satisfy constraint: 64-bit "
-                             f"signless integer attribute whose value is non-negative (got {d})")
-        return
-    rank = _c.rank_of(operand)
-    if rank is not None and d >= rank:
-        diag.error(op, "C1", f"requires dimension attribute in range [0, {rank}); found ({d})")
-        return
-    if rank is None:
-        return
-    size = _c.constant_ints(op.operands[1])
-    shape = list(operand.shape)
-    shape[d] = size[0] if size else None
-    res = op.results[0].type
-    if not _c.compatible(_TensorType(tuple(shape), operand.element_type), res):
-        diag.error(op, "C2", f"inferred type(s) "
-                             f"{_c.types_str([_TensorType(tuple(shape), operand.element_type)])} "
-                             f"are incompatible with return type(s) of operation "
-                             f"{_c.types_str([res])}")
+    inferred = _infer_set_dimension_size(op, diag)
+    if inferred is not None:
+        _c.check_inferred(op, diag, "C2", inferred)
+
+
+# --- compute_reshape_shape, cstr_reshapable (not specified; no kernel) ---------------------------
+# Shape computations MHLO leaves behind: parsed, printed and verified as generic ops.
+
+for _name in ("stablehlo.compute_reshape_shape", "stablehlo.cstr_reshapable"):
+    define(_name, summary="a reshape shape computation (not specified)",
+           syntax=declarative(OPERANDS, ATTRDICT, types("functional")))

@@ -17,22 +17,25 @@ op's position in the program, and a hidden counter per process (like XLA's RngEx
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
-from ..attributes import EnumAttr
-from ..errors import ExecutionError
+from ..attributes import enum_attr
+from ..errors import Diagnostics, ExecutionError
 from ..ir import Operation
-from ..types import FloatType, IntegerType, TensorType
-from ..registry import kernel
+from ..registry import Kernel, define, inference, kernel, verifier
+from ..syntax.directives import ATTRDICT, COMMA, OPERAND, declarative, named, types
+from ..types import FloatType, IntegerType, TensorType, Type
+from . import _constraints as _c
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..interpreter.evaluator import PrepareContext
 
 __all__ = [
     "threefry2x32", "philox4x32", "threefry_bits", "philox_bits", "rng_bit_generator_values",
     "DEFAULT_SEED", "set_default_seed", "reset_rng_state",
 ]
-
-Run = Callable[..., Sequence[Any]]
 
 _U32 = np.uint32
 _U64 = np.uint64
@@ -220,12 +223,9 @@ def rng_bit_generator_values(algorithm: str, initial_state: np.ndarray, shape: t
     return np.array(new_state, dtype=_U64), _bits_to_type(values, element)
 
 
-def _enum_value(attr: Any, default: str) -> str:
-    if attr is None:
-        return default
-    if isinstance(attr, EnumAttr):
-        return attr.value
-    return str(getattr(attr, "value", attr))
+def _enum(op: Operation, name: str, default: str) -> str:
+    """The case of enum attribute ``name``, ``default`` when absent (malformed raises)."""
+    return default if op.attr(name) is None else enum_attr(op, name)
 
 
 def _static_tensor(op: Operation, i: int) -> TensorType:
@@ -236,14 +236,23 @@ def _static_tensor(op: Operation, i: int) -> TensorType:
     return t
 
 
+# --- rng_bit_generator (spec "rng_bit_generator") ------------------------------------------------
+
+define("stablehlo.rng_bit_generator", spec="rng_bit_generator",
+       summary="uniform random bits and the updated generator state",
+       syntax=declarative(OPERAND, COMMA,
+                          *named("algorithm", "rng_algorithm", "enum:rng_algorithm"), ATTRDICT,
+                          types("functional")))
+
+
 @kernel("stablehlo.rng_bit_generator")
-def rng_bit_generator(op: Operation, ctx: Any) -> Run:
+def rng_bit_generator(op: Operation, ctx: PrepareContext) -> Kernel:
     """Spec "rng_bit_generator": uniform random bits and the updated state.
 
     ``output`` is a deterministic function of ``initial_state`` (and of the algorithm, the
     output type and shape), bit-identical to XLA's for THREE_FRY, PHILOX and DEFAULT.
     """
-    algorithm = _enum_value(op.attr("rng_algorithm"), "DEFAULT")
+    algorithm = _enum(op, "rng_algorithm", "DEFAULT")
     out = _static_tensor(op, 1)
     shape, element = tuple(out.shape), out.element_type  # type: ignore[arg-type]
     _storage_bits(element)  # reject unsupported output types when preparing
@@ -254,7 +263,41 @@ def rng_bit_generator(op: Operation, ctx: Any) -> Run:
     return run
 
 
-# --- rng -----------------------------------------------------------------------------------------
+_INT_FP = _c.TC(_c.I | _c.F)
+_STATE_SIZES = {"THREE_FRY": (2,), "PHILOX": (2, 3)}
+
+
+@verifier("stablehlo.rng_bit_generator")
+def _verify_rng_bit_generator(op: Operation, diag: Diagnostics) -> None:
+    """(C1) `type(initial_state) = type(output_state)`; (C2) the state size the algorithm needs
+    (2 for THREE_FRY, 2 or 3 for PHILOX, implementation-defined for DEFAULT). The type of
+    `output` is free (no type inference)."""
+    if not _c.signature(op, diag, [_INT_FP], [_INT_FP, _INT_FP],
+                        attrs={"rng_algorithm": "any"}):
+        return
+    state, out_state = op.operands[0].type, op.results[0].type
+    alg = enum_attr(op, "rng_algorithm", None)
+    if alg not in ("DEFAULT", "THREE_FRY", "PHILOX"):
+        diag.error(op, "I1", f"rng_algorithm must be DEFAULT, THREE_FRY or PHILOX, got {alg}")
+        return
+    if not _c.compatible(state, out_state):
+        diag.error(op, "C1", f"output state shape must be compatible with initial state shape. "
+                             f"Got: '{_c.type_str(state)}' and '{_c.type_str(out_state)}'")
+        return
+    sizes = _STATE_SIZES.get(alg)
+    if sizes and state.shape is not None and len(state.shape) == 1 and \
+            state.shape[0] is not None and state.shape[0] not in sizes:
+        diag.error(op, "C2", f"{alg} needs an initial_state of size "
+                             f"{' or '.join(map(str, sizes))}, got {state.shape[0]}")
+
+
+# --- rng (spec "rng") ----------------------------------------------------------------------------
+
+define("stablehlo.rng", spec="rng",
+       summary="random numbers of a given shape and distribution",
+       syntax=declarative(OPERAND, COMMA, OPERAND, COMMA, OPERAND, COMMA,
+                          *named("distribution", "rng_distribution", "enum:rng_distribution"),
+                          ATTRDICT, types("functional")))
 
 DEFAULT_SEED = 0
 """The seed `rng` uses when the process sets none (see :func:`set_default_seed`)."""
@@ -352,7 +395,7 @@ def _normal(bits: np.ndarray, mu: Any, sigma: Any, element: Any) -> np.ndarray:
 
 
 @kernel("stablehlo.rng")
-def rng(op: Operation, ctx: Any) -> Run:
+def rng(op: Operation, ctx: PrepareContext) -> Kernel:
     """Spec "rng": random numbers of a given shape, UNIFORM over [a, b) or NORMAL(a, b).
 
     Implementation-defined generator (docs/semantics/random_chlo.md): Philox-4x32 keyed by the
@@ -362,7 +405,7 @@ def rng(op: Operation, ctx: Any) -> Run:
     replays the same sequence. ``a >= b`` (UNIFORM) and ``b < 0`` (NORMAL), undefined in the
     spec, raise an ExecutionError.
     """
-    distribution = _enum_value(op.attr("rng_distribution"), "UNIFORM")
+    distribution = _enum(op, "rng_distribution", "UNIFORM")
     out = op.results[0].type
     if not isinstance(out, TensorType):
         raise ExecutionError("rng: the result must be a tensor", op.location)
@@ -395,23 +438,31 @@ def rng(op: Operation, ctx: Any) -> Run:
     return run
 
 
-# --- constraints (spec "Ops" section, C1..Cn) ---------------------------------------------------
-# The verifiers of the random-number ops (shlo/verifier.py calls them through the registry).
-
-from typing import Any as _Any  # noqa: E402
-
-from ..ir import Operation as _Operation  # noqa: E402
-from ..types import TensorType as _TensorType  # noqa: E402
-from . import _constraints as _c  # noqa: E402
-from ..registry import verifier  # noqa: E402
-
 _SCALAR = _c.TC(_c.B | _c.I | _c.F, rank=0)
 _PRED_INT_FP = _c.TC(_c.B | _c.I | _c.F)
-_INT_FP = _c.TC(_c.I | _c.F)
+
+
+@inference("stablehlo.rng")
+def _infer_rng(op: Operation, diag: Diagnostics) -> list[Type] | None:
+    """(C3) `shape(result) = shape` (its values when it is a constant, else `?` in each of its
+    `size(shape)` dimensions), with the element type of `a` (C1)."""
+    if len(op.operands) != 3:
+        return None
+    a, shape = op.operands[0].type, op.operands[2].type
+    if not isinstance(a, TensorType) or not isinstance(shape, TensorType):
+        return None
+    values = _c.constant_ints(op.operands[2])
+    if values is not None:
+        inferred = tuple(values)
+    elif shape.shape and shape.shape[0] is not None:
+        inferred = (None,) * shape.shape[0]
+    else:
+        return None
+    return [TensorType(inferred, a.element_type)]
 
 
 @verifier("stablehlo.rng")
-def _verify_rng(op: _Operation, diag: _Any) -> None:
+def _verify_rng(op: Operation, diag: Diagnostics) -> None:
     """(C1) `element_type(a) = element_type(b) = element_type(result)`; (C2) NORMAL needs
     floats; (C3) `shape(result) = shape`."""
     if not _c.signature(op, diag, [_SCALAR, _SCALAR, _c.TC(_c.I | _c.INDEX, rank=1, static=True,
@@ -422,7 +473,7 @@ def _verify_rng(op: _Operation, diag: _Any) -> None:
         return
     a, b, shape = (v.type for v in op.operands)
     res = op.results[0].type
-    dist = _c.enum_attr(op, "rng_distribution")
+    dist = enum_attr(op, "rng_distribution", None)
     if dist not in ("UNIFORM", "NORMAL"):
         diag.error(op, "I4", f"rng_distribution must be UNIFORM or NORMAL, got {dist}")
         return
@@ -431,41 +482,10 @@ def _verify_rng(op: _Operation, diag: _Any) -> None:
         diag.error(op, "C1", f"failed to verify that all of {{a, b, result}} have same element "
                              f"type: {_c.types_str([a, b, res])}")
         return
-    if dist == "NORMAL" and not isinstance(a.element_type, _c.FloatType):
+    if dist == "NORMAL" and not isinstance(a.element_type, FloatType):
         diag.error(op, "C2", f"mu and sigma must be floats for the NORMAL distribution, got "
                              f"'{_c.type_str(a.element_type)}'")
         return
-    values = _c.constant_ints(op.operands[2])
-    if values is not None:
-        inferred = tuple(values)
-    elif shape.shape and shape.shape[0] is not None:
-        inferred = (None,) * shape.shape[0]
-    else:
-        return
-    _c.check_inferred(op, diag, "C3", [_TensorType(inferred, res.element_type)])
-
-
-_STATE_SIZES = {"THREE_FRY": (2,), "PHILOX": (2, 3)}
-
-
-@verifier("stablehlo.rng_bit_generator")
-def _verify_rng_bit_generator(op: _Operation, diag: _Any) -> None:
-    """(C1) `type(initial_state) = type(output_state)`; (C2) the state size the algorithm needs
-    (2 for THREE_FRY, 2 or 3 for PHILOX, implementation-defined for DEFAULT)."""
-    if not _c.signature(op, diag, [_INT_FP], [_INT_FP, _INT_FP],
-                        attrs={"rng_algorithm": "any"}):
-        return
-    state, out_state = op.operands[0].type, op.results[0].type
-    alg = _c.enum_attr(op, "rng_algorithm")
-    if alg not in ("DEFAULT", "THREE_FRY", "PHILOX"):
-        diag.error(op, "I1", f"rng_algorithm must be DEFAULT, THREE_FRY or PHILOX, got {alg}")
-        return
-    if not _c.compatible(state, out_state):
-        diag.error(op, "C1", f"output state shape must be compatible with initial state shape. "
-                             f"Got: '{_c.type_str(state)}' and '{_c.type_str(out_state)}'")
-        return
-    sizes = _STATE_SIZES.get(alg)
-    if sizes and state.shape is not None and len(state.shape) == 1 and \
-            state.shape[0] is not None and state.shape[0] not in sizes:
-        diag.error(op, "C2", f"{alg} needs an initial_state of size "
-                             f"{' or '.join(map(str, sizes))}, got {state.shape[0]}")
+    inferred = _infer_rng(op, diag)
+    if inferred is not None:
+        _c.check_inferred(op, diag, "C3", inferred)

@@ -1,0 +1,24 @@
+"""Shape ops (spec sections of the same names), each with its syntax, kernel, type inference and
+constraints in one section:
+
+* :mod:`.constant` -- constant, iota
+* :mod:`.broadcast` -- broadcast_in_dim, broadcast (not in HLO)
+* :mod:`.layout` -- reshape, reverse, transpose, get_dimension_size
+* :mod:`.slicing` -- slice, pad, concatenate
+
+These ops only move data, so they work on every element type, quantized storage included
+(registered with ``quantized_aware=True`` where the spec allows quantized operands).
+Attributes are decoded and index arrays computed once in ``prepare``; ``run`` is a numpy call.
+Their dynamic-shape counterparts (dynamic_iota, dynamic_reshape, ...) are in
+:mod:`shlo.ops.dynamic`, the indexing ops (gather, dynamic_slice, ...) in
+:mod:`shlo.ops.indexing`.
+"""
+
+from . import broadcast, constant, layout, slicing  # noqa: F401  (each defines its ops)
+from .broadcast import broadcast_in_dim_array, check_broadcast_in_dim
+from .constant import iota_array
+from .layout import reshape_target
+from .slicing import pad_array
+
+__all__ = ["broadcast_in_dim_array", "check_broadcast_in_dim", "iota_array", "pad_array",
+           "reshape_target"]
