@@ -955,188 +955,20 @@ def check_broadcast_in_dim(op: Operation, diag: Any, operand: Any, result: Any,
     return per_tensor_same_quant(op, diag, "C1", operand, result)
 
 
-# --- reducer regions (reduce, reduce_window, scatter, select_and_scatter, all_reduce, ...) --------
-
-
-def _width(et: Any) -> int:
-    if isinstance(et, QuantizedType):
-        return et.storage_type.width
-    if isinstance(et, ComplexType):
-        return et.element.width
-    return getattr(et, "width", 0)
-
-
-def is_promotable(a: Any, b: Any) -> bool:
-    """Spec `is_promotable(a, b)` as upstream checks it: the same kind of element type, and
-    ``b`` at least as wide (any float to any float; quantized types keep their expressed type)."""
-    if same_element_type(a, b):
-        return True
-    if isinstance(a, QuantizedType) or isinstance(b, QuantizedType):
-        return isinstance(a, QuantizedType) and isinstance(b, QuantizedType) and \
-            a.expressed_type == b.expressed_type and _width(a) <= _width(b)
-    if isinstance(a, FloatType) and isinstance(b, FloatType):
-        return True
-    if isinstance(a, IntegerType) and isinstance(b, IntegerType):
-        return a.width <= b.width
-    if isinstance(a, ComplexType) and isinstance(b, ComplexType):
-        return _width(a) <= _width(b)
-    return False
+# --- transitional (issue 10): reducer regions --------------------------------------------------
+# check_reducer (and the spec's is_promotable) moved to shlo/ops/_regions.py. scatter
+# (ops/indexing.py) and all_reduce/reduce_scatter (ops/distributed.py) still call
+# `_c.check_reducer`; when they import it from `_regions`, delete this forwarder (a function-level
+# import of _regions, which imports this module: the one cycle it leaves).
 
 
 def check_reducer(op: Operation, diag: Any, label: str, region_index: int,
                   input_types: Sequence[Any], init_types: Sequence[Any],
                   allowed_dims: Sequence[int | None] | None) -> list[Any] | None:
-    """A reducer region (spec: `body` has type `(tensor<E0>, ..., tensor<E0>, ...) ->
-    (tensor<E0>, ...)` with `is_promotable(element_type(inputs[i]), Ei)`). ``allowed_dims`` is the
-    shape the block arguments may be a sub-sequence of (None: unranked inputs). Returns the
-    types the region returns, or None after reporting a violation."""
-    block = region_block(op, region_index)
-    if block is None:
-        diag.error(op, label, f"requires a non-empty region #{region_index}")
-        return None
-    n = len(input_types)
-    args = [a.type for a in block.arguments]
-    if len(args) != 2 * n:
-        diag.error(op, label, f"Reduction-region must take {2 * n} parameters, but takes "
-                              f"{len(args)} parameter(s)")
-        return None
-    rets = region_return_types(op, region_index)
-    if not rets:
-        diag.error(op, label, "The reduction-region expected to return some value(s)")
-        return None
-    if len(rets) != n:
-        diag.error(op, label, f"Reduction-region here must produce {n} tensors, but produces "
-                              f"{len(rets)} instead")
-        return None
-    for r in rets:
-        if not isinstance(r, TensorType):
-            diag.error(op, label, f"Reduction-region here must produce tensor-typed result(s), "
-                                  f"but produces '{type_str(r)}' instead")
-            return None
-    for i in range(n):
-        acc = rets[i]
-        for k in (i, n + i):
-            a = args[k]
-            if not (isinstance(a, TensorType) and compatible_shapes(a.shape, acc.shape) and
-                    (same_element_type(a.element_type, acc.element_type) or
-                     k >= n and isinstance(a.element_type, FloatType) and
-                     isinstance(acc.element_type, FloatType))):
-                diag.error(op, label, f"The type of reduction-region's parameter at index {k} is "
-                                      f"different than the corresponding result type: "
-                                      f"'{type_str(a)}' vs '{type_str(acc)}'")
-                return None
-        init = init_types[i]
-        if isinstance(init, TensorType):
-            if not compatible_shapes(acc.shape, init.shape):
-                diag.error(op, label, f"The shape of reduction-region's result type at index {i} "
-                                      f"differs from the op's corresponding init-value type: "
-                                      f"'{type_str(acc)}' vs '{type_str(init)}'")
-                return None
-            if not is_promotable(init.element_type, acc.element_type):
-                diag.error(op, label, f"The element-type of reduction-region's result type at "
-                                      f"index {i} is expected to be promotable from the op's "
-                                      f"corresponding init-value element-type: "
-                                      f"'{type_str(acc)}' vs '{type_str(init)}'")
-                return None
-        inp = input_types[i]
-        arg = args[n + i]
-        if isinstance(inp, TensorType) and not is_promotable(inp.element_type, arg.element_type):
-            diag.error(op, label, f"The element-type of reduction-region's argument at index "
-                                  f"{n + i} is expected to be promotable from "
-                                  f"'{type_str(inp.element_type)}', but got "
-                                  f"'{type_str(arg.element_type)}'")
-            return None
-        if allowed_dims is None or arg.shape is None:
-            continue
-        if len(arg.shape) > len(allowed_dims):
-            diag.error(op, label, f"The rank of reduction-region's argument at index {n + i} is "
-                                  f"expected to be <= {len(allowed_dims)}, got {len(arg.shape)}")
-            return None
-        j = 0
-        for d in allowed_dims:
-            if j < len(arg.shape) and (d is None or arg.shape[j] == d):
-                j += 1
-        if j != len(arg.shape):
-            diag.error(op, label, f"The shape of reduction-region's argument at index {n + i} is "
-                                  f"not compatible with that of reduce-op's input-parameter at "
-                                  f"index {i}")
-            return None
-    return rets
+    """Transitional forwarder to :func:`shlo.ops._regions.check_reducer`."""
+    from ._regions import check_reducer as moved
 
-
-# --- windows (reduce_window, select_and_scatter, convolution) -------------------------------------
-
-
-def padding_pairs(op: Operation, diag: Any, label: str, n: int,
-                  name: str = "padding") -> list[tuple[int, int]] | None:
-    """The `padding` attribute as N pairs (zeros when absent); None after a violation."""
-    a = op.attr(name)
-    if a is None:
-        return [(0, 0)] * n
-    shape = None
-    flat = ints_of(a)
-    if isinstance(a, DenseElementsAttr):
-        shape = tuple(a.array.shape)
-    elif flat is not None:
-        shape = (len(flat),)
-    if not flat:  # absent or empty: no padding
-        return [(0, 0)] * n
-    if len(shape) != 2 or shape[1] != 2:
-        diag.error(op, label, f"expects the shape of padding-attribute to be {{N, 2}}, but got "
-                              f"{{{', '.join(map(str, shape))}}}.")
-        return None
-    if shape[0] != n:
-        diag.error(op, label, f"expects padding-entries to have same dimension-size as size of "
-                              f"window dimensions ({n}), but got: {shape[0]}.")
-        return None
-    return [(flat[2 * i], flat[2 * i + 1]) for i in range(n)]
-
-
-def positive_window(op: Operation, diag: Any, label: str,
-                    window: Sequence[int | None]) -> bool:
-    """Every window dimension is positive (`?` sizes pass); reports the first that is not."""
-    for i, w in enumerate(window):
-        if w is not None and w <= 0:
-            diag.error(op, label, f"expects window to have positive value for {i}-th window "
-                                  f"dimension, but got {w}.")
-            return False
-    return True
-
-
-def window_list(op: Operation, diag: Any, label: str, name: str, what: str, n: int,
-                default: int = 1, positive: str | None = None,
-                check_size: bool = True) -> list[int] | None:
-    """An optional per-dimension window attribute (strides, dilations): its size must be ``n``
-    and, when ``positive`` names it, its entries positive."""
-    v = ints_attr(op, name)
-    if not v:  # absent or empty: the default
-        return [default] * n
-    if len(v) != n and check_size:
-        diag.error(op, label, f"expects {what} to have same dimension-size as size of window "
-                              f"dimensions ({n}), but got: {len(v)}.")
-        return None
-    if len(v) != n:
-        v = (list(v) + [default] * n)[:n]
-    if positive:
-        for i, x in enumerate(v):
-            if x <= 0:
-                diag.error(op, label, f"expects window to have positive {positive} for {i}-th "
-                                      f"window dimension, but got {x}.")
-                return None
-    return list(v)
-
-
-def num_windows(size: int | None, window: int, stride: int, pad: tuple[int, int],
-                base_dilation: int = 1, window_dilation: int = 1) -> int | None:
-    """Spec `num_windows` for one dimension (None when the input size is dynamic)."""
-    if size is None:
-        return None
-    dilated = 0 if size == 0 else (size - 1) * base_dilation + 1
-    padded = pad[0] + dilated + pad[1]
-    dwin = 0 if window == 0 else (window - 1) * window_dilation + 1
-    if padded <= 0 or dwin > padded:
-        return 0
-    return (padded - dwin) // stride + 1
+    return moved(op, diag, label, region_index, input_types, init_types, allowed_dims)
 
 
 # --- gather / scatter -----------------------------------------------------------------------------

@@ -7,26 +7,26 @@ already defined there is skipped. When this module is empty it is deleted.
 from __future__ import annotations
 
 from ..registry import (
-    COMMUTATIVE, DOQ, DOT_LIKE, ELEMENTWISE, FUNCTION_RETURN, ISOLATED, QUANTIZED_STORAGE,
+    COMMUTATIVE, DOQ, ELEMENTWISE, FUNCTION_RETURN, ISOLATED, QUANTIZED_STORAGE,
     TERMINATOR, _OPS, define,
 )
 from ..syntax import formats
 
 _STABLEHLO_OPS = """
 abs add after_all all_gather all_reduce all_to_all and async_done async_start atan2
-batch_norm_grad batch_norm_inference batch_norm_training bitcast_convert broadcast
-broadcast_in_dim case cbrt ceil cholesky clamp collective_broadcast collective_permute
-collective_reduce compare complex composite concatenate constant convert convolution cosine
-count_leading_zeros create_token cross-replica-sum custom_call divide dot dot_general
-dynamic_broadcast_in_dim dynamic_conv dynamic_gather dynamic_iota dynamic_pad dynamic_reshape
-dynamic_slice dynamic_update_slice einsum exponential exponential_minus_one fft floor gather
-get_dimension_size get_tuple_element if imag infeed iota is_finite log log_plus_one logistic map
+bitcast_convert broadcast
+broadcast_in_dim case cbrt ceil clamp collective_broadcast collective_permute
+collective_reduce compare complex composite concatenate constant convert cosine
+count_leading_zeros create_token cross-replica-sum custom_call divide
+dynamic_broadcast_in_dim dynamic_gather dynamic_iota dynamic_pad dynamic_reshape
+dynamic_slice dynamic_update_slice exponential exponential_minus_one floor gather
+get_dimension_size get_tuple_element if imag infeed iota is_finite log log_plus_one logistic
 maximum minimum multiply negate not optimization_barrier or outfeed pad partition_id popcnt power
-real real_dynamic_slice recv reduce reduce_precision reduce_scatter reduce_window remainder
+real real_dynamic_slice recv reduce_precision reduce_scatter remainder
 replica_id reshape return reverse rng rng_bit_generator round_nearest_afz round_nearest_even
-rsqrt scatter select select_and_scatter send set_dimension_size shift_left
-shift_right_arithmetic shift_right_logical sign sine slice sort sqrt subtract tan tanh
-torch_index_select transpose triangular_solve tuple unary_einsum uniform_dequantize
+rsqrt scatter select send set_dimension_size shift_left
+shift_right_arithmetic shift_right_logical sign sine slice sqrt subtract tan tanh
+torch_index_select transpose tuple uniform_dequantize
 uniform_quantize while xor
 """.split()
 _CHLO_OPS = """
@@ -49,18 +49,17 @@ _ELEMENTWISE = ("abs cbrt ceil convert count_leading_zeros cosine exponential "
                 "complex select is_finite reduce_precision bitcast_convert")
 _COMMUTATIVE = "add multiply maximum minimum and or xor"
 _DOQ = """
-abs add atan2 batch_norm_grad batch_norm_inference batch_norm_training cbrt ceil cholesky clamp
+abs add atan2 cbrt ceil clamp
 compare cosine divide exponential_minus_one exponential floor log_plus_one logistic log maximum
 minimum multiply negate power reduce_precision remainder round_nearest_afz round_nearest_even
-rsqrt select sign sine sqrt subtract tan tanh triangular_solve"""
+rsqrt select sign sine sqrt subtract tan tanh"""
 _STORAGE = """
 bitcast_convert broadcast_in_dim broadcast concatenate constant dynamic_reshape dynamic_slice
 dynamic_update_slice gather dynamic_gather pad dynamic_pad reshape reverse slice
 real_dynamic_slice transpose get_dimension_size dynamic_broadcast_in_dim set_dimension_size
-reduce_window reduce sort scatter select_and_scatter map while if case return tuple
+scatter while if case return tuple
 get_tuple_element optimization_barrier all_gather all_to_all collective_permute
 collective_broadcast all_reduce reduce_scatter send recv infeed outfeed composite"""
-_DOT = "dot_general dot convolution dynamic_conv"
 
 _TRAITS: dict[str, set[str]] = {}
 
@@ -76,7 +75,6 @@ _add(_DOQ, DOQ)
 _add(_STORAGE, QUANTIZED_STORAGE)
 _add("func.return return func.call call tosa.rescale tosa.const chlo.return", QUANTIZED_STORAGE,
      "")
-_add(_DOT, DOT_LIKE)
 _add("func.return stablehlo.return return chlo.return", TERMINATOR, "")
 _add("func.return return", FUNCTION_RETURN, "")
 _add("func.func builtin.module", ISOLATED, "")

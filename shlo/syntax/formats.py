@@ -112,19 +112,11 @@ FORMATS.update({
     "stablehlo.dynamic_broadcast_in_dim": [OPERAND, COMMA, OPERAND, COMMA,
                                            *named("dims", "broadcast_dimensions", "i64list"),
                                            ATTRDICT, types("functional")],
-    "stablehlo.cholesky": [OPERAND, opt("lower", COMMA, *named("lower", "lower", "bool")),
-                           ATTRDICT, types("same")],
     "stablehlo.clamp": [OPERAND, COMMA, OPERAND, COMMA, OPERAND, ATTRDICT, types("same")],
     "stablehlo.concatenate": [OPERANDS_COMMA, *named("dim", "dimension", "i64"), ATTRDICT,
                               types("functional")],
     "stablehlo.custom_call": [attr("call_target_name", "symbol"), p_("("), OPERANDS, p_(")"),
                               ATTRDICT, types("functional")],
-    "stablehlo.einsum": [OPERAND, COMMA, OPERAND, COMMA, *named("config", "einsum_config", "str"),
-                         ATTRDICT, types("functional")],
-    "stablehlo.unary_einsum": [OPERAND, COMMA, *named("config", "einsum_config", "str"),
-                               ATTRDICT, types("functional")],
-    "stablehlo.fft": [OPERAND, COMMA, *named("type", "fft_type", "enum:fft_type"), COMMA,
-                      *named("length", "fft_length", "i64list"), ATTRDICT, types("functional")],
     "stablehlo.get_dimension_size": [OPERAND, COMMA, *named("dim", "dimension", "i64"), ATTRDICT,
                                      types("functional")],
     "stablehlo.set_dimension_size": [OPERAND, COMMA, OPERAND, COMMA,
@@ -201,13 +193,10 @@ _inherent("stablehlo.broadcast", "broadcast_sizes")
 _inherent("stablehlo.broadcast_in_dim", "broadcast_dimensions")
 _inherent("stablehlo.dynamic_broadcast_in_dim",
           "broadcast_dimensions known_expanding_dimensions known_nonexpanding_dimensions")
-_inherent("stablehlo.cholesky", "lower")
 _inherent("stablehlo.concatenate stablehlo.get_dimension_size stablehlo.set_dimension_size",
           "dimension")
 _inherent("stablehlo.custom_call", "call_target_name has_side_effect backend_config api_version "
           "called_computations operand_layouts result_layouts output_operand_aliases")
-_inherent("stablehlo.einsum stablehlo.unary_einsum", "einsum_config")
-_inherent("stablehlo.fft", "fft_type fft_length")
 _inherent("stablehlo.reverse", "dimensions")
 _inherent("stablehlo.pad", "edge_padding_low edge_padding_high interior_padding")
 _inherent("stablehlo.trace", "tag")
@@ -215,13 +204,7 @@ _inherent("stablehlo.transpose", "permutation")
 _inherent("stablehlo.rng", "rng_distribution")
 _inherent("stablehlo.rng_bit_generator", "rng_algorithm")
 _inherent("stablehlo.reduce_precision", "exponent_bits mantissa_bits")
-_inherent("stablehlo.reduce", "dimensions")
 _inherent("stablehlo.constant", "value")
-_inherent("stablehlo.dot", "precision_config")
-_inherent("stablehlo.dot_general", "dot_dimension_numbers precision_config algorithm")
-_inherent("stablehlo.convolution", "window_strides padding lhs_dilation rhs_dilation "
-          "window_reversal dimension_numbers feature_group_count batch_group_count "
-          "precision_config")
 _inherent("stablehlo.composite", "name composite_attributes decomposition version")
 _inherent("chlo.broadcast_compare", "broadcast_dimensions comparison_direction compare_type")
 _inherent("chlo.top_k", "k")
@@ -246,24 +229,13 @@ _inherent("stablehlo.all_to_all", "split_dimension concat_dimension split_count 
           "channel_handle")
 _inherent("stablehlo.collective_broadcast", "replica_groups channel_handle")
 _inherent("stablehlo.collective_permute", "source_target_pairs channel_handle")
-_inherent("stablehlo.batch_norm_grad stablehlo.batch_norm_inference "
-          "stablehlo.batch_norm_training", "epsilon feature_index")
-_inherent("stablehlo.triangular_solve", "left_side lower unit_diagonal transpose_a")
 _inherent("stablehlo.gather", "dimension_numbers slice_sizes indices_are_sorted")
 _inherent("stablehlo.dynamic_gather", "dimension_numbers indices_are_sorted")
 _inherent("stablehlo.scatter", "scatter_dimension_numbers indices_are_sorted unique_indices")
-_inherent("stablehlo.select_and_scatter", "window_dimensions window_strides padding")
-_inherent("stablehlo.reduce_window", "window_dimensions window_strides base_dilations "
-          "window_dilations padding")
-_inherent("stablehlo.sort", "dimension is_stable")
-_inherent("stablehlo.map", "dimensions")
 _inherent("stablehlo.infeed", "infeed_config layout")
 _inherent("stablehlo.outfeed", "outfeed_config")
 _inherent("stablehlo.send", "channel_handle is_host_transfer source_target_pairs")
 _inherent("stablehlo.recv", "channel_handle is_host_transfer source_target_pairs")
-_inherent("stablehlo.dynamic_conv", "window_strides padding lhs_dilation rhs_dilation "
-          "window_reversal dimension_numbers feature_group_count batch_group_count "
-          "precision_config")
 _inherent("stablehlo.cross-replica-sum", "replica_groups")
 _inherent("stablehlo.torch_index_select", "dim batch_dims")
 _inherent("stablehlo.if stablehlo.case stablehlo.uniform_quantize stablehlo.uniform_dequantize")
@@ -438,221 +410,7 @@ def _print_reduce_precision(pr: "Printer", op: Operation) -> str | None:
 
 register("stablehlo.reduce_precision", _parse_reduce_precision, _print_reduce_precision)
 
-# --- dot / dot_general --------------------------------------------------------------------------
-
-
-def _parse_precision(p: "Parser", name: str) -> ArrayAttr:
-    p.expect("[")
-    vals: list[Any] = []
-    if p.v != "]":
-        while True:
-            p.check_enum("precision", p.v)
-            vals.append(EnumAttr(name.split(".", 1)[0], "precision", p.bare()))
-            if not p.accept(","):
-                break
-    p.expect("]")
-    return ArrayAttr(tuple(vals))
-
-
-def _print_precision(pr: "Printer", a: Any) -> str | None:
-    if type(a) is not ArrayAttr or not all(type(x) is EnumAttr and x.enum == "precision"
-                                           for x in a.values):
-        return None
-    return "precision = [" + ", ".join(x.value for x in a.values) + "]"
-
-
-def _parse_dot(p: "Parser", name: str, nres: int, start: int) -> Operation:
-    lhs = p.operand()
-    p.expect(",")
-    rhs = p.operand()
-    props: dict[str, Any] = {}
-    attrs: dict[str, Any] = {}
-    if p.accept(","):
-        p.keyword("precision")
-        p.expect("=")
-        props["precision_config"] = _parse_precision(p, name)
-    parse_attrdict(p, name, props, attrs)
-    p.expect(":")
-    res = types_functional(p, [lhs, rhs])
-    return Operation(name, [lhs, rhs], res, props, attrs)
-
-
-def _print_dot(pr: "Printer", op: Operation) -> str | None:
-    if len(op.operands) != 2 or op.regions:
-        return None
-    s = f" {pr.val(op.operands[0])}, {pr.val(op.operands[1])}"
-    pc = op.attr("precision_config")
-    if pc is not None:
-        t = _print_precision(pr, pc)
-        if t is None:
-            return None
-        s += ", " + t
-    d = pr.attr_dict(op, {"precision_config"})
-    return f"{s}{d} : {pr.functional(op.operand_types, op.result_types)}"
-
-
-register("stablehlo.dot", _parse_dot, _print_dot)
-
-_DOT_FIELDS = ("lhs_batching_dimensions", "rhs_batching_dimensions",
-               "lhs_contracting_dimensions", "rhs_contracting_dimensions")
-
-
-def _parse_dot_general(p: "Parser", name: str, nres: int, start: int) -> Operation:
-    lhs = p.operand()
-    p.expect(",")
-    rhs = p.operand()
-    p.expect(",")
-    params: list[tuple[str, Any]] = []
-    lb = rb = ()
-    if p.v == "batching_dims":
-        p._advance()
-        p.expect("=")
-        lb = parse_int_list(p)
-        p.keyword("x")
-        rb = parse_int_list(p)
-        p.expect(",")
-    p.keyword("contracting_dims")
-    p.expect("=")
-    lc = parse_int_list(p)
-    p.keyword("x")
-    rc = parse_int_list(p)
-    params += [("lhs_batching_dimensions", lb), ("rhs_batching_dimensions", rb),
-               ("lhs_contracting_dimensions", lc), ("rhs_contracting_dimensions", rc)]
-    props: dict[str, Any] = {"dot_dimension_numbers": StructAttr(
-        "stablehlo.dot", canonical_struct_params("stablehlo.dot", params))}
-    attrs: dict[str, Any] = {}
-    while p.accept(","):
-        if p.v == "precision":
-            p._advance()
-            p.expect("=")
-            props["precision_config"] = _parse_precision(p, name)
-        elif p.v == "algorithm":
-            p._advance()
-            p.expect("=")
-            p.expect("<")
-            algo = p.struct_params()
-            p.expect(">")
-            props["algorithm"] = StructAttr("stablehlo.dot_algorithm", tuple(algo))
-        else:
-            p.error("expected 'precision' or 'algorithm'")
-    parse_attrdict(p, name, props, attrs)
-    p.expect(":")
-    res = types_functional(p, [lhs, rhs])
-    return Operation(name, [lhs, rhs], res, props, attrs)
-
-
-def _print_dot_general(pr: "Printer", op: Operation) -> str | None:
-    dn = op.attr("dot_dimension_numbers")
-    if type(dn) is not StructAttr or dn.name != "stablehlo.dot" or len(op.operands) != 2 \
-            or op.regions:
-        return None
-    if any(k not in _DOT_FIELDS for k, _ in dn.params) or \
-            dn.params != canonical_struct_params("stablehlo.dot", list(dn.params)):
-        return None
-    vals = {k: tuple(v) for k, v in dn.params}
-    lb, rb = vals.get("lhs_batching_dimensions", ()), vals.get("rhs_batching_dimensions", ())
-    s = f" {pr.val(op.operands[0])}, {pr.val(op.operands[1])}, "
-    if lb or rb:
-        s += f"batching_dims = {_ilist(lb)} x {_ilist(rb)}, "
-    s += (f"contracting_dims = {_ilist(vals.get('lhs_contracting_dimensions', ()))} x "
-          f"{_ilist(vals.get('rhs_contracting_dimensions', ()))}")
-    pc = op.attr("precision_config")
-    if pc is not None:
-        t = _print_precision(pr, pc)
-        if t is None:
-            return None
-        s += ", " + t
-    algo = op.attr("algorithm")
-    if algo is not None:
-        if type(algo) is not StructAttr or algo.name != "stablehlo.dot_algorithm":
-            return None
-        s += ", algorithm = <" + pr.struct_params(algo) + ">"
-    d = pr.attr_dict(op, {"dot_dimension_numbers", "precision_config", "algorithm"})
-    return f"{s}{d} : {pr.functional(op.operand_types, op.result_types)}"
-
-
-def _ilist(vals: Any) -> str:
-    return "[" + ", ".join(str(int(v)) for v in vals) + "]"
-
-
-register("stablehlo.dot_general", _parse_dot_general, _print_dot_general)
-
-# --- convolution --------------------------------------------------------------------------------
-
-_WINDOW_KEYS = {"stride": "window_strides", "pad": "padding", "lhs_dilate": "lhs_dilation",
-                "rhs_dilate": "rhs_dilation", "reverse": "window_reversal"}
-
-
-def _parse_window(p: "Parser", props: dict[str, Any]) -> None:
-    p.expect("{")
-    if p.v != "}":
-        while True:
-            key = p.bare()
-            if key not in _WINDOW_KEYS:
-                p.error(f"unknown window attribute '{key}'", found=False)
-            p.expect("=")
-            target = _WINDOW_KEYS[key]
-            if target in props:
-                p.error(f"duplicate '{key}' in window attributes", found=False)
-            if key == "pad":
-                p.expect("[")
-                rows: list[tuple[int, int]] = []
-                if p.v != "]":
-                    while True:
-                        pair = parse_int_list(p)
-                        if len(pair) != 2:
-                            p.error("expected padding pairs [low, high]", found=False)
-                        rows.append(pair)  # type: ignore[arg-type]
-                        if not p.accept(","):
-                            break
-                p.expect("]")
-                arr = np.array(rows, dtype=np.int64).reshape(len(rows), 2)
-                props[target] = DenseElementsAttr(TensorType((len(rows), 2), I64), arr)
-            elif key == "reverse":
-                p.expect("[")
-                bools: list[bool] = []
-                if p.v != "]":
-                    while True:
-                        if p.v in ("true", "false"):
-                            bools.append(p.v == "true")
-                            p._advance()
-                        elif p.k == INTEGER:
-                            bools.append(p.integer() != 0)
-                        else:
-                            p.error("expected boolean")
-                        if not p.accept(","):
-                            break
-                p.expect("]")
-                props[target] = DenseArrayAttr(I1, tuple(bools))
-            else:
-                props[target] = DenseArrayAttr(I64, parse_int_list(p))
-            if not p.accept(","):
-                break
-    p.expect("}")
-
-
-def _print_window(pr: "Printer", op: Operation) -> str | None:
-    parts = []
-    for key, target in _WINDOW_KEYS.items():
-        a = op.attr(target)
-        if a is None:
-            continue
-        if key == "pad":
-            if type(a) is not DenseElementsAttr or a.type.element_type != I64 \
-                    or a.array.ndim != 2 or a.array.shape[1:] != (2,):
-                return None
-            rows = ", ".join(f"[{int(lo)}, {int(hi)}]" for lo, hi in a.array.tolist())
-            parts.append(f"pad = [{rows}]")
-        elif key == "reverse":
-            if type(a) is not DenseArrayAttr or a.element_type != I1:
-                return None
-            parts.append("reverse = [" + ", ".join("true" if b else "false"
-                                                   for b in a.values) + "]")
-        else:
-            if not check_attr_kind(a, "i64list"):
-                return None
-            parts.append(f"{key} = {_ilist(a.values)}")
-    return "{" + ", ".join(parts) + "}"
+# --- convolution dimension numbers (the `#stablehlo.conv<...>` attribute) ---------------------
 
 
 def format_conv_dims(c: ConvDimensionNumbers) -> str | None:
@@ -677,41 +435,6 @@ def format_conv_dims(c: ConvDimensionNumbers) -> str | None:
         return None
     return f"{a}x{k}->{o}"
 
-
-def _parse_convolution(p: "Parser", name: str, nres: int, start: int) -> Operation:
-    p.expect("(")
-    operands = p.operand_list()
-    p.expect(")")
-    props: dict[str, Any] = {}
-    attrs: dict[str, Any] = {}
-    p.keyword("dim_numbers")
-    p.expect("=")
-    props["dimension_numbers"] = p.conv_dims()
-    p.expect(",")
-    p.keyword("window")
-    p.expect("=")
-    _parse_window(p, props)
-    parse_attrdict(p, name, props, attrs)
-    p.expect(":")
-    res = types_functional(p, operands)
-    return Operation(name, operands, res, props, attrs)
-
-
-def _print_convolution(pr: "Printer", op: Operation) -> str | None:
-    dn = op.attr("dimension_numbers")
-    if type(dn) is not ConvDimensionNumbers or op.regions:
-        return None
-    dims = format_conv_dims(dn)
-    win = _print_window(pr, op)
-    if dims is None or win is None:
-        return None
-    d = pr.attr_dict(op, {"dimension_numbers", *_WINDOW_KEYS.values()})
-    ops = ", ".join(pr.val(v) for v in op.operands)
-    return (f"({ops}) dim_numbers = {dims}, window = {win}{d} : "
-            f"{pr.functional(op.operand_types, op.result_types)}")
-
-
-register("stablehlo.convolution", _parse_convolution, _print_convolution)
 
 # --- optimization_barrier -----------------------------------------------------------------------
 
@@ -829,151 +552,6 @@ def _print_while(pr: "Printer", op: Operation) -> str | None:
 
 
 register("stablehlo.while", _parse_while, _print_while)
-
-# --- reduce -------------------------------------------------------------------------------------
-
-
-def _parse_reduce(p: "Parser", name: str, nres: int, start: int) -> Operation:
-    inputs: list[Value] = []
-    inits: list[Value] = []
-    while True:
-        p.expect("(")
-        inputs.append(p.operand())
-        p.keyword("init")
-        p.expect(":")
-        inits.append(p.operand())
-        p.expect(")")
-        if not p.accept(","):
-            break
-    operands = inputs + inits
-    props: dict[str, Any] = {}
-    attrs: dict[str, Any] = {}
-    dialect = name.split(".", 1)[0]
-    if p.v == "applies" and p.k == BARE:
-        p._advance()
-        inner_off = p.start
-        inner = p.bare() if p.k == BARE else p.string()
-        if inner.split(".", 1)[0] != dialect or inner not in names_with(COMMUTATIVE):
-            p.error(f"expected the inner-op to be a commutative binary-op from the {dialect} "
-                    f"dialect, with zero region, producing single result", inner_off,
-                    found=False)
-        p.keyword("across")
-        p.keyword("dimensions")
-        p.expect("=")
-        props["dimensions"] = DenseArrayAttr(I64, parse_int_list(p))
-        parse_attrdict(p, name, props, attrs)
-        p.expect(":")
-        off = p.start
-        ft = p.parse_type()
-        if not isinstance(ft, FunctionType) or not ft.inputs:
-            p.error("expected function type with inputs", off, found=False)
-        p.check_types(operands, ft.inputs, off)
-        loc = p.optional_location()
-        et = ft.inputs[0]
-        et = et.element_type if isinstance(et, TensorType) else et
-        st = TensorType((), et)  # type: ignore[arg-type]
-        block = Block([st, st])
-        inner_op = Operation(inner, list(block.arguments), [st])
-        ret = Operation(f"{dialect}.return", [inner_op.results[0]])
-        opl = loc if loc is not None else p.location_at(start)
-        inner_op.location = ret.location = opl
-        block.append(inner_op)
-        block.append(ret)
-        op = Operation(name, operands, list(ft.results), props, attrs, [Region([block])])
-        if loc is not None:
-            op.location = loc
-            p.__dict__["_reduce_loc"] = loc
-        return op
-    p.keyword("across")
-    p.keyword("dimensions")
-    p.expect("=")
-    props["dimensions"] = DenseArrayAttr(I64, parse_int_list(p))
-    parse_attrdict(p, name, props, attrs)
-    p.expect(":")
-    off = p.start
-    ft = p.parse_type()
-    if not isinstance(ft, FunctionType):
-        p.error("expected function type", off, found=False)
-    p.check_types(operands, ft.inputs, off)
-    p.keyword("reducer")
-    lhs: list[tuple[str, Type]] = []
-    rhs: list[tuple[str, Type]] = []
-    while p.accept("("):
-        for side in (lhs, rhs):
-            if p.k != VALUE:
-                p.error("expected SSA value name")
-            n = p.v[1:]
-            p._advance()
-            p.expect(":")
-            t = p.parse_type()
-            p.optional_location()
-            side.append((n, t))
-            if side is lhs:
-                p.expect(",")
-        p.expect(")")
-    region = p.parse_region(lhs + rhs)
-    return Operation(name, operands, list(ft.results), props, attrs, [region])
-
-
-def _reduce_compact(op: Operation) -> str | None:
-    """The inner op name when the body is eligible for `applies` (upstream E1-E5)."""
-    if len(op.regions) != 1 or len(op.regions[0].blocks) != 1:
-        return None
-    block = op.regions[0].blocks[0]
-    if len(block.operations) != 2 or not op.operands:
-        return None
-    inner, ret = block.operations
-    dialect = op.name.split(".", 1)[0]
-    if inner.name.split(".", 1)[0] != dialect or inner.name not in names_with(COMMUTATIVE):
-        return None
-    if inner.regions or len(inner.results) != 1 or len(inner.operands) != 2 \
-            or inner.properties or inner.attributes:
-        return None
-    t = inner.results[0].type
-    if any(v.type != t for v in inner.operands):
-        return None
-    it = op.operands[0].type
-    et = it.element_type if isinstance(it, TensorType) else None
-    if t != TensorType((), et):  # type: ignore[arg-type]
-        return None
-    if list(block.arguments) != list(inner.operands):
-        return None
-    if ret.name.split(".", 1)[-1] != "return" or list(ret.operands) != list(inner.results):
-        return None
-    if len(op.operands) != 2:
-        return None
-    return inner.name
-
-
-def _print_reduce(pr: "Printer", op: Operation) -> str | None:
-    dims = op.attr("dimensions")
-    n = len(op.operands)
-    if not check_attr_kind(dims, "i64list") or n % 2 or not n or len(op.regions) != 1 \
-            or len(op.regions[0].blocks) != 1:
-        return None
-    half = n // 2
-    block = op.regions[0].blocks[0]
-    if len(block.arguments) != n:
-        return None
-    pairs = ", ".join(f"({pr.val(op.operands[i])} init: {pr.val(op.operands[i + half])})"
-                      for i in range(half))
-    s = pairs
-    compact = _reduce_compact(op)
-    if compact is not None:
-        s += f" applies {compact}"
-    s += f" across dimensions = {_ilist(dims.values)}"
-    s += pr.attr_dict(op, {"dimensions"})
-    s += " : " + pr.functional(op.operand_types, op.result_types)
-    if compact is None:
-        args = block.arguments
-        red = "".join(f"({pr.val(args[i])}: {pr.type(args[i].type)}, "
-                      f"{pr.val(args[i + half])}: {pr.type(args[i + half].type)}) "
-                      for i in range(half))
-        s += f"\n{pr.indent_str()} reducer{red} " + pr.region(op.regions[0], False)
-    return s
-
-
-register("stablehlo.reduce", _parse_reduce, _print_reduce)
 
 # --- chlo.scan ----------------------------------------------------------------------------------
 
