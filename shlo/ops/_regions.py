@@ -40,8 +40,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..errors import Diagnostics
 
 __all__ = [
-    "Body", "call_body", "as_dtype", "ufunc_for", "exact_ufunc", "reduce_with_body", "tree_reduce_last",
-    "combine_at", "clone_subgraph", "check_reducer", "is_promotable", "NATIVE_KINDS",
+    "Body", "call_body", "as_dtype", "ufunc_for", "exact_ufunc", "reduce_with_body",
+    "tree_reduce_last", "combine_at", "clone_subgraph", "check_reducer", "is_promotable",
+    "NATIVE_KINDS",
 ]
 
 Body = Callable[..., Sequence[Any]]

@@ -247,6 +247,6 @@ def _infer_batch_norm_training(op: Operation, diag: Diagnostics) -> list[Type] |
 @verifier("stablehlo.batch_norm_training")
 def _verify_batch_norm_training(op: Operation, diag: Diagnostics) -> None:
     """batch_norm_training (C1-C7)."""
-    if _c.signature(op, diag, [_c.FP_Q_TENSOR, _SINGLE, _SINGLE], [_c.FP_Q_TENSOR, _SINGLE, _SINGLE],
-                    attrs=_ATTRS):
+    if _c.signature(op, diag, [_c.FP_Q_TENSOR, _SINGLE, _SINGLE],
+                    [_c.FP_Q_TENSOR, _SINGLE, _SINGLE], attrs=_ATTRS):
         _check_batch_norm(op, diag, _infer_batch_norm_training(op, diag))

@@ -9,8 +9,8 @@ written in docs/semantics/reduction.md.
 
 from . import map, reduce, reduce_window, select_and_scatter, sort  # noqa: F401  (the registry)
 from .._regions import reduce_with_body
-from .reduce import _projected_body
-from .sort import _analyze, _merge_sort_order, _stable_argsort
+# the fast-path recognisers and the sort algorithms, by the names the tests use
+from .reduce import _projected_body  # noqa: F401
+from .sort import _analyze, _merge_sort_order, _stable_argsort  # noqa: F401
 
-# the fast-path recognisers and sort algorithms, by the names the tests use
 __all__ = ["reduce_with_body"]

@@ -91,7 +91,6 @@ def _parse_reduce(p: Parser, name: str, nres: int, start: int) -> Operation:
         op = Operation(name, operands, list(ft.results), props, attrs, [Region([block])])
         if loc is not None:
             op.location = loc
-            p.__dict__["_reduce_loc"] = loc
         return op
     p.keyword("across")
     p.keyword("dimensions")
