@@ -30,21 +30,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from ..attributes import (
     ArrayAttr, ConvDimensionNumbers, DenseArrayAttr, DenseElementsAttr, DictAttr,
-    EnumAttr, FloatAttr, IntegerAttr, StringAttr, StructAttr, SymbolRefAttr, TypeAttr,
+    EnumAttr, FloatAttr, IntegerAttr, StringAttr, SymbolRefAttr, TypeAttr,
 )
 from ..ir import Block, Operation, Region, Value
-from ..registry import COMMUTATIVE, names_with
-from ..types import FunctionType, TensorType, Type, _ELEMENT_TYPES
+from ..types import FunctionType, Type, _ELEMENT_TYPES
 from .directives import (
-    ATTRDICT, COMMA, I1, I32, I64, OPERAND, OPERANDS, OPERANDS_COMMA, Format, ParseFn, PrintFn, attr, check_attr_kind, make_declarative, named, opt, p_,
-    parse_attrdict, parse_attrdict_kw, parse_int_list, print_types, types, types_functional, types_pairwise, types_same,
+    ATTRDICT, COMMA, I32, I64, OPERAND, OPERANDS, OPERANDS_COMMA, Format, ParseFn, PrintFn, attr, check_attr_kind, make_declarative, named, opt, p_,
+    parse_attrdict, parse_attrdict_kw, print_types, types, types_functional, types_pairwise, types_same,
 )
-from .parser import canonical_struct_params
-from .lexer import AT, BARE, INTEGER, PUNCT, VALUE
+from .lexer import AT, BARE, PUNCT, VALUE
 
 if TYPE_CHECKING:  # pragma: no cover
     from .parser import Parser
