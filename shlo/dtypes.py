@@ -91,3 +91,13 @@ def finfo(dtype: Any) -> Any:
     import ml_dtypes
 
     return ml_dtypes.finfo(dt)
+
+
+def float_compute_dtype(dtype: Any) -> np.dtype:
+    """The dtype a float or complex ``dtype`` is computed in when numpy works at no less than
+    single precision (BLAS, LAPACK, sums): float64 and the complex types stay themselves, every
+    other float (f16, bf16, fp8, ...) is computed in float32 and rounded once at the end."""
+    dt = np.dtype(dtype)
+    if dt == F64 or dt.kind == "c":
+        return dt
+    return F32

@@ -6,13 +6,17 @@ step over whole arrays**; its ops are element-wise on 0-d tensors, so they work 
 shape. This module holds the reusable pieces:
 
 * :func:`call_body` calls a compiled region on arrays and normalises its results (shape, dtype);
-* :func:`ufunc_for` recognises a single-op body (``add``, ``maximum``, ...) as a numpy ufunc;
+* :func:`ufunc_for` maps a single-op body (``add``, ``maximum``, ...) to its numpy ufunc (the one
+  table of them; :func:`exact_ufunc` when the ufunc must agree with the op element by element);
 * :func:`reduce_with_body` reduces arrays along axes with a body (fast numpy path or a pairwise
   tree of batched body calls); collectives import it (``all_reduce``, ``reduce_scatter``);
 * :func:`combine_at` folds updates into positions of result arrays with a body, sequentially per
   position, batched across positions (select_and_scatter, usable by scatter);
 * :func:`clone_subgraph` builds a one-argument region computing a value of another region
-  (used by sort to evaluate a comparator's key function on whole inputs).
+  (used by sort to evaluate a comparator's key function on whole inputs);
+* :func:`check_reducer` checks a reducer region's signature for the verifiers (spec: the `body`
+  of reduce, reduce_window, select_and_scatter, scatter, all_reduce, reduce_scatter) and
+  :func:`is_promotable` is the spec's helper it uses.
 
 Reduction schedule (the spec's "implementation-defined full binary tree", docs/semantics):
 ``body(init, tree(x0, ..., xn-1))`` where ``tree`` combines *adjacent* pairs level by level,
@@ -22,15 +26,23 @@ is therefore ``init, x0, ..., xn-1`` as the spec requires, also for non-commutat
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..dtypes import sub_byte_int
 from ..ir import Block, Operation, Region, Value
+from ..types import ComplexType, FloatType, IntegerType, QuantizedType, TensorType, Type
+from . import _constraints as _c
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..errors import Diagnostics
 
 __all__ = [
-    "Body", "call_body", "ufunc_for", "reduce_with_body", "tree_reduce_last", "combine_at",
-    "clone_subgraph", "NATIVE_KINDS",
+    "Body", "call_body", "as_dtype", "ufunc_for", "exact_ufunc", "reduce_with_body",
+    "tree_reduce_last", "combine_at", "clone_subgraph", "check_reducer", "is_promotable",
+    "NATIVE_KINDS",
 ]
 
 Body = Callable[..., Sequence[Any]]
@@ -62,7 +74,17 @@ def call_body(body: Body, args: Sequence[Any], shape: tuple[int, ...],
     return res
 
 
-# --- recognising single-op bodies ---------------------------------------------------------------
+def as_dtype(x: Any, dtype: np.dtype) -> np.ndarray:
+    """``x`` as an array of ``dtype`` (itself when it already is one): what a body's arguments
+    must be."""
+    a = np.asarray(x)
+    return a if a.dtype == dtype else a.astype(dtype)
+
+
+# --- single-op bodies as numpy ufuncs -----------------------------------------------------------
+# The one table of them: the ops a reduction body `return op(arg0, arg1)` is recognised as (the
+# evaluator's ``CompiledBlock.single_op``; with the arguments swapped only for ops with the
+# COMMUTATIVE trait), with the numpy ufuncs that compute them.
 
 _BINARY_UFUNCS: dict[str, tuple[np.ufunc, np.ufunc]] = {
     # op name: (ufunc for numbers, ufunc for booleans)
@@ -75,7 +97,8 @@ _BINARY_UFUNCS: dict[str, tuple[np.ufunc, np.ufunc]] = {
     "stablehlo.xor": (np.bitwise_xor, np.logical_xor),
 }
 _BITWISE = frozenset({"stablehlo.and", "stablehlo.or", "stablehlo.xor"})
-_WRAPPING = frozenset({"stablehlo.add", "stablehlo.multiply"})
+_ROUNDED_ONCE = frozenset({"stablehlo.add", "stablehlo.multiply"})
+"""Ops whose numpy ufunc rounds each float/complex result once to the type (ml_dtypes too)."""
 
 
 def ufunc_for(op_name: str | None, dtype: np.dtype) -> np.ufunc | None:
@@ -88,7 +111,7 @@ def ufunc_for(op_name: str | None, dtype: np.dtype) -> np.ufunc | None:
     of two zeros of different signs; callers fix that (:func:`reduce_with_body`) or avoid it.
     """
     pair = _BINARY_UFUNCS.get(op_name or "")
-    if pair is None or _subbyte_int_info(dtype) is not None:
+    if pair is None or sub_byte_int(dtype) is not None:
         return None
     if dtype == np.bool_:
         return pair[1]
@@ -101,11 +124,16 @@ def ufunc_for(op_name: str | None, dtype: np.dtype) -> np.ufunc | None:
     return pair[0]
 
 
-def _subbyte_int_info(dtype: np.dtype) -> tuple[int, bool] | None:
-    """(bit width, signed) for the ml_dtypes integer types int2/int4/uint2/uint4, else None."""
-    name = dtype.name
-    if name in ("int2", "int4", "uint2", "uint4"):
-        return int(name[-1]), not name.startswith("u")
+def exact_ufunc(op_name: str | None, dtype: np.dtype) -> np.ufunc | None:
+    """The ufunc that computes the single-op body ``op_name`` on ``dtype`` element by element
+    exactly as the op's kernel does, or None: every op on bool and numpy's integers,
+    add/multiply on floats and complex (numpy and ml_dtypes round each result once to the
+    type); not float maximum/minimum (NaN, signed zeros) nor the ml_dtypes integers."""
+    uf = ufunc_for(op_name, dtype)
+    if uf is None:
+        return None
+    if dtype.kind in "biu" or (op_name in _ROUNDED_ONCE and dtype.kind in "fcV"):
+        return uf
     return None
 
 
@@ -253,7 +281,7 @@ def reduce_with_body(body: Body, inputs: Sequence[np.ndarray],
 def _reduce_single_op(op_name: str, x: np.ndarray, init: np.ndarray | None) -> np.ndarray | None:
     """Reduce the last axis of ``x`` with the single-op body ``op_name``, or None if unsupported."""
     dtype = x.dtype
-    sub = _subbyte_int_info(dtype)
+    sub = sub_byte_int(dtype)
     if sub is not None:
         return _reduce_subbyte_int(op_name, x, init, sub)
     uf = ufunc_for(op_name, dtype)
@@ -417,3 +445,112 @@ def clone_subgraph(root: Value, arg: Value) -> Region | None:
         new_block.append(clone)
     new_block.append(Operation("stablehlo.return", [mapping.get(id(root), root)]))
     return Region([new_block])
+
+
+# --- reducer regions: the verifiers' check --------------------------------------------------------
+
+
+def _width(et: Type) -> int:
+    if isinstance(et, QuantizedType):
+        return et.storage_type.width
+    if isinstance(et, ComplexType):
+        return et.element.width
+    return getattr(et, "width", 0)
+
+
+def is_promotable(a: Type, b: Type) -> bool:
+    """Spec `is_promotable(a, b)` as upstream checks it: the same kind of element type, and
+    ``b`` at least as wide (any float to any float; quantized types keep their expressed type)."""
+    if _c.same_element_type(a, b):
+        return True
+    if isinstance(a, QuantizedType) or isinstance(b, QuantizedType):
+        return isinstance(a, QuantizedType) and isinstance(b, QuantizedType) and \
+            a.expressed_type == b.expressed_type and _width(a) <= _width(b)
+    if isinstance(a, FloatType) and isinstance(b, FloatType):
+        return True
+    if isinstance(a, IntegerType) and isinstance(b, IntegerType):
+        return a.width <= b.width
+    if isinstance(a, ComplexType) and isinstance(b, ComplexType):
+        return _width(a) <= _width(b)
+    return False
+
+
+def check_reducer(op: Operation, diag: Diagnostics, label: str, region_index: int,
+                  input_types: Sequence[Type], init_types: Sequence[Type],
+                  allowed_dims: Sequence[int | None] | None) -> list[Type] | None:
+    """A reducer region (spec: `body` has type `(tensor<E0>, ..., tensor<E0>, ...) ->
+    (tensor<E0>, ...)` with `is_promotable(element_type(inputs[i]), Ei)`). ``allowed_dims`` is the
+    shape the block arguments may be a sub-sequence of (None: unranked inputs). Returns the
+    types the region returns, or None after reporting a violation."""
+    block = _c.region_block(op, region_index)
+    if block is None:
+        diag.error(op, label, f"requires a non-empty region #{region_index}")
+        return None
+    n = len(input_types)
+    args = [a.type for a in block.arguments]
+    if len(args) != 2 * n:
+        diag.error(op, label, f"Reduction-region must take {2 * n} parameters, but takes "
+                              f"{len(args)} parameter(s)")
+        return None
+    rets = _c.region_return_types(op, region_index)
+    if not rets:
+        diag.error(op, label, "The reduction-region expected to return some value(s)")
+        return None
+    if len(rets) != n:
+        diag.error(op, label, f"Reduction-region here must produce {n} tensors, but produces "
+                              f"{len(rets)} instead")
+        return None
+    for r in rets:
+        if not isinstance(r, TensorType):
+            diag.error(op, label, f"Reduction-region here must produce tensor-typed result(s), "
+                                  f"but produces '{_c.type_str(r)}' instead")
+            return None
+    for i in range(n):
+        acc = rets[i]
+        for k in (i, n + i):
+            a = args[k]
+            if not (isinstance(a, TensorType) and _c.compatible_shapes(a.shape, acc.shape) and
+                    (_c.same_element_type(a.element_type, acc.element_type) or
+                     k >= n and isinstance(a.element_type, FloatType) and
+                     isinstance(acc.element_type, FloatType))):
+                diag.error(op, label, f"The type of reduction-region's parameter at index {k} is "
+                                      f"different than the corresponding result type: "
+                                      f"'{_c.type_str(a)}' vs '{_c.type_str(acc)}'")
+                return None
+        init = init_types[i]
+        if isinstance(init, TensorType):
+            if not _c.compatible_shapes(acc.shape, init.shape):
+                diag.error(op, label, f"The shape of reduction-region's result type at index {i} "
+                                      f"differs from the op's corresponding init-value type: "
+                                      f"'{_c.type_str(acc)}' vs '{_c.type_str(init)}'")
+                return None
+            if not is_promotable(init.element_type, acc.element_type):
+                diag.error(op, label, f"The element-type of reduction-region's result type at "
+                                      f"index {i} is expected to be promotable from the op's "
+                                      f"corresponding init-value element-type: "
+                                      f"'{_c.type_str(acc)}' vs '{_c.type_str(init)}'")
+                return None
+        inp = input_types[i]
+        arg = args[n + i]
+        if isinstance(inp, TensorType) and not is_promotable(inp.element_type, arg.element_type):
+            diag.error(op, label, f"The element-type of reduction-region's argument at index "
+                                  f"{n + i} is expected to be promotable from "
+                                  f"'{_c.type_str(inp.element_type)}', but got "
+                                  f"'{_c.type_str(arg.element_type)}'")
+            return None
+        if allowed_dims is None or arg.shape is None:
+            continue
+        if len(arg.shape) > len(allowed_dims):
+            diag.error(op, label, f"The rank of reduction-region's argument at index {n + i} is "
+                                  f"expected to be <= {len(allowed_dims)}, got {len(arg.shape)}")
+            return None
+        j = 0
+        for d in allowed_dims:
+            if j < len(arg.shape) and (d is None or arg.shape[j] == d):
+                j += 1
+        if j != len(arg.shape):
+            diag.error(op, label, f"The shape of reduction-region's argument at index {n + i} is "
+                                  f"not compatible with that of reduce-op's input-parameter at "
+                                  f"index {i}")
+            return None
+    return rets

@@ -19,6 +19,7 @@ import pytest
 import shlo
 from shlo.ir import function_body
 from shlo.ops import _regions, linalg, reduction
+from shlo.ops.reduction import reduce as reduce_module, sort as sort_module
 
 
 # --- blockwise pairwise tree ---------------------------------------------------------------------
@@ -73,7 +74,7 @@ def _reduce_program(g: str, op: str, t: str, shape: str, dims: str, out: str) ->
 
 def _without_projection(monkeypatch, text, *args):
     with monkeypatch.context() as m:
-        m.setattr(reduction, "_projected_body", lambda block, ctx: None)
+        m.setattr(reduce_module, "_projected_body", lambda block, ctx: None)
         return shlo.run(shlo.parse(text), *args)[0]
 
 
@@ -88,7 +89,7 @@ def _without_projection(monkeypatch, text, *args):
 ])
 @pytest.mark.parametrize("dims,out", [("0, 1", ""), ("1", "40x"), ("0", "300x")])
 def test_projected_reduce_equals_tree(monkeypatch, g, op, t, dims, out):
-    monkeypatch.setattr(reduction, "_BLOCK", 512)  # exercise the blockwise path too
+    monkeypatch.setattr(reduce_module, "_BLOCK", 512)  # exercise the blockwise path too
     rng = np.random.default_rng(7)
     dt = np.dtype({"f32": np.float32, "f64": np.float64, "i32": np.int32, "i8": np.int8}[t])
     if dt.kind == "f":
@@ -160,7 +161,7 @@ def _sort_program(t: str, shape: str, direction: str, compare_type: str, operand
 def _sort_reference(monkeypatch, text, *args):
     """The same sort through the general merge sort (no recognised comparator)."""
     with monkeypatch.context() as m:
-        m.setattr(reduction, "_analyze", lambda block, ctx: None)
+        m.setattr(sort_module, "_analyze", lambda block, ctx: None)
         return shlo.run(shlo.parse(text), *args)
 
 

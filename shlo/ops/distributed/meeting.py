@@ -12,7 +12,7 @@ from ...errors import Diagnostics, ExecutionError
 from ...ir import Operation
 from ...types import QuantizedType, TensorType, Type, element_type_for_dtype
 from .. import _constraints as _c
-from .._regions import ufunc_for
+from .._regions import check_reducer, ufunc_for
 from .grid import ProcessId
 from .groups import process_label
 
@@ -139,7 +139,7 @@ def check_reduction_body(op: Operation, diag: Diagnostics, label: str,
     tensor<E>` applied to each operand in turn; the types it returns."""
     out = []
     for t in operands:
-        rets = _c.check_reducer(op, diag, label, 0, [t], [TensorType((), t.element_type)], [])
+        rets = check_reducer(op, diag, label, 0, [t], [TensorType((), t.element_type)], [])
         if rets is None:
             return None
         out.append(rets[0])

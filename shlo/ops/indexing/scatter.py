@@ -22,6 +22,7 @@ from ...ir import Operation
 from ...registry import QUANTIZED_STORAGE, Kernel, define, inference, kernel, verifier
 from ...types import TensorType, Type, is_quantized
 from .. import _constraints as _c
+from .._regions import check_reducer
 from .._arrays import as_dtype, result_type
 from ._indices import dimension_fields, in_range, index_vectors, is_sorted, line
 
@@ -295,7 +296,7 @@ def _infer_scatter(op: Operation, diag: Diagnostics) -> list[Type] | None:
     if n == 0 or not all(isinstance(t, TensorType) for t in inputs):
         return None
     scalars = [TensorType((), a.element_type) for a in inputs]
-    rets = _c.check_reducer(op, diag, "C15", 0, inputs, scalars, [])
+    rets = check_reducer(op, diag, "C15", 0, inputs, scalars, [])
     if rets is None:
         return None
     return [TensorType(a.shape, r.element_type) for a, r in zip(inputs, rets)]

@@ -1,0 +1,364 @@
+"""The batched matrix product every contraction reduces to (dot_general, dot, convolution):
+``(G, M, K) @ (G, K, N)`` done by :class:`Matmul`, which owns the numeric choices
+(docs/semantics/linalg.md):
+
+* integers are multiplied exactly (a float64 BLAS matmul when every partial sum provably fits in
+  53 bits, else float64 products of 16-32 bit limbs recombined in int64, else int64 matmul: all
+  exact modulo 2**64) and wrapped once to the result type; booleans use `and` for the product
+  and `or` for the sum;
+* floats narrower than f32 (bf16, f16, f8, ...) are computed in float32 (their products are exact
+  there) and rounded once to the result type; f32, f64 and complex compute in their own precision
+  (or the result's, when it is wider); small float contractions sum in index order (bit-exact
+  with the upstream interpreter and XLA), large ones call BLAS;
+* a ``dot_algorithm`` (:class:`DotAlgorithm`) rounds float operands to its
+  ``lhs/rhs_precision_type`` and accumulates in its ``accumulation_type``.
+
+It knows no op: the ops' kernels (``dot.py``, ``convolution.py``) bring their operands to the
+``(G, M, K)``/``(G, K, N)`` layout and call it.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from typing import Any, Callable
+
+import numpy as np
+
+from ...attributes import BoolAttr, DictAttr, IntegerAttr, StructAttr, TypeAttr
+from ...dtypes import F32, F64, finfo, float_compute_dtype
+from ...types import ComplexType, ElementType, FloatType, IntegerType, TensorType, element_type
+from .._numeric import from_f64, int_to_float, round_f64_to
+
+__all__ = ["Matmul", "DotAlgorithm", "blas_matmul", "finisher", "wrap_integers"]
+
+_EXACT = float(2**53)
+
+
+# --- struct parameters of `#stablehlo.dot_algorithm<...>` -----------------------------------------
+
+
+def _param(record: Any, name: str) -> Any:
+    """A parameter of a struct-like attribute (`#stablehlo.dot_algorithm<...>`, a dict), or
+    None."""
+    if isinstance(record, (StructAttr, DictAttr)):
+        return record.get(name)
+    if isinstance(record, dict):
+        return record.get(name)
+    return getattr(record, name, None)
+
+
+def _py(v: Any) -> Any:
+    """The Python value of a struct parameter (an int/bool or an IntegerAttr/BoolAttr)."""
+    return v.value if isinstance(v, (IntegerAttr, BoolAttr)) else v
+
+
+def _type_param(v: Any) -> ElementType | None:
+    if v is None:
+        return None
+    if isinstance(v, TypeAttr):
+        v = v.type
+    if isinstance(v, TensorType):
+        v = v.element_type
+    if isinstance(v, ElementType):
+        return v
+    if isinstance(v, str):
+        return element_type(v)
+    return None
+
+
+# --- numeric plumbing --------------------------------------------------------------------------
+
+
+def _mantissa_bits(t: ElementType) -> int:
+    """Explicit mantissa bits of a float type (tf32 has 10, stored in a float32)."""
+    if isinstance(t, FloatType) and t.name == "tf32":
+        return 10
+    return int(finfo(t.dtype).nmant)
+
+
+def _float_compute_dtype(t: ElementType) -> np.dtype:
+    """The dtype a float/complex element type is computed in: at least float32."""
+    if isinstance(t, (ComplexType, FloatType)):
+        return float_compute_dtype(t.dtype)
+    return F64  # integers mixed with floats
+
+
+def _max_abs(t: ElementType) -> int:
+    if isinstance(t, IntegerType):
+        return 1 if t.is_bool else max(abs(t.min), abs(t.max))
+    return 1 << 64
+
+
+def _width(t: ElementType) -> int:
+    return t.width if isinstance(t, IntegerType) else 64
+
+
+def _round_tf32(x: np.ndarray) -> np.ndarray:
+    """Round float32 values to tf32 (10 mantissa bits), to nearest even; NaN stays NaN."""
+    u = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
+    lsb = (u >> np.uint32(13)) & np.uint32(1)
+    r = ((u + np.uint32(0xFFF) + lsb) & np.uint32(0xFFFFE000)).view(np.float32)
+    return np.where(np.isnan(x), x, r)
+
+
+def _rounder(t: ElementType | None, compute: np.dtype) -> Callable[[np.ndarray], np.ndarray] | None:
+    """A function rounding ``compute`` values to the precision of float type ``t`` (or None)."""
+    if not isinstance(t, FloatType) or compute.kind != "f":
+        return None
+    if _mantissa_bits(t) >= finfo(compute).nmant:
+        return None
+    if t.name == "tf32":
+        if compute == F32:
+            return _round_tf32
+        return lambda x: _round_tf32(x.astype(np.float32)).astype(compute)
+    dt = t.dtype
+    if compute == F64:
+        return lambda x: round_f64_to(x, dt).astype(compute)  # one rounding, not two
+    return lambda x: x.astype(dt).astype(compute)
+
+
+def wrap_integers(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """Integer values (int64/uint64) to ``dtype`` modulo 2**bits (numpy and ml_dtypes wrap)."""
+    return x.astype(dtype)
+
+
+def _kind(t: ElementType) -> str:
+    """"bool", "int", "float" or "complex" (ml_dtypes' dtype.kind is "V" for int4 and bf16)."""
+    if isinstance(t, ComplexType):
+        return "complex"
+    if isinstance(t, FloatType):
+        return "float"
+    if isinstance(t, IntegerType):
+        return "bool" if t.is_bool else "int"
+    raise TypeError(f"unsupported element type {t}")
+
+
+def finisher(compute: np.dtype, result: ElementType) -> Callable[[np.ndarray], np.ndarray]:
+    """Convert computed values (``compute`` dtype) to the result type with a single rounding."""
+    kind, dt = _kind(result), result.dtype
+    if kind == "complex":
+        return lambda x: x.astype(dt, copy=False)
+    if compute.kind == "c":  # not a valid StableHLO combination; keep the real part
+        real = finisher(np.dtype(finfo(compute).dtype), result)
+        return lambda x: real(x.real)
+    if kind == "bool":
+        return lambda x: x != 0
+    if kind == "int":
+        return lambda x: x.astype(dt)
+    if compute == F64:
+        return from_f64(dt)
+    return lambda x: x.astype(dt, copy=False)
+
+
+class DotAlgorithm:
+    """`#stablehlo.dot_algorithm<...>` decoded: the parts shlo honours (spec "dot_general").
+
+    Operands are rounded to ``lhs_precision_type`` / ``rhs_precision_type`` when those are
+    narrower than the computation and the component count is 1 (a count above 1 asks for a
+    multi-pass emulation of *higher* precision: computed directly instead); products are summed
+    in ``accumulation_type`` when it is wider than the computation, or the sum is rounded to it
+    once when it is narrower.
+    """
+
+    def __init__(self, attr: Any) -> None:
+        self.lhs_precision_type = _type_param(_param(attr, "lhs_precision_type"))
+        self.rhs_precision_type = _type_param(_param(attr, "rhs_precision_type"))
+        self.accumulation_type = _type_param(_param(attr, "accumulation_type"))
+        self.lhs_component_count = int(_py(_param(attr, "lhs_component_count")) or 1)
+        self.rhs_component_count = int(_py(_param(attr, "rhs_component_count")) or 1)
+        self.num_primitive_operations = int(_py(_param(attr, "num_primitive_operations")) or 1)
+        self.allow_imprecise_accumulation = bool(
+            _py(_param(attr, "allow_imprecise_accumulation")))
+
+
+class Matmul:
+    """Batched matrix product ``(G, M, K) @ (G, K, N) -> (G, M, N)`` of the result's dtype.
+
+    Decides once (from the operand and result element types and an optional dot algorithm) how
+    to compute; see the module docstring and docs/semantics/linalg.md.
+    """
+
+    def __init__(self, lhs: ElementType, rhs: ElementType, result: ElementType,
+                 algorithm: DotAlgorithm | None = None) -> None:
+        self.result_dtype = result.dtype
+        self.result_kind = _kind(result)
+        self.integral = isinstance(lhs, IntegerType) and isinstance(rhs, IntegerType)
+        self.lhs_round = self.rhs_round = self.acc_round = None
+        if self.integral:
+            # Largest |partial sum| per contracted element: decides float64 exactness.
+            self.bound = float(_max_abs(lhs)) * float(_max_abs(rhs))
+            self.lhs_width, self.rhs_width = _width(lhs), _width(rhs)
+            return
+        compute = np.result_type(_float_compute_dtype(lhs), _float_compute_dtype(rhs))
+        if isinstance(result, (FloatType, ComplexType)):
+            compute = np.result_type(compute, _float_compute_dtype(result))
+        if algorithm is not None:
+            acc = algorithm.accumulation_type
+            if isinstance(acc, FloatType) and compute.kind in "fc":
+                acc_dt = _float_compute_dtype(acc)
+                if finfo(acc_dt).nmant > finfo(compute).nmant:
+                    compute = np.result_type(compute, acc_dt)
+                else:
+                    real = np.dtype(finfo(compute).dtype)
+                    self.acc_round = _rounder(acc, real) if compute.kind == "f" else None
+            if algorithm.lhs_component_count == 1:
+                self.lhs_round = _rounder(algorithm.lhs_precision_type, compute)
+            if algorithm.rhs_component_count == 1:
+                self.rhs_round = _rounder(algorithm.rhs_precision_type, compute)
+        self.compute = np.dtype(compute)
+        self.finish = finisher(self.compute, result)
+
+    def __call__(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        if self.integral:
+            return self._integral(a, b)
+        a = a.astype(self.compute, copy=False)
+        b = b.astype(self.compute, copy=False)
+        if self.lhs_round is not None:
+            a = self.lhs_round(a)
+        if self.rhs_round is not None:
+            b = self.rhs_round(b)
+        out = _float_matmul(a, b)
+        if self.acc_round is not None:
+            out = self.acc_round(out)
+        return self.finish(out)
+
+    def _integral(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        k = max(a.shape[-1], 1)
+        if self.bound * k < _EXACT:
+            out = blas_matmul(a.astype(F64), b.astype(F64))  # exact: every sum fits 53 bits
+            if self.result_kind == "float":
+                return from_f64(self.result_dtype)(out)
+            if self.result_kind == "complex":
+                return out.astype(self.result_dtype)
+            out = out.astype(np.int64)
+        else:
+            plan = self._limb_plan(k)
+            if plan is not None:
+                out = _limb_matmul(a.astype(np.int64), b.astype(np.int64), *plan)
+            else:
+                out = np.matmul(a.astype(np.int64), b.astype(np.int64))  # modulo 2**64
+        if self.result_kind == "bool":
+            return out != 0
+        if self.result_kind == "complex":
+            return out.astype(self.result_dtype)
+        if self.result_kind == "float":
+            return int_to_float(out, self.result_dtype)
+        return wrap_integers(out, self.result_dtype)
+
+    def _limb_plan(self, k: int) -> tuple[int, int, int] | None:
+        """Split both operands into n limbs of bl / br bits so limb products sum exactly in
+        float64 (n**2 BLAS matmuls beat numpy's integer matmul by far); None if n > 4."""
+        for n in (2, 3, 4):
+            bl, br = -(-self.lhs_width // n), -(-self.rhs_width // n)
+            if 2.0 ** (bl + br) * k < _EXACT:
+                return n, bl, br
+        return None
+
+
+# Small float contractions accumulate one contracted element at a time, in index order: the
+# order of the spec's `reduce`, of the upstream interpreter and of XLA's naive loops (so results
+# agree bit for bit). Larger ones go to BLAS (blocked sums, FMA): last-bit differences only.
+_SEQUENTIAL_MAX_K = 1024
+_SEQUENTIAL_MAX_WORK = 1 << 16
+
+
+def _float_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a @ b`` for float/complex (G, M, K) x (G, K, N) operands of the same dtype."""
+    g, m, k = a.shape
+    n = b.shape[-1]
+    if k > _SEQUENTIAL_MAX_K or g * m * n * k > _SEQUENTIAL_MAX_WORK:
+        return blas_matmul(a, b)
+    columns = np.ascontiguousarray(a.transpose(0, 2, 1))[:, :, :, None]  # (G, K, M, 1)
+    rows = b[:, :, None, :]  # (G, K, 1, N)
+    acc = np.zeros((g, m, n), dtype=np.result_type(a, b))
+    for i in range(k):  # a loop over the contracted elements, vectorized over G, M, N
+        acc += columns[:, i] * rows[:, i]
+    return acc
+
+
+# BLAS threads. OpenBLAS splits a GEMM over all cores from about 2**18 multiply-adds; its worker
+# threads must then be woken and synchronised, which costs tens of microseconds on an idle
+# machine and tens of *milliseconds* on a busy one (a 128x128 matmul measured 40 ms with 2
+# threads on a loaded 2-core machine, 0.07 ms with one). Products below
+# _SINGLE_THREAD_MAX_WORK multiply-adds (about a millisecond on one core) run on one BLAS thread;
+# larger ones use the threads the user configured (OPENBLAS_NUM_THREADS, threadpoolctl).
+_SINGLE_THREAD_MAX_WORK = 1 << 25
+
+
+class _BlasThreads:
+    """Temporarily limits BLAS to one thread (threadpoolctl's controller of numpy's BLAS,
+    found once, on first use); a no-op when BLAS already uses one thread or cannot be
+    controlled. Nested and concurrent users (process-grid threads) are counted, so the
+    user's setting is restored when the last one leaves."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._controllers: list[Any] | None = None
+        self._saved: list[int] = []
+        self._depth = 0
+
+    def _find(self) -> list[Any]:
+        try:
+            from threadpoolctl import ThreadpoolController
+
+            return list(ThreadpoolController().select(user_api="blas").lib_controllers)
+        except Exception:  # pragma: no cover - threadpoolctl is a dependency
+            return []
+
+    def __enter__(self) -> None:
+        with self._lock:
+            if self._depth == 0:
+                if self._controllers is None:
+                    self._controllers = self._find()
+                self._saved = [c.get_num_threads() for c in self._controllers]
+                for c, t in zip(self._controllers, self._saved):
+                    if t != 1:
+                        c.set_num_threads(1)
+            self._depth += 1
+
+    def __exit__(self, *exc: Any) -> None:
+        with self._lock:
+            self._depth -= 1
+            if self._depth == 0:
+                for c, t in zip(self._controllers or (), self._saved):
+                    if t != 1:
+                        c.set_num_threads(t)
+
+
+_ONE_BLAS_THREAD = _BlasThreads()
+
+
+def blas_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``np.matmul(a, b)``, on one BLAS thread when the product is small (see above)."""
+    k = a.shape[-1]
+    work = (a.size // k if k else 0) * b.shape[-1] * k
+    if b.ndim > 2 and a.ndim == 2:
+        work *= math.prod(b.shape[:-2])
+    if work > _SINGLE_THREAD_MAX_WORK:
+        return np.matmul(a, b)
+    with _ONE_BLAS_THREAD:
+        return np.matmul(a, b)
+
+
+def _limbs(x: np.ndarray, n: int, bits: int) -> list[np.ndarray]:
+    """``x`` (int64) as ``sum(limb[i] << bits * i)``: unsigned low limbs, a signed top limb."""
+    mask = np.int64((1 << bits) - 1)
+    out = []
+    for _ in range(n - 1):
+        out.append((x & mask).astype(F64))
+        x = x >> np.int64(bits)
+    out.append(x.astype(F64))
+    return out
+
+
+def _limb_matmul(a: np.ndarray, b: np.ndarray, n: int, bl: int, br: int) -> np.ndarray:
+    """Exact ``a @ b`` modulo 2**64 for int64 ``a``, ``b`` through float64 limb products."""
+    la, lb = _limbs(a, n, bl), _limbs(b, n, br)
+    out = None
+    for i, x in enumerate(la):
+        for j, y in enumerate(lb):
+            part = blas_matmul(x, y).astype(np.int64) << np.int64(bl * i + br * j)  # wraps
+            out = part if out is None else out + part
+    return out
+
