@@ -23,13 +23,30 @@ from __future__ import annotations
 from typing import Any, Iterable, Sequence
 
 from ..attributes import (
-    ArrayAttr, BoolAttr, DenseArrayAttr, DenseElementsAttr, EnumAttr, FloatAttr, IntegerAttr,
-    StringAttr, StructAttr, SymbolRefAttr, UnitAttr,
+    ArrayAttr,
+    BoolAttr,
+    DenseArrayAttr,
+    DenseElementsAttr,
+    EnumAttr,
+    FloatAttr,
+    IntegerAttr,
+    StringAttr,
+    StructAttr,
+    SymbolRefAttr,
+    UnitAttr,
 )
 from ..ir import Block, Operation
 from ..types import (
-    ComplexType, FloatType, FunctionType, IntegerType, OpaqueType, QuantizedType, TensorType,
-    TokenType, TupleType, Type,
+    ComplexType,
+    FloatType,
+    FunctionType,
+    IntegerType,
+    OpaqueType,
+    QuantizedType,
+    TensorType,
+    TokenType,
+    TupleType,
+    Type,
 )
 
 __all__ = [
@@ -870,7 +887,7 @@ def per_tensor_same_quant(op: Operation, diag: Any, label: str, operand: Any,
     return True
 
 
-# --- transitional (issue 10): reducer regions --------------------------------------------------
+# --- dimension lists and struct attributes shared by gather, scatter and dot_general ---------
 def _disjoint(op: Operation, diag: Any, label: str, a: Sequence[int], b: Sequence[int],
               an: str, bn: str) -> bool:
     seen: set[int] = set()

@@ -11,7 +11,6 @@ from ...dtypes import is_sub_byte_int
 from ...errors import Diagnostics, ExecutionError
 from ...ir import Operation
 from ...types import QuantizedType, TensorType, Type, element_type_for_dtype
-from .. import _constraints as _c
 from .._regions import check_reducer, ufunc_for
 from .grid import ProcessId
 from .groups import process_label

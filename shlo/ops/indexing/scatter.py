@@ -22,8 +22,8 @@ from ...ir import Operation
 from ...registry import QUANTIZED_STORAGE, Kernel, define, inference, kernel, verifier
 from ...types import TensorType, Type, is_quantized
 from .. import _constraints as _c
-from .._regions import check_reducer
 from .._arrays import as_dtype, result_type
+from .._regions import check_reducer
 from ._indices import dimension_fields, in_range, index_vectors, is_sorted, line
 
 if TYPE_CHECKING:  # pragma: no cover
