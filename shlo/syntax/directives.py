@@ -557,14 +557,23 @@ def named(keyword: str, name: str, kind: str) -> list[tuple]:
 
 class Format:
     """An op's pretty form: a parse/print pair and the attributes it spells (the registry's
-    ``Syntax``)."""
+    ``Syntax``).
 
-    __slots__ = ("parse", "print", "attrs")
+    ``directives`` are the directives a declarative format was made from (None for a
+    hand-written pair); the parser's fast path reads its one-line shape from them. A
+    hand-written pair may name its shape in ``fast`` instead (see
+    :func:`shlo.syntax.fastpath.derive_shape`: ``"constant"``, a typed `dense<...>` literal).
+    """
 
-    def __init__(self, parse: ParseFn, print: PrintFn | None, attrs: frozenset[str]) -> None:
+    __slots__ = ("parse", "print", "attrs", "directives", "fast")
+
+    def __init__(self, parse: ParseFn, print: PrintFn | None, attrs: frozenset[str],
+                 directives: tuple[tuple, ...] | None = None, fast: str | None = None) -> None:
         self.parse = parse
         self.print = print or (lambda pr, op: None)
         self.attrs = attrs
+        self.directives = directives
+        self.fast = fast
 
 
 def declarative(*directives: tuple) -> Format:
@@ -576,4 +585,4 @@ def declarative(*directives: tuple) -> Format:
             attrs.add(d[1])
         elif d[0] == "opt":
             attrs.update(dd[1] for dd in d[2] if dd[0] == "attr")
-    return Format(parse_fn, print_fn, frozenset(attrs))
+    return Format(parse_fn, print_fn, frozenset(attrs), directives=tuple(directives))

@@ -35,6 +35,7 @@ import numpy as np
 from ..attributes import (
     ArrayAttr, ConvDimensionNumbers, DenseArrayAttr, DenseElementsAttr, DictAttr,
     EnumAttr, FloatAttr, IntegerAttr, StringAttr, StructAttr, SymbolRefAttr, TypeAttr,
+    canonical_struct_params, format_conv_dims,
 )
 from ..ir import Block, Operation, Region, Value
 from ..registry import COMMUTATIVE, names_with
@@ -43,7 +44,6 @@ from .directives import (
     ATTRDICT, COMMA, I1, I32, I64, OPERAND, OPERANDS, OPERANDS_COMMA, Format, ParseFn, PrintFn, attr, check_attr_kind, make_declarative, named, opt, p_,
     parse_attrdict, parse_attrdict_kw, parse_int_list, print_types, types, types_functional, types_pairwise, types_same,
 )
-from .parser import canonical_struct_params
 from .lexer import AT, BARE, INTEGER, PUNCT, VALUE
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -288,11 +288,16 @@ def register(name: str, parse_fn: ParseFn, print_fn: PrintFn | None) -> None:
 
 
 def syntax_of(name: str) -> Format | None:
-    """The pretty form of op ``name`` in the tables of this module (transitional)."""
+    """The pretty form of op ``name`` in the tables of this module (transitional): declarative
+    ones keep their directives, and the constant's hand-written pair names its fast-path shape
+    (both read by :mod:`shlo.syntax.fastpath`)."""
     pf = PRETTY_PARSERS.get(name)
     if pf is None:
         return None
-    return Format(pf, PRETTY_PRINTERS.get(name), frozenset())
+    dirs = FORMATS.get(name)
+    return Format(pf, PRETTY_PRINTERS.get(name), frozenset(),
+                  directives=tuple(dirs) if dirs is not None else None,
+                  fast="constant" if pf is _parse_constant else None)
 
 
 # =================================================================================================
@@ -653,29 +658,6 @@ def _print_window(pr: "Printer", op: Operation) -> str | None:
                 return None
             parts.append(f"{key} = {_ilist(a.values)}")
     return "{" + ", ".join(parts) + "}"
-
-
-def format_conv_dims(c: ConvDimensionNumbers) -> str | None:
-    """`[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]` (None when the numbers are inconsistent)."""
-
-    def one(batch: int, feat: int, spatial: tuple, b: str, f: str) -> str | None:
-        n = 2 + len(spatial)
-        items: list[str | None] = [None] * n
-        for pos, label in [(batch, b), (feat, f)] + [(d, str(i)) for i, d in enumerate(spatial)]:
-            if not 0 <= pos < n or items[pos] is not None:
-                return None
-            items[pos] = label
-        return "[" + ", ".join(items) + "]"  # type: ignore[arg-type]
-
-    a = one(c.input_batch_dimension, c.input_feature_dimension, c.input_spatial_dimensions,
-            "b", "f")
-    k = one(c.kernel_input_feature_dimension, c.kernel_output_feature_dimension,
-            c.kernel_spatial_dimensions, "i", "o")
-    o = one(c.output_batch_dimension, c.output_feature_dimension, c.output_spatial_dimensions,
-            "b", "f")
-    if a is None or k is None or o is None:
-        return None
-    return f"{a}x{k}->{o}"
 
 
 def _parse_convolution(p: "Parser", name: str, nres: int, start: int) -> Operation:
