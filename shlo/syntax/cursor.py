@@ -28,7 +28,7 @@ _NEXT_IS_EQ_RE = re.compile(r"\s*=")
 
 
 class Cursor:
-    """The position of one parse in its text, and the current token."""
+    """The position of one parse in its text, the current token, the SSA names in scope."""
 
     def __init__(self, text: str, filename: str | None = None) -> None:
         self.text = text

@@ -234,7 +234,6 @@ class Parser(LocationParser):
             raise
 
     def parse_generic_op(self) -> Operation:
-        start = self.start
         name = self.string()
         self.expect("(", "to start the operand list")
         operands: list[Value] = []

@@ -22,8 +22,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..attributes import (
-    DenseArrayAttr, IntegerAttr, StructAttr, format_attr, format_entry, format_key,
-    format_struct_params, format_symbol,
+    DenseArrayAttr, IntegerAttr, StructAttr, format_attr, format_entry, format_struct_params,
+    format_symbol,
 )
 from ..ir import Block, Module, Operation, Region, Value, format_location
 from ..registry import ISOLATED, lookup, names_with
