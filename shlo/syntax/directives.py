@@ -48,6 +48,7 @@ __all__ = [
     "check_attr_kind", "parse_attr_kind", "print_attr_kind", "parse_int_list", "print_types",
     "types_functional", "types_pairwise", "types_same", "make_declarative", "ParseFn", "PrintFn", "OPERAND", "OPERANDS",
     "OPERANDS_COMMA", "ATTRDICT", "COMMA", "COLON", "kw", "p_", "attr", "opt", "types", "named",
+    "FAST_CONSTANT",
 ]
 
 I64 = _ELEMENT_TYPES["i64"]
@@ -555,14 +556,20 @@ def named(keyword: str, name: str, kind: str) -> list[tuple]:
     return [kw(keyword), p_("="), attr(name, kind)]
 
 
+FAST_CONSTANT = "constant"
+"""``Format(fast=FAST_CONSTANT)``: a hand-written form the parser's fast path may read as
+`dense<...> : tensor<...>` (upstream's constant): the literal is the op's inherent attribute
+`value`, its type the op's one result type."""
+
+
 class Format:
     """An op's pretty form: a parse/print pair and the attributes it spells (the registry's
     ``Syntax``).
 
     ``directives`` are the directives a declarative format was made from (None for a
     hand-written pair); the parser's fast path reads its one-line shape from them. A
-    hand-written pair may name its shape in ``fast`` instead (see
-    :func:`shlo.syntax.fastpath.derive_shape`: ``"constant"``, a typed `dense<...>` literal).
+    hand-written pair may name its shape in ``fast`` instead (:data:`FAST_CONSTANT`; see
+    :func:`shlo.syntax.fastpath.derive_shape`).
     """
 
     __slots__ = ("parse", "print", "attrs", "directives", "fast")

@@ -14,7 +14,7 @@ Which ops may be read so, and how, is derived from each op's pretty form
 says it through its directives (`[OPERAND, ATTRDICT, types("same")]` is "same1",
 `[OPERAND, COMMA, *named("dims", "broadcast_dimensions", "i64list"), ATTRDICT,
 types("functional")]` is "functional" with the attribute `dims = [...]` in the middle); a
-hand-written pair may name its shape (``Format(..., fast="constant")``).
+hand-written pair may name its shape (``Format(..., fast=FAST_CONSTANT)``).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from ..registry import lookup
 from ..types import _ELEMENT_TYPES, FunctionType, TensorType, Type
 from .cursor import UNBOUND
 from .dense import DenseLiteralError, classify_literal, literal_to_array
-from .directives import ATTRDICT, COMMA, OPERAND, OPERANDS, OPERANDS_COMMA
+from .directives import ATTRDICT, COMMA, FAST_CONSTANT, OPERAND, OPERANDS, OPERANDS_COMMA
 from .lexer import VALUE
 from .parse_locations import LocRef
 
@@ -38,10 +38,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from .parser import Parser
 
 __all__ = ["fast_ops", "shape_of", "derive_shape", "FAST_CONSTANT"]
-
-FAST_CONSTANT = "constant"
-"""The shape of a hand-written format read as `dense<...> : tensor<...>` (upstream's constant):
-the literal is inherent attribute `value`, its type the op's one result type."""
 
 I64 = _ELEMENT_TYPES["i64"]
 _MISSING = object()

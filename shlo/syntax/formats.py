@@ -41,7 +41,7 @@ from ..ir import Block, Operation, Region, Value
 from ..registry import COMMUTATIVE, names_with
 from ..types import FunctionType, TensorType, Type, _ELEMENT_TYPES
 from .directives import (
-    ATTRDICT, COMMA, I1, I32, I64, OPERAND, OPERANDS, OPERANDS_COMMA, Format, ParseFn, PrintFn, attr, check_attr_kind, make_declarative, named, opt, p_,
+    ATTRDICT, COMMA, FAST_CONSTANT, I1, I32, I64, OPERAND, OPERANDS, OPERANDS_COMMA, Format, ParseFn, PrintFn, attr, check_attr_kind, make_declarative, named, opt, p_,
     parse_attrdict, parse_attrdict_kw, parse_int_list, print_types, types, types_functional, types_pairwise, types_same,
 )
 from .lexer import AT, BARE, INTEGER, PUNCT, VALUE
@@ -297,7 +297,7 @@ def syntax_of(name: str) -> Format | None:
     dirs = FORMATS.get(name)
     return Format(pf, PRETTY_PRINTERS.get(name), frozenset(),
                   directives=tuple(dirs) if dirs is not None else None,
-                  fast="constant" if pf is _parse_constant else None)
+                  fast=FAST_CONSTANT if pf is _parse_constant else None)
 
 
 # =================================================================================================
