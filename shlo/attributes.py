@@ -1,26 +1,37 @@
-"""Attribute values (MLIR builtin attributes and the StableHLO dialect attributes).
+"""Attribute values (MLIR builtin attributes and the StableHLO dialect attributes) and their text.
 
 Every attribute is an immutable value object; equal attributes compare equal (dense elements
-compare by type and bytes). Ops read them through small helpers (:func:`ints`, ...) so that the
-older `dense<[1, 2]> : tensor<2xi64>` and the newer `array<i64: 1, 2>` spellings of the same
-integer list are interchangeable.
+compare by type and bytes). Each prints itself in MLIR syntax (:func:`format_attr`,
+``attr.mlir()``); the facts about the dialect attributes' text live here too: the cases of the
+enums (:data:`ENUM_CASES`) and the parameter order of `#stablehlo.gather<...>` and its kin
+(:func:`canonical_struct_params`). Ops read attributes through small helpers (:func:`ints`,
+:func:`int_attr`, ...) so that the older `dense<[1, 2]> : tensor<2xi64>` and the newer
+`array<i64: 1, 2>` spellings of the same integer list are interchangeable.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from .types import TensorType, Type
+from .ir import Location, format_location
+from .spelling import escape_string, format_float
+from .types import (
+    _ELEMENT_TYPES, ComplexType, ElementType, FloatType, IntegerType, QuantizedType, TensorType,
+    Type, format_type,
+)
 
 __all__ = [
     "Attribute", "IntegerAttr", "FloatAttr", "BoolAttr", "StringAttr", "UnitAttr", "ArrayAttr",
     "DenseArrayAttr", "DenseElementsAttr", "TypeAttr", "SymbolRefAttr", "DictAttr", "EnumAttr",
     "StructAttr", "ConvDimensionNumbers", "OpaqueAttr", "ints", "int_or_none",
     "AttributeProblem", "REQUIRED", "int_attr", "ints_attr", "bool_attr", "float_attr",
-    "enum_attr", "str_attr",
+    "enum_attr", "str_attr", "format_attr", "format_entry", "format_key", "format_symbol",
+    "format_struct_params", "format_conv_dims", "format_dense_body", "format_element",
+    "HEX_THRESHOLD", "ENUM_CASES", "DOTTED_ENUMS", "STRUCT_ORDER", "canonical_struct_params",
 ]
 
 
@@ -28,6 +39,10 @@ class Attribute:
     """Base of attribute values."""
 
     __slots__ = ()
+
+    def mlir(self) -> str:
+        """This attribute in MLIR syntax (:func:`format_attr`)."""
+        return format_attr(self)
 
 
 @dataclass(frozen=True)
@@ -217,6 +232,290 @@ class OpaqueAttr(Attribute):
     """An attribute the parser does not model (another dialect's), kept verbatim."""
 
     text: str
+
+
+# --- facts about the dialect attributes' text -----------------------------------------------------
+
+ENUM_CASES: dict[str, tuple[str, ...]] = {
+    "comparison_direction": ("EQ", "NE", "GE", "GT", "LE", "LT"),
+    "comparison_type": ("NOTYPE", "FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED"),
+    "precision": ("DEFAULT", "HIGH", "HIGHEST"),
+    "fft_type": ("FFT", "IFFT", "RFFT", "IRFFT"),
+    "transpose": ("TRANSPOSE_INVALID", "NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"),
+    "rng_distribution": ("UNIFORM", "NORMAL"),
+    "rng_algorithm": ("DEFAULT", "THREE_FRY", "PHILOX"),
+    "custom_call_api_version": ("API_VERSION_UNSPECIFIED", "API_VERSION_ORIGINAL",
+                                "API_VERSION_STATUS_RETURNING",
+                                "API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI"),
+    "result_accuracy_mode": ("DEFAULT", "HIGHEST", "TOLERANCE"),
+}
+"""The cases of the StableHLO/CHLO enums, by mnemonic (an unknown case is a parse error, as
+upstream)."""
+
+DOTTED_ENUMS: dict[str, tuple[str, str]] = {
+    "stablehlo.result_accuracy_mode": ("stablehlo", "result_accuracy_mode"),
+}
+"""Enums spelled `#dialect.enum<CASE>` rather than `#dialect<enum CASE>`: (dialect, enum)."""
+
+STRUCT_ORDER: dict[str, tuple[str, ...]] = {
+    "stablehlo.gather": ("offset_dims", "collapsed_slice_dims", "operand_batching_dims",
+                         "start_indices_batching_dims", "start_index_map", "index_vector_dim"),
+    "stablehlo.scatter": ("update_window_dims", "inserted_window_dims", "input_batching_dims",
+                          "scatter_indices_batching_dims", "scatter_dims_to_operand_dims",
+                          "index_vector_dim"),
+    "stablehlo.dot": ("lhs_batching_dimensions", "rhs_batching_dimensions",
+                      "lhs_contracting_dimensions", "rhs_contracting_dimensions"),
+    "chlo.ragged_dot": ("lhs_batching_dimensions", "rhs_batching_dimensions",
+                        "lhs_contracting_dimensions", "rhs_contracting_dimensions",
+                        "lhs_ragged_dimensions", "rhs_group_dimensions"),
+    "stablehlo.result_accuracy": ("atol", "rtol", "ulps", "mode"),
+}
+"""The parameters of the known dialect attributes, in upstream's order."""
+_OMIT_EMPTY = {"stablehlo.gather", "stablehlo.scatter", "stablehlo.dot", "chlo.ragged_dot"}
+
+
+def canonical_struct_params(name: str, params: list[tuple[str, Any]]) -> tuple:
+    """Parameters of a known dialect attribute in upstream's order, without the ones upstream
+    leaves out (empty dimension lists; zero tolerances of `result_accuracy`). Unknown names or
+    duplicate keys are kept as written."""
+    order = STRUCT_ORDER.get(name)
+    if order is None:
+        return tuple(params)
+    keys = [k for k, _ in params]
+    if len(set(keys)) != len(keys) or any(k not in order for k in keys):
+        return tuple(params)
+    d = dict(params)
+    out = []
+    for k in order:
+        if k not in d:
+            continue
+        v = d[k]
+        if name in _OMIT_EMPTY and v == ():
+            continue
+        if k == "index_vector_dim" and v == 0:
+            continue
+        if name == "stablehlo.result_accuracy" and k != "mode" and v in (0, 0.0) \
+                and not (isinstance(v, float) and str(v).startswith("-")):
+            continue
+        out.append((k, v))
+    return tuple(out)
+
+
+# --- text -----------------------------------------------------------------------------------------
+
+_BARE_ID_RE = re.compile(r"[A-Za-z_][\w$.]*\Z")
+_I64 = _ELEMENT_TYPES["i64"]
+_F64 = _ELEMENT_TYPES["f64"]
+_DOTTED_NAMES = {v: k for k, v in DOTTED_ENUMS.items()}
+
+
+def format_symbol(name: str) -> str:
+    """`@name`, quoted when ``name`` is not a bare identifier."""
+    return "@" + name if _BARE_ID_RE.match(name) else "@" + escape_string(name)
+
+
+def format_key(name: str) -> str:
+    """An attribute name in a dictionary, quoted when it is not a bare identifier."""
+    return name if _BARE_ID_RE.match(name) else escape_string(name)
+
+
+def format_attr(a: Any, elide: bool = False) -> str:
+    """The text of an attribute value. MLIR spells out the default types (`4 : i64`,
+    `1.0 : f64`) except inside arrays (``elide``), where `[0, 1]` means i64 elements."""
+    t = type(a)
+    if t is IntegerAttr:
+        if a.type is None or (elide and a.type is _I64):
+            return str(a.value) if elide else f"{a.value} : i64"
+        if isinstance(a.type, IntegerType) and a.type.width == 1:
+            return "true" if a.value else "false"
+        return f"{a.value} : {format_type(a.type)}"
+    if t is StringAttr:
+        return escape_string(a.value)
+    if t is BoolAttr:
+        return "true" if a.value else "false"
+    if t is DenseElementsAttr:
+        return f"dense<{format_dense_body(a.array, a.type.element_type)}> : {format_type(a.type)}"
+    if t is DenseArrayAttr:
+        et = a.element_type
+        if not a.values:
+            return f"array<{format_type(et)}>"
+        if isinstance(et, IntegerType) and et.width == 1:
+            body = ", ".join("true" if v else "false" for v in a.values)
+        elif isinstance(et, FloatType):
+            body = ", ".join(format_float(v, et) for v in a.values)
+        else:
+            body = ", ".join(str(int(v)) for v in a.values)
+        return f"array<{format_type(et)}: {body}>"
+    if t is ArrayAttr:
+        return "[" + ", ".join(format_attr(x, True) for x in a.values) + "]"
+    if t is DictAttr:
+        return "{" + ", ".join(format_entry(k, v) for k, v in a.items) + "}"
+    if t is FloatAttr:
+        if a.type is None or (elide and a.type is _F64):
+            text = format_float(a.value, None, True)
+            if elide and not text.startswith(("0x", "-0x")):
+                return text  # (a bare hex pattern would read back as an integer)
+            return f"{text} : f64"
+        return f"{format_float(a.value, a.type)} : {format_type(a.type)}"
+    if t is TypeAttr:
+        return format_type(a.type)
+    if t is SymbolRefAttr:
+        return format_symbol(a.root) + "".join("::" + format_symbol(n) for n in a.nested)
+    if t is EnumAttr:
+        dotted = _DOTTED_NAMES.get((a.dialect, a.enum))
+        if dotted is not None:
+            return f"#{dotted}<{a.value}>"
+        return f"#{a.dialect}<{a.enum} {a.value}>"
+    if t is StructAttr:
+        if a.name == "stablehlo.bounds":
+            bounds = a.get("bounds", ())
+            return "#stablehlo.bounds<" + ", ".join("?" if b is None else str(b)
+                                                    for b in bounds) + ">"
+        prefix = "#" + a.name if a.name else ""
+        return f"{prefix}<{format_struct_params(a)}>"
+    if t is ConvDimensionNumbers:
+        s = format_conv_dims(a)
+        if s is not None:
+            return f"#stablehlo.conv<{s}>"
+        fields = ", ".join(f"{k} = {_struct_value(getattr(a, k))}"
+                           for k in a.__dataclass_fields__)
+        return f"#stablehlo.conv<raw {fields}>"
+    if t is OpaqueAttr:
+        return a.text
+    if t is UnitAttr:
+        return "unit"
+    if isinstance(a, Location):
+        return format_location(a)
+    raise TypeError(f"cannot print attribute {a!r}")
+
+
+def format_entry(k: str, v: Any) -> str:
+    """`name = value` in an attribute dictionary (`name` alone for a unit attribute)."""
+    if type(v) is UnitAttr:
+        return format_key(k)
+    return f"{format_key(k)} = {format_attr(v)}"
+
+
+def format_struct_params(a: StructAttr) -> str:
+    """The `name = value, ...` inside a dialect attribute's `<...>`."""
+    return ", ".join(f"{k} = {_struct_value(v)}" for k, v in a.params)
+
+
+def _struct_value(v: Any) -> str:
+    if v is None:
+        return "?"
+    if v is True or v is False:
+        return "true" if v else "false"
+    if isinstance(v, (int, np.integer)):
+        return str(int(v))
+    if isinstance(v, float):
+        return format_float(v, None, True)
+    if isinstance(v, (tuple, list)):
+        return "[" + ", ".join(_struct_value(x) for x in v) + "]"
+    if isinstance(v, str):
+        return escape_string(v)
+    return format_attr(v)
+
+
+def format_conv_dims(c: ConvDimensionNumbers) -> str | None:
+    """`[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]` (None when the numbers are inconsistent)."""
+
+    def one(batch: int, feat: int, spatial: tuple, b: str, f: str) -> str | None:
+        n = 2 + len(spatial)
+        items: list[str | None] = [None] * n
+        for pos, label in [(batch, b), (feat, f)] + [(d, str(i)) for i, d in enumerate(spatial)]:
+            if not 0 <= pos < n or items[pos] is not None:
+                return None
+            items[pos] = label
+        return "[" + ", ".join(items) + "]"  # type: ignore[arg-type]
+
+    a = one(c.input_batch_dimension, c.input_feature_dimension, c.input_spatial_dimensions,
+            "b", "f")
+    k = one(c.kernel_input_feature_dimension, c.kernel_output_feature_dimension,
+            c.kernel_spatial_dimensions, "i", "o")
+    o = one(c.output_batch_dimension, c.output_feature_dimension, c.output_spatial_dimensions,
+            "b", "f")
+    if a is None or k is None or o is None:
+        return None
+    return f"{a}x{k}->{o}"
+
+
+# --- the body of a dense elements literal ---------------------------------------------------------
+
+HEX_THRESHOLD = 100
+"""Non-splat literals with more elements than this print as hex strings (upstream's default)."""
+
+
+def format_element(v: Any, et: ElementType) -> str:
+    """One element of a dense literal."""
+    if isinstance(et, QuantizedType):
+        et = et.storage_type
+    if isinstance(et, ComplexType):
+        comp = et.element
+        re_ = np.asarray(v).real.astype(comp.dtype)
+        im = np.asarray(v).imag.astype(comp.dtype)
+        return f"({format_float(re_[()], comp)},{format_float(im[()], comp)})"
+    if isinstance(et, FloatType):
+        return format_float(v, et)
+    if isinstance(et, IntegerType) and et.width == 1:
+        return "true" if v else "false"
+    return str(int(v))
+
+
+def _nested(flat: list[str], shape: tuple[int, ...]) -> str:
+    if not shape:
+        return flat[0]
+    if len(shape) == 1:
+        return "[" + ", ".join(flat) + "]"
+    step = len(flat) // shape[0] if shape[0] else 0
+    return "[" + ", ".join(_nested(flat[i * step:(i + 1) * step], shape[1:])
+                           for i in range(shape[0])) + "]"
+
+
+def _is_splat(arr: np.ndarray) -> bool:
+    if arr.size <= 1:
+        return arr.size == 1
+    if arr.strides and all(s == 0 for s in arr.strides):
+        return True
+    flat = np.ascontiguousarray(arr).reshape(-1)
+    b = flat.view(np.uint8).reshape(flat.size, -1)
+    return bool((b == b[0]).all())
+
+
+def format_dense_body(arr: np.ndarray, et: ElementType, hex_threshold: int = HEX_THRESHOLD) -> str:
+    """The text inside `dense<...>` for ``arr`` with element type ``et``, as upstream prints it:
+    a splat as one element, more than ``hex_threshold`` elements as a hex string of the raw
+    bytes, otherwise nested lists; floats as :func:`shlo.spelling.format_float` spells them
+    (NaN/Inf as bit patterns, so payloads and -0.0 survive)."""
+    if arr.size == 0:
+        # `dense<>`, unless the literal was a splat (kept as a zero-stride view of its value),
+        # which upstream keeps printing as a splat: `dense<5> : tensor<0x3xi32>`
+        b = arr.base
+        while isinstance(b, np.ndarray) and b.size == 0:
+            b = b.base
+        if isinstance(b, np.ndarray) and b.dtype == arr.dtype:
+            return format_element(b.reshape(-1)[0], et)
+        return ""
+    if _is_splat(arr):
+        first = arr.reshape(-1)[0] if arr.ndim else arr[()]
+        return format_element(first, et)
+    base = et.storage_type if isinstance(et, QuantizedType) else et
+    is_bool = isinstance(base, IntegerType) and base.width == 1
+    sub_byte = isinstance(base, IntegerType) and base.width in (2, 4) or \
+        isinstance(base, FloatType) and base.width < 8 or \
+        isinstance(base, FloatType) and base.name == "tf32"
+    if arr.size > hex_threshold and not sub_byte:
+        data = np.ascontiguousarray(arr).tobytes()
+        return '"0x' + data.hex().upper() + '"'
+    flat = arr.reshape(-1)
+    if isinstance(base, IntegerType) and not is_bool:
+        texts = [str(int(x)) for x in flat.astype(np.int64 if base.is_signed or base.width < 64
+                                                  else np.uint64).tolist()]
+    elif isinstance(base, FloatType):
+        texts = [format_float(x, base) for x in flat]
+    else:
+        texts = [format_element(x, et) for x in flat]
+    return _nested(texts, arr.shape)
 
 
 # --- helpers for reading attributes in ops -------------------------------------------------------

@@ -13,11 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
+from .spelling import escape_string
 from .types import FunctionType, Type
 
 __all__ = [
     "Location", "FileLineColLoc", "NameLoc", "CallSiteLoc", "FusedLoc", "UnknownLoc", "OpaqueLoc",
-    "Value", "Operation", "Block", "Region", "Module", "UNKNOWN_LOC",
+    "Value", "Operation", "Block", "Region", "Module", "UNKNOWN_LOC", "format_location",
 ]
 
 
@@ -32,6 +33,10 @@ class Location:
     def file_line_col(self) -> tuple[str, int, int] | None:
         """The first concrete `file:line:col` this location points to, if any."""
         return None
+
+    def mlir(self) -> str:
+        """This location in MLIR syntax, `loc(...)` (:func:`format_location`)."""
+        return format_location(self)
 
 
 @dataclass(frozen=True)
@@ -99,6 +104,38 @@ class OpaqueLoc(Location):
     """Any other location syntax, kept verbatim (the text inside `loc(...)`)."""
 
     text: str
+
+
+def format_location(loc: Location) -> str:
+    """The MLIR text of a location: `loc("file":1:2)`, `loc("name"(...))`, `loc(fused[...])`.
+    (:func:`shlo.errors.format_location` is the `file:line:col` prefix of a diagnostic.)"""
+    return f"loc({_loc_inner(loc)})"
+
+
+def _loc_inner(loc: Location) -> str:
+    if isinstance(loc, FileLineColLoc):
+        s = f"{escape_string(loc.file)}:{loc.line}:{loc.col}"
+        if loc.end_line is not None or loc.end_col is not None:
+            s += " to "
+            if loc.end_line is not None:
+                s += str(loc.end_line)
+            if loc.end_col is not None:
+                s += f":{loc.end_col}"
+        return s
+    if isinstance(loc, NameLoc):
+        s = escape_string(loc.name)
+        if loc.child is not None:
+            s += f"({_loc_inner(loc.child)})"
+        return s
+    if isinstance(loc, CallSiteLoc):
+        return f"callsite({_loc_inner(loc.callee)} at {_loc_inner(loc.caller)})"
+    if isinstance(loc, FusedLoc):
+        # the metadata is an attribute (shlo.attributes, beside this module): it prints itself
+        meta = f"<{loc.metadata.mlir()}>" if loc.metadata is not None else ""
+        return f"fused{meta}[" + ", ".join(_loc_inner(x) for x in loc.locations) + "]"
+    if isinstance(loc, OpaqueLoc):
+        return loc.text
+    return "unknown"
 
 
 # --- values, operations, blocks, regions -------------------------------------------------------

@@ -1,22 +1,26 @@
-"""StableHLO types (spec section "Types") and their numpy dtypes.
+"""StableHLO types (spec section "Types"), their numpy dtypes and their text.
 
 Types are immutable, hashable values; equal types compare equal. Element types are interned
-singletons reachable by their textual name through :func:`element_type`.
+singletons reachable by their textual name through :func:`element_type`. ``str(type)`` is its
+MLIR spelling (:func:`format_type`); a tensor's encoding, an attribute, prints itself.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import ml_dtypes
 import numpy as np
+
+from .spelling import format_float
 
 __all__ = [
     "Type", "ElementType", "IntegerType", "FloatType", "ComplexType", "QuantizedType",
     "TensorType", "IndexType", "TokenType", "Token", "TOKEN", "TupleType", "FunctionType", "OpaqueType",
     "element_type", "I1", "I32", "I64", "F32", "F64", "BF16", "F16", "DYNAMIC",
-    "storage_dtype", "is_quantized", "tensor",
+    "storage_dtype", "is_quantized", "tensor", "format_type", "format_function_type",
 ]
 
 DYNAMIC = None
@@ -184,8 +188,6 @@ class QuantizedType(ElementType):
 
     @cached_property
     def name(self) -> str:  # type: ignore[override]
-        from .syntax.printer import format_type  # late import: printing lives in syntax/
-
         return format_type(self)
 
     @property
@@ -260,8 +262,6 @@ class TensorType(Type):
         return n
 
     def __str__(self) -> str:
-        from .syntax.printer import format_type
-
         return format_type(self)
 
 
@@ -297,8 +297,6 @@ class TupleType(Type):
     types: tuple[Type, ...]
 
     def __str__(self) -> str:
-        from .syntax.printer import format_type
-
         return format_type(self)
 
 
@@ -310,8 +308,6 @@ class FunctionType(Type):
     results: tuple[Type, ...]
 
     def __str__(self) -> str:
-        from .syntax.printer import format_type
-
         return format_type(self)
 
 
@@ -384,3 +380,80 @@ def element_type_for_dtype(dtype: np.dtype) -> ElementType:
         if t.dtype == dtype and not name.startswith("si") and name != "tf32":
             return t
     raise KeyError(f"no StableHLO element type for numpy dtype {dtype}")
+
+
+# --- text -----------------------------------------------------------------------------------------
+
+_type_cache: dict[Any, str] = {}
+
+
+def format_type(t: Type) -> str:
+    """The text of a type (`tensor<2x?xf32>`, `!quant.uniform<i8:f32, 1.0e-01:-3>`, ...)."""
+    try:
+        s = _type_cache.get(t)
+    except TypeError:
+        return _format_type(t)
+    if s is None:
+        s = _format_type(t)
+        if len(_type_cache) < 100_000:
+            _type_cache[t] = s
+    return s
+
+
+def _format_type(t: Type) -> str:
+    if isinstance(t, TensorType):
+        if t.shape is None:
+            dims = "*x"
+        else:
+            dims = "".join(("?" if d is None else str(d)) + "x" for d in t.shape)
+        enc = "" if t.encoding is None else ", " + _encoding_text(t.encoding)
+        return f"tensor<{dims}{format_type(t.element_type)}{enc}>"
+    if isinstance(t, QuantizedType):
+        st = t.storage_type
+        s = ("ui" if st.signedness == "unsigned" else "i") + str(st.width)
+        if (t.storage_min is not None and t.storage_min != st.min) or \
+                (t.storage_max is not None and t.storage_max != st.max):
+            s += f"<{t.min}:{t.max}>"
+        s += ":" + t.expressed_type.name
+        if t.quantization_dimension is not None:
+            s += f":{t.quantization_dimension}"
+        params = [format_float(sc, None, True) + (f":{zp}" if zp else "")
+                  for sc, zp in zip(t.scales, t.zero_points)]
+        if t.quantization_dimension is not None:
+            s += ", {" + ",".join(params) + "}"
+        else:
+            s += ", " + params[0]
+        return f"!quant.uniform<{s}>"
+    if isinstance(t, ComplexType):
+        return f"complex<{t.element.name}>"
+    if isinstance(t, (IntegerType, FloatType)):
+        return t.name
+    if isinstance(t, TokenType):
+        return "!stablehlo.token"
+    if isinstance(t, TupleType):
+        return "tuple<" + ", ".join(format_type(x) for x in t.types) + ">"
+    if isinstance(t, FunctionType):
+        return format_function_type(list(t.inputs), list(t.results))
+    if isinstance(t, OpaqueType):
+        return t.text
+    name = getattr(t, "name", None)
+    if isinstance(name, str):
+        return name
+    raise TypeError(f"cannot print type {t!r}")
+
+
+def _encoding_text(encoding: Any) -> str:
+    """A tensor encoding is an attribute (:mod:`shlo.attributes`, a layer beside this one): it
+    prints itself."""
+    mlir = getattr(encoding, "mlir", None)
+    if mlir is None:
+        raise TypeError(f"cannot print attribute {encoding!r}")
+    return mlir()
+
+
+def format_function_type(inputs: list[Type], results: list[Type]) -> str:
+    """`(inputs) -> result` or `(inputs) -> (results)`."""
+    ins = "(" + ", ".join(format_type(t) for t in inputs) + ")"
+    if len(results) == 1 and not isinstance(results[0], FunctionType):
+        return f"{ins} -> {format_type(results[0])}"
+    return f"{ins} -> (" + ", ".join(format_type(t) for t in results) + ")"

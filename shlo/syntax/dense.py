@@ -1,39 +1,42 @@
-"""Dense element literals: text <-> numpy arrays, and MLIR's spelling of float values.
+"""Dense element literals: the body of `dense<...>` -> numpy arrays, and scalar literal values.
 
-Parsing: the parser hands over the raw body of `dense<...>` (a hex string, a hex splat, or a
-nested literal) together with the tensor type that follows it; :func:`literal_to_array` returns
-an array of the type's storage dtype and shape. Hex strings are the raw little-endian bytes of
-the elements (`bytes.fromhex` + `np.frombuffer`), a hex splat is the bit pattern of one element.
+The parser hands over the raw body of `dense<...>` (the text between `<` and `>`) and the tensor
+type that follows it. :func:`classify_literal` says what the body is (the one place that
+decides it): a hex string `"0x..."` (the raw little-endian bytes of the elements), a hex splat
+`0x7FC00000` (the bit pattern of one element), empty, or a nested literal (`[[1, 2], [3, 4]]`,
+`(1.0, 2.0)` complex elements, `true`, `nan`, ...). :func:`literal_to_array` then builds the
+array of the type's storage dtype and shape (`bytes.fromhex` + `np.frombuffer` for hex).
+:func:`scalar_value` is the value of a scalar literal attribute (`chlo.constant_like`'s value).
 
-Printing: :func:`format_dense_body` returns the text between `dense<` and `>`, as upstream
-prints it: a splat as one element, more than 100 elements as a hex string, otherwise nested
-lists; floats as `1.000000e+00` when 6 digits round-trip, else the shortest round-tripping
-decimal, and NaN/Inf as hex bit patterns (so NaN payloads and -0.0 survive).
+Printing is layer 0: :func:`shlo.attributes.format_dense_body` (the text between `dense<` and
+`>`) and :func:`shlo.spelling.format_float` (MLIR's spelling of floats); they are re-exported
+here.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import re
 from typing import Any
 
 import numpy as np
 
+from ..attributes import (
+    HEX_THRESHOLD, BoolAttr, DenseElementsAttr, FloatAttr, IntegerAttr, OpaqueAttr,
+    format_dense_body, format_element,
+)
+from ..dtypes import uint_of_size
+from ..spelling import format_float
 from ..types import ComplexType, ElementType, FloatType, IntegerType, QuantizedType, TensorType
 
-__all__ = ["literal_to_array", "format_dense_body", "format_float", "format_element",
-           "HEX_THRESHOLD", "float_bits_to_value", "DenseLiteralError"]
-
-HEX_THRESHOLD = 100
-"""Non-splat literals with more elements than this print as hex strings (upstream's default)."""
+__all__ = ["classify_literal", "literal_to_array", "scalar_value", "float_bits_to_value",
+           "DenseLiteralError", "HEX_THRESHOLD", "format_dense_body", "format_float",
+           "format_element"]
 
 
 class DenseLiteralError(ValueError):
     """A malformed or ill-typed dense literal (the parser turns it into a ParseError)."""
 
-
-_UINT_OF_SIZE = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 _JSON_SAFE_RE = re.compile(r"[\s\[\],0-9eE.+\-]*\Z")
 _TOKEN_RE = re.compile(
@@ -41,6 +44,39 @@ _TOKEN_RE = re.compile(
     r"|([-+]?0x[0-9a-fA-F]+)"
     r"|([-+]?(?:nan|inf|NaN|Inf|INF|NAN)|[-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?))"
 )
+_HEX_DIGITS_RE = re.compile(r"[0-9A-Fa-f]*\Z")
+_HEX_SPLAT_RE = re.compile(r"0x[0-9A-Fa-f]+\Z")
+
+
+def classify_literal(body: str) -> tuple[str, Any]:
+    """What the body of a `dense<...>` literal is, and its payload:
+
+    * ``("hex", raw)``: a hex string `"0x..."`; ``raw`` its bytes (None for an odd number of
+      digits, which :func:`literal_to_array` reports);
+    * ``("hexsplat", bits)``: `0x...` outside quotes, the bit pattern of one element;
+    * ``("empty", "")``: `dense<>`;
+    * ``("text", body)``: a nested literal.
+
+    No errors here: a malformed body is reported by :func:`literal_to_array`."""
+    s = body.strip()
+    if not s:
+        return "empty", ""
+    c = s[0]
+    if c == '"':
+        if len(s) >= 4 and s.startswith('"0x') and s[-1] == '"':
+            digits = s[3:-1]
+            try:
+                raw: bytes | None = bytes.fromhex(digits)
+            except ValueError:
+                raw = None
+            if raw is not None and 2 * len(raw) == len(digits):  # (fromhex skips spaces)
+                return "hex", raw
+            if len(digits) % 2 and _HEX_DIGITS_RE.match(digits):
+                return "hex", None
+        return "text", body
+    if c == "0" and _HEX_SPLAT_RE.match(s):
+        return "hexsplat", int(s, 16)
+    return "text", body
 
 
 def _element_dtype(et: ElementType) -> np.dtype:
@@ -49,8 +85,7 @@ def _element_dtype(et: ElementType) -> np.dtype:
 
 def float_bits_to_value(bits: int, dtype: np.dtype) -> np.generic:
     """The element of ``dtype`` whose bit pattern is ``bits``."""
-    size = dtype.itemsize
-    return np.array([bits], dtype=_UINT_OF_SIZE[size]).view(dtype)[0]
+    return np.array([bits], dtype=uint_of_size(dtype.itemsize)).view(dtype)[0]
 
 
 def _int_range(et: ElementType) -> tuple[int, int]:
@@ -244,8 +279,9 @@ def _json_fast(body: str, et: ElementType, dtype: np.dtype) -> np.ndarray | None
 def literal_to_array(kind: str, payload: Any, type_: TensorType) -> np.ndarray:
     """Build the array of a `dense<...>` literal of tensor type ``type_``.
 
-    ``kind`` is `hex` (payload: hex digits of the raw bytes), `hexsplat` (payload: the integer
-    bit pattern of one element), `empty` or `text` (payload: the literal's source text).
+    ``kind`` and ``payload`` are what :func:`classify_literal` says of the literal's body: `hex`
+    (the raw bytes), `hexsplat` (the integer bit pattern of one element), `empty` or `text`
+    (the body's source text).
     """
     if not isinstance(type_, TensorType) or not type_.is_static:
         raise DenseLiteralError("elements literal type must have static shape")
@@ -260,7 +296,7 @@ def literal_to_array(kind: str, payload: Any, type_: TensorType) -> np.ndarray:
             raise DenseLiteralError(f"parsed zero elements, but type ({type_}) expected at least 1")
         return np.empty(shape, dtype=dtype)
     if kind == "hex":
-        raw = bytes.fromhex(payload) if len(payload) % 2 == 0 else None
+        raw = payload
         if raw is None:
             raise DenseLiteralError("expected an even number of hex digits in dense literal")
         if isinstance(et, IntegerType) and et.width == 1:
@@ -308,210 +344,23 @@ def literal_to_array(kind: str, payload: Any, type_: TensorType) -> np.ndarray:
         f"match type ([{', '.join(map(str, shape))}])")
 
 
-# --- printing -----------------------------------------------------------------------------------
+# --- scalar literal values ----------------------------------------------------------------------
+
+_NUMBER_RE = re.compile(r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|inf|nan|0x[0-9A-Fa-f]+)")
 
 
-def format_float(value: Any, ftype: FloatType | None = None, integral_ok: bool = False) -> str:
-    """MLIR's spelling of a float (as `printFloatValue` does it): llvm::APFloat's 6-digit
-    scientific form (`1.000000e+00`) when it reads back to the same value, else APFloat's
-    natural-precision form (`-23.8084774`, `3.26916253E+18`), else (NaN, Inf, or a plain integer
-    form without a `.`) the hex bit pattern (`0x7FC00000`), so every value round-trips."""
-    dtype = ftype.dtype if ftype is not None else _F64
-    x = value if isinstance(value, np.generic) and value.dtype == dtype else dtype.type(value)
-    xf = float(x)
-    if xf == xf and xf not in (_INF, -_INF):
-        prec_bits = _precision_bits(dtype, ftype)
-        s = _apfloat_to_string(xf, prec_bits, 6, 0, False)
-        if _reads_back(s, xf, dtype):
-            return s
-        s = _apfloat_to_string(xf, prec_bits, 0, 3, True)
-        if "." in s:
-            return s
-        if integral_ok:  # contexts where a hex integer would not read as a bit pattern
-            return s + ".0"
-    bits = int(np.array([x], dtype=dtype).view(_UINT_OF_SIZE[dtype.itemsize])[0])
-    digits = dtype.itemsize * 2
-    if ftype is not None and ftype.width < 8:
-        digits = 1 if ftype.width <= 4 else 2
-    return "0x" + format(bits, f"0{digits}X")
-
-
-_F64 = np.dtype(np.float64)
-_INF = float("inf")
-_PREC_CACHE: dict[Any, int] = {}
-
-
-def _precision_bits(dtype: np.dtype, ftype: FloatType | None) -> int:
-    key = ftype.name if ftype is not None else "f64"
-    p = _PREC_CACHE.get(key)
-    if p is None:
-        if key == "tf32":
-            p = 11
-        else:
-            import ml_dtypes
-
-            p = int(ml_dtypes.finfo(dtype).nmant) + 1
-        _PREC_CACHE[key] = p
-    return p
-
-
-def _reads_back(s: str, xf: float, dtype: np.dtype) -> bool:
-    v = float(s)
-    if dtype != _F64:
-        with np.errstate(over="ignore"):
-            v = float(dtype.type(v))
-    return v == xf and (v != 0.0 or s.startswith("-") == (math.copysign(1.0, xf) < 0))
-
-
-def _apfloat_to_string(x: float, semantics_precision: int, precision: int, max_padding: int,
-                       truncate_zero: bool) -> str:
-    """llvm::APFloat::toString for a finite value (its digit generation truncates, then rounds
-    half up on one digit, exactly as upstream prints)."""
-    out = "-" if math.copysign(1.0, x) < 0 else ""
-    if x == 0.0:
-        if not max_padding:
-            if truncate_zero:
-                return out + "0.0E+0"
-            return out + "0." + "0" * precision + "e+00"
-        return out + "0.0"
-    if not precision:
-        precision = 2 + semantics_precision * 59 // 196
-    num, den = abs(x).as_integer_ratio()
-    k = den.bit_length() - 1  # den == 2**k
-    sig = num * 5 ** k if k else num
-    exp = -k
-    # AdjustToPrecision on the integer: drop surplus digits by truncation
-    bits = sig.bit_length()
-    bits_required = (precision * 196 + 58) // 59
-    if bits > bits_required:
-        tens = (bits - bits_required) * 59 // 196
-        if tens:
-            exp += tens
-            sig //= 10 ** tens
-    digits = str(sig)
-    stripped = digits.rstrip("0")
-    exp += len(digits) - len(stripped)
-    digits = stripped
-    # AdjustToPrecision on the digits: round half up looking at one digit
-    n = len(digits)
-    if n > precision:
-        drop = n - precision
-        if digits[precision] < "5":
-            kept = digits[:precision].rstrip("0")
-            exp += n - len(kept)
-            digits = kept
-        else:
-            kept = str(int(digits[:precision]) + 1)
-            if len(kept) > precision:  # carried through: one digit
-                exp += drop + (len(kept) - precision)
-                kept = kept[:precision]
-            else:
-                exp += drop
-            stripped = kept.rstrip("0")
-            exp += len(kept) - len(stripped)
-            digits = stripped
-    nd = len(digits)
-    if not max_padding:
-        scientific = True
-    elif exp >= 0:
-        scientific = exp > max_padding or nd + exp > precision
-    else:
-        msd = exp + nd - 1
-        scientific = msd < 0 and -msd > max_padding
-    if scientific:
-        e = exp + nd - 1
-        mant = digits[0] + "."
-        if nd == 1 and truncate_zero:
-            mant += "0"
-        else:
-            mant += digits[1:]
-        if not truncate_zero and precision > nd - 1:
-            mant += "0" * (precision - nd + 1)
-        es = str(abs(e))
-        if not truncate_zero and len(es) < 2:
-            es = "0" + es
-        return f"{out}{mant}{'E' if truncate_zero else 'e'}{'+' if e >= 0 else '-'}{es}"
-    if exp >= 0:
-        return out + digits + "0" * exp
-    whole = exp + nd
-    if whole > 0:
-        return f"{out}{digits[:whole]}.{digits[whole:]}"
-    return f"{out}0.{'0' * -whole}{digits}"
-
-
-def format_element(v: Any, et: ElementType) -> str:
-    """One element of a dense literal."""
-    if isinstance(et, QuantizedType):
-        et = et.storage_type
-    if isinstance(et, ComplexType):
-        c = complex(v)
-        comp = et.element
-        re_ = np.asarray(v).real.astype(comp.dtype)
-        im = np.asarray(v).imag.astype(comp.dtype)
-        del c
-        return f"({format_float(re_[()], comp)},{format_float(im[()], comp)})"
-    if isinstance(et, FloatType):
-        return format_float(v, et)
-    if isinstance(et, IntegerType) and et.width == 1:
-        return "true" if v else "false"
-    return str(int(v))
-
-
-def _nested(flat: list[str], shape: tuple[int, ...]) -> str:
-    if not shape:
-        return flat[0]
-    if len(shape) == 1:
-        return "[" + ", ".join(flat) + "]"
-    step = len(flat) // shape[0] if shape[0] else 0
-    return "[" + ", ".join(_nested(flat[i * step:(i + 1) * step], shape[1:])
-                           for i in range(shape[0])) + "]"
-
-
-def _is_splat(arr: np.ndarray) -> bool:
-    if arr.size <= 1:
-        return arr.size == 1
-    if arr.strides and all(s == 0 for s in arr.strides):
-        return True
-    flat = np.ascontiguousarray(arr).reshape(-1)
-    b = flat.view(np.uint8).reshape(flat.size, -1)
-    return bool((b == b[0]).all())
-
-
-def format_dense_body(arr: np.ndarray, et: ElementType, hex_threshold: int = HEX_THRESHOLD) -> str:
-    """The text inside `dense<...>` for ``arr`` with element type ``et``."""
-    if arr.size == 0:
-        # `dense<>`, unless the literal was a splat (kept as a zero-stride view of its value),
-        # which upstream keeps printing as a splat: `dense<5> : tensor<0x3xi32>`
-        b = arr.base
-        while isinstance(b, np.ndarray) and b.size == 0:
-            b = b.base
-        if isinstance(b, np.ndarray) and b.dtype == arr.dtype:
-            return format_element(b.reshape(-1)[0], et)
-        return ""
-    if _is_splat(arr):
-        first = arr.reshape(-1)[0] if arr.ndim else arr[()]
-        return format_element(first, et)
-    base = et.storage_type if isinstance(et, QuantizedType) else et
-    is_bool = isinstance(base, IntegerType) and base.width == 1
-    sub_byte = isinstance(base, IntegerType) and base.width in (2, 4) or \
-        isinstance(base, FloatType) and base.width < 8 or \
-        isinstance(base, FloatType) and base.name == "tf32"
-    if arr.size > hex_threshold and not sub_byte:
-        data = np.ascontiguousarray(arr).tobytes()
-        return '"0x' + data.hex().upper() + '"'
-    flat = arr.reshape(-1)
-    if isinstance(base, IntegerType) and not is_bool:
-        texts = [str(int(x)) for x in flat.astype(np.int64 if base.is_signed or base.width < 64
-                                                  else np.uint64).tolist()]
-    elif isinstance(base, FloatType) and base.name in ("f32", "f64"):
-        texts = _format_floats_fast(flat, base)
-    else:
-        texts = [format_element(x, et) for x in flat]
-    return _nested(texts, arr.shape)
-
-
-def _format_floats_fast(flat: np.ndarray, ft: FloatType) -> list[str]:
-    out = []
-    for x in flat:
-        out.append(format_float(x, ft))
-    return out
+def scalar_value(attr: Any) -> Any:
+    """The value of a scalar literal attribute: an integer, float or bool attribute's value, the
+    first element of a dense literal, the complex value of `#complex.number<:f32 1.0, 2.0>`
+    (kept verbatim by the parser), or a Python number as is; ValueError for anything else."""
+    if isinstance(attr, (IntegerAttr, FloatAttr, BoolAttr)):
+        return attr.value
+    if isinstance(attr, DenseElementsAttr):
+        return attr.array.reshape(-1)[0]
+    if isinstance(attr, OpaqueAttr):
+        nums = _NUMBER_RE.findall(attr.text.split(">")[0].split(":", 1)[-1])
+        if len(nums) >= 2:
+            return complex(float(nums[-2]), float(nums[-1]))
+    if isinstance(attr, (int, float, bool, complex)):
+        return attr
+    raise ValueError(f"unsupported value attribute {attr!r}")

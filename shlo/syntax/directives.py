@@ -48,6 +48,7 @@ __all__ = [
     "check_attr_kind", "parse_attr_kind", "print_attr_kind", "parse_int_list", "print_types",
     "types_functional", "types_pairwise", "types_same", "make_declarative", "ParseFn", "PrintFn", "OPERAND", "OPERANDS",
     "OPERANDS_COMMA", "ATTRDICT", "COMMA", "COLON", "kw", "p_", "attr", "opt", "types", "named",
+    "FAST_CONSTANT",
 ]
 
 I64 = _ELEMENT_TYPES["i64"]
@@ -555,16 +556,31 @@ def named(keyword: str, name: str, kind: str) -> list[tuple]:
     return [kw(keyword), p_("="), attr(name, kind)]
 
 
+FAST_CONSTANT = "constant"
+"""``Format(fast=FAST_CONSTANT)``: a hand-written form the parser's fast path may read as
+`dense<...> : tensor<...>` (upstream's constant): the literal is the op's inherent attribute
+`value`, its type the op's one result type."""
+
+
 class Format:
     """An op's pretty form: a parse/print pair and the attributes it spells (the registry's
-    ``Syntax``)."""
+    ``Syntax``).
 
-    __slots__ = ("parse", "print", "attrs")
+    ``directives`` are the directives a declarative format was made from (None for a
+    hand-written pair); the parser's fast path reads its one-line shape from them. A
+    hand-written pair may name its shape in ``fast`` instead (:data:`FAST_CONSTANT`; see
+    :func:`shlo.syntax.fastpath.derive_shape`).
+    """
 
-    def __init__(self, parse: ParseFn, print: PrintFn | None, attrs: frozenset[str]) -> None:
+    __slots__ = ("parse", "print", "attrs", "directives", "fast")
+
+    def __init__(self, parse: ParseFn, print: PrintFn | None, attrs: frozenset[str],
+                 directives: tuple[tuple, ...] | None = None, fast: str | None = None) -> None:
         self.parse = parse
         self.print = print or (lambda pr, op: None)
         self.attrs = attrs
+        self.directives = directives
+        self.fast = fast
 
 
 def declarative(*directives: tuple) -> Format:
@@ -576,4 +592,4 @@ def declarative(*directives: tuple) -> Format:
             attrs.add(d[1])
         elif d[0] == "opt":
             attrs.update(dd[1] for dd in d[2] if dd[0] == "attr")
-    return Format(parse_fn, print_fn, frozenset(attrs))
+    return Format(parse_fn, print_fn, frozenset(attrs), directives=tuple(directives))

@@ -33,18 +33,18 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..attributes import (
-    ArrayAttr, ConvDimensionNumbers, DenseArrayAttr, DenseElementsAttr, EnumAttr, FloatAttr,
-    IntegerAttr, StructAttr,
+    ArrayAttr, ConvDimensionNumbers, DenseArrayAttr, DenseElementsAttr, DictAttr,
+    EnumAttr, FloatAttr, IntegerAttr, StringAttr, StructAttr, SymbolRefAttr, TypeAttr,
+    canonical_struct_params, format_conv_dims,
 )
 from ..ir import Block, Operation, Region, Value
 from ..registry import COMMUTATIVE, names_with
-from ..types import FunctionType, TensorType, Type
+from ..types import FunctionType, TensorType, Type, _ELEMENT_TYPES
 from .directives import (
-    ATTRDICT, COMMA, I1, I32, I64, OPERAND, OPERANDS, OPERANDS_COMMA, Format, ParseFn, PrintFn, attr, check_attr_kind, make_declarative, named, opt, p_,
-    parse_attrdict, parse_attrdict_kw, parse_int_list, print_types, types, types_functional, types_same,
+    ATTRDICT, COMMA, FAST_CONSTANT, I1, I32, I64, OPERAND, OPERANDS, OPERANDS_COMMA, Format, ParseFn, PrintFn, attr, check_attr_kind, make_declarative, named, opt, p_,
+    parse_attrdict, parse_attrdict_kw, parse_int_list, print_types, types, types_functional, types_pairwise, types_same,
 )
-from .parser import canonical_struct_params
-from .lexer import BARE, INTEGER, PUNCT, VALUE
+from .lexer import AT, BARE, INTEGER, PUNCT, VALUE
 
 if TYPE_CHECKING:  # pragma: no cover
     from .parser import Parser
@@ -69,7 +69,7 @@ FORMATS: dict[str, list[tuple]] = {}
 
 _UNARY = ("abs cbrt ceil convert count_leading_zeros cosine exponential exponential_minus_one "
           "floor imag log log_plus_one logistic not negate popcnt real round_nearest_afz "
-          "round_nearest_even rsqrt sign sine sqrt tan tanh")
+          "round_nearest_even rsqrt sign sine sqrt tan tanh uniform_quantize uniform_dequantize")
 _BINARY = ("add atan2 divide maximum minimum multiply power remainder shift_left "
            "shift_right_arithmetic shift_right_logical subtract and or xor")
 for _n in _UNARY.split():
@@ -90,6 +90,13 @@ FORMATS.update({
     "stablehlo.iota": [*named("dim", "iota_dimension", "i64"), ATTRDICT, types("results")],
     "stablehlo.dynamic_iota": [OPERAND, COMMA, *named("dim", "iota_dimension", "i64"), ATTRDICT,
                                types("functional")],
+    "stablehlo.create_token": [ATTRDICT, types("results")],
+    "stablehlo.replica_id": [ATTRDICT, types("results")],
+    "stablehlo.partition_id": [ATTRDICT, types("results")],
+    "stablehlo.after_all": [OPERANDS, ATTRDICT, types("variadic_same")],
+    "stablehlo.get_tuple_element": [OPERAND, p_("["), attr("index", "i32"), p_("]"), ATTRDICT,
+                                    types("functional")],
+    "stablehlo.tuple": [OPERANDS, ATTRDICT, types("tuple")],
     "stablehlo.compare": [attr("comparison_direction", "enum:comparison_direction"), COMMA,
                           OPERAND, COMMA, OPERAND,
                           opt("compare_type", COMMA, attr("compare_type", "enum:comparison_type")),
@@ -110,6 +117,8 @@ FORMATS.update({
     "stablehlo.clamp": [OPERAND, COMMA, OPERAND, COMMA, OPERAND, ATTRDICT, types("same")],
     "stablehlo.concatenate": [OPERANDS_COMMA, *named("dim", "dimension", "i64"), ATTRDICT,
                               types("functional")],
+    "stablehlo.custom_call": [attr("call_target_name", "symbol"), p_("("), OPERANDS, p_(")"),
+                              ATTRDICT, types("functional")],
     "stablehlo.einsum": [OPERAND, COMMA, OPERAND, COMMA, *named("config", "einsum_config", "str"),
                          ATTRDICT, types("functional")],
     "stablehlo.unary_einsum": [OPERAND, COMMA, *named("config", "einsum_config", "str"),
@@ -143,6 +152,26 @@ FORMATS.update({
     "chlo.broadcast_compare": [OPERAND, COMMA, OPERAND, ATTRDICT, types("functional")],
     "chlo.top_k": [p_("("), OPERAND, COMMA, *named("k", "k", "i64"), p_(")"), ATTRDICT,
                    types("chlo_unary")],
+    # check / interpreter
+    "check.expect_eq_const": [OPERAND, COMMA, attr("value", "dense"), ATTRDICT],
+    "check.expect_almost_eq_const": [OPERAND, COMMA, attr("value", "dense"),
+                                     opt("tolerance", COMMA, *named("tolerance", "tolerance",
+                                                                    "f64")), ATTRDICT],
+    "check.expect_eq": [OPERAND, COMMA, OPERAND, ATTRDICT, types("operand_types_same")],
+    "check.expect_almost_eq": [OPERAND, COMMA, OPERAND,
+                               opt("tolerance", COMMA, *named("tolerance", "tolerance", "f64")),
+                               ATTRDICT, types("operand_types_same")],
+    "check.expect_close": [OPERAND, COMMA, OPERAND, COMMA,
+                           *named("max_ulp_difference", "max_ulp_difference", "ui64"),
+                           opt("min_ulp_difference", COMMA,
+                               *named("min_ulp_difference", "min_ulp_difference", "ui64")),
+                           ATTRDICT, types("operand_types")],
+    "check.expect_serialized_eq": [OPERAND, COMMA, *named("probe_id", "probe_id", "str"),
+                                   opt("iter", COMMA, *named("iter", "iter", "ui64")),
+                                   ATTRDICT, types("operand_types")],
+    "interpreter.probe": [OPERAND, COMMA, *named("probe_id", "probe_id", "str"), ATTRDICT,
+                          types("same")],
+    "interpreter.print": [OPERAND, ATTRDICT, types("operand_types")],
 })
 
 _CHLO_UNARY = ("acos acosh asin asinh atan atanh bessel_i1e conj cosh digamma erf erf_inv erfc "
@@ -160,8 +189,11 @@ for _n in _CHLO_BROADCAST.split():
     FORMATS[f"chlo.broadcast_{_n}"] = [OPERANDS, ATTRDICT, types("functional")]
     INHERENT[f"chlo.broadcast_{_n}"] = frozenset({"broadcast_dimensions"})
 
-_inherent("stablehlo.complex stablehlo.clamp stablehlo.select stablehlo.return")
+_inherent("stablehlo.complex stablehlo.create_token stablehlo.replica_id stablehlo.partition_id "
+          "stablehlo.after_all stablehlo.tuple stablehlo.clamp stablehlo.select "
+          "stablehlo.return stablehlo.optimization_barrier stablehlo.while")
 _inherent("stablehlo.iota stablehlo.dynamic_iota", "iota_dimension")
+_inherent("stablehlo.get_tuple_element", "index")
 _inherent("stablehlo.compare", "comparison_direction compare_type")
 _inherent("stablehlo.slice", "start_indices limit_indices strides")
 _inherent("stablehlo.dynamic_slice", "slice_sizes")
@@ -172,6 +204,8 @@ _inherent("stablehlo.dynamic_broadcast_in_dim",
 _inherent("stablehlo.cholesky", "lower")
 _inherent("stablehlo.concatenate stablehlo.get_dimension_size stablehlo.set_dimension_size",
           "dimension")
+_inherent("stablehlo.custom_call", "call_target_name has_side_effect backend_config api_version "
+          "called_computations operand_layouts result_layouts output_operand_aliases")
 _inherent("stablehlo.einsum stablehlo.unary_einsum", "einsum_config")
 _inherent("stablehlo.fft", "fft_type fft_length")
 _inherent("stablehlo.reverse", "dimensions")
@@ -188,11 +222,30 @@ _inherent("stablehlo.dot_general", "dot_dimension_numbers precision_config algor
 _inherent("stablehlo.convolution", "window_strides padding lhs_dilation rhs_dilation "
           "window_reversal dimension_numbers feature_group_count batch_group_count "
           "precision_config")
+_inherent("stablehlo.composite", "name composite_attributes decomposition version")
 _inherent("chlo.broadcast_compare", "broadcast_dimensions comparison_direction compare_type")
 _inherent("chlo.top_k", "k")
 _inherent("chlo.constant_like", "value")
 _inherent("chlo.scan", "dimension is_reverse is_associative operandSegmentSizes "
           "resultSegmentSizes")
+_inherent("interpreter.run_parallel", "programs infeed")
+_inherent("check.expect_eq_const", "value")
+_inherent("check.expect_almost_eq_const", "value tolerance")
+_inherent("check.expect_eq")
+_inherent("check.expect_almost_eq", "tolerance")
+_inherent("check.expect_close", "min_ulp_difference max_ulp_difference")
+_inherent("check.expect_serialized_eq", "probe_id iter")
+_inherent("interpreter.probe", "probe_id")
+_inherent("interpreter.print")
+_inherent("stablehlo.all_gather", "all_gather_dim replica_groups channel_handle "
+          "use_global_device_ids")
+_inherent("stablehlo.all_reduce", "replica_groups channel_handle use_global_device_ids")
+_inherent("stablehlo.reduce_scatter", "scatter_dimension replica_groups channel_handle "
+          "use_global_device_ids")
+_inherent("stablehlo.all_to_all", "split_dimension concat_dimension split_count replica_groups "
+          "channel_handle")
+_inherent("stablehlo.collective_broadcast", "replica_groups channel_handle")
+_inherent("stablehlo.collective_permute", "source_target_pairs channel_handle")
 _inherent("stablehlo.batch_norm_grad stablehlo.batch_norm_inference "
           "stablehlo.batch_norm_training", "epsilon feature_index")
 _inherent("stablehlo.triangular_solve", "left_side lower unit_diagonal transpose_a")
@@ -204,11 +257,21 @@ _inherent("stablehlo.reduce_window", "window_dimensions window_strides base_dila
           "window_dilations padding")
 _inherent("stablehlo.sort", "dimension is_stable")
 _inherent("stablehlo.map", "dimensions")
+_inherent("stablehlo.infeed", "infeed_config layout")
+_inherent("stablehlo.outfeed", "outfeed_config")
+_inherent("stablehlo.send", "channel_handle is_host_transfer source_target_pairs")
+_inherent("stablehlo.recv", "channel_handle is_host_transfer source_target_pairs")
 _inherent("stablehlo.dynamic_conv", "window_strides padding lhs_dilation rhs_dilation "
           "window_reversal dimension_numbers feature_group_count batch_group_count "
           "precision_config")
+_inherent("stablehlo.cross-replica-sum", "replica_groups")
 _inherent("stablehlo.torch_index_select", "dim batch_dims")
+_inherent("stablehlo.if stablehlo.case stablehlo.uniform_quantize stablehlo.uniform_dequantize")
 _inherent("chlo.ragged_dot", "ragged_dot_dimension_numbers precision_config")
+_inherent("func.func", "sym_name function_type sym_visibility arg_attrs res_attrs no_inline")
+_inherent("func.call", "callee arg_attrs res_attrs no_inline")
+_inherent("func.return")
+_inherent("builtin.module", "sym_name sym_visibility")
 
 for _name, _dirs in FORMATS.items():
     _pf, _prf = make_declarative(_dirs)
@@ -225,11 +288,16 @@ def register(name: str, parse_fn: ParseFn, print_fn: PrintFn | None) -> None:
 
 
 def syntax_of(name: str) -> Format | None:
-    """The pretty form of op ``name`` in the tables of this module (transitional)."""
+    """The pretty form of op ``name`` in the tables of this module (transitional): declarative
+    ones keep their directives, and the constant's hand-written pair names its fast-path shape
+    (both read by :mod:`shlo.syntax.fastpath`)."""
     pf = PRETTY_PARSERS.get(name)
     if pf is None:
         return None
-    return Format(pf, PRETTY_PRINTERS.get(name), frozenset())
+    dirs = FORMATS.get(name)
+    return Format(pf, PRETTY_PRINTERS.get(name), frozenset(),
+                  directives=tuple(dirs) if dirs is not None else None,
+                  fast=FAST_CONSTANT if pf is _parse_constant else None)
 
 
 # =================================================================================================
@@ -592,29 +660,6 @@ def _print_window(pr: "Printer", op: Operation) -> str | None:
     return "{" + ", ".join(parts) + "}"
 
 
-def format_conv_dims(c: ConvDimensionNumbers) -> str | None:
-    """`[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]` (None when the numbers are inconsistent)."""
-
-    def one(batch: int, feat: int, spatial: tuple, b: str, f: str) -> str | None:
-        n = 2 + len(spatial)
-        items: list[str | None] = [None] * n
-        for pos, label in [(batch, b), (feat, f)] + [(d, str(i)) for i, d in enumerate(spatial)]:
-            if not 0 <= pos < n or items[pos] is not None:
-                return None
-            items[pos] = label
-        return "[" + ", ".join(items) + "]"  # type: ignore[arg-type]
-
-    a = one(c.input_batch_dimension, c.input_feature_dimension, c.input_spatial_dimensions,
-            "b", "f")
-    k = one(c.kernel_input_feature_dimension, c.kernel_output_feature_dimension,
-            c.kernel_spatial_dimensions, "i", "o")
-    o = one(c.output_batch_dimension, c.output_feature_dimension, c.output_spatial_dimensions,
-            "b", "f")
-    if a is None or k is None or o is None:
-        return None
-    return f"{a}x{k}->{o}"
-
-
 def _parse_convolution(p: "Parser", name: str, nres: int, start: int) -> Operation:
     p.expect("(")
     operands = p.operand_list()
@@ -649,6 +694,123 @@ def _print_convolution(pr: "Printer", op: Operation) -> str | None:
 
 
 register("stablehlo.convolution", _parse_convolution, _print_convolution)
+
+# --- optimization_barrier -----------------------------------------------------------------------
+
+
+def _parse_optimization_barrier(p: "Parser", name: str, nres: int, start: int) -> Operation:
+    props: dict[str, Any] = {}
+    attrs: dict[str, Any] = {}
+    parse_attrdict(p, name, props, attrs)
+    if p.v == "(" and p.k == PUNCT:
+        p._advance()
+        p.expect(")")
+        return Operation(name, [], [], props, attrs)
+    operands = p.operand_list()
+    if not operands:
+        p.error("expected operands or '()'")
+    p.expect(":")
+    res = types_pairwise(p, operands)
+    return Operation(name, operands, res, props, attrs)
+
+
+def _print_optimization_barrier(pr: "Printer", op: Operation) -> str | None:
+    if op.regions or op.operand_types != op.result_types:
+        return None
+    d = pr.attr_dict(op, set())
+    if not op.operands:
+        return f"{d}()"
+    return (f"{d} {', '.join(pr.val(v) for v in op.operands)} : "
+            f"{', '.join(pr.type(t) for t in op.operand_types)}")
+
+
+register("stablehlo.optimization_barrier", _parse_optimization_barrier,
+         _print_optimization_barrier)
+
+# --- composite ----------------------------------------------------------------------------------
+
+
+def _parse_composite(p: "Parser", name: str, nres: int, start: int) -> Operation:
+    props: dict[str, Any] = {"name": StringAttr(p.string())}
+    operands = p.operand_list()
+    attrs: dict[str, Any] = {}
+    parse_attrdict(p, name, props, attrs)
+    p.expect(":")
+    res = types_functional(p, operands)
+    return Operation(name, operands, res, props, attrs)
+
+
+def _print_composite(pr: "Printer", op: Operation) -> str | None:
+    n = op.attr("name")
+    if type(n) is not StringAttr or op.regions:
+        return None
+    ops = ", ".join(pr.val(v) for v in op.operands)
+    d = pr.attr_dict(op, {"name"})
+    return (f" {pr.attr(n)} {ops}{d} : "
+            f"{pr.functional(op.operand_types, op.result_types)}")
+
+
+register("stablehlo.composite", _parse_composite, _print_composite)
+
+# --- while --------------------------------------------------------------------------------------
+
+
+def _parse_while(p: "Parser", name: str, nres: int, start: int) -> Operation:
+    p.expect("(")
+    iter_names: list[str] = []
+    operands: list[Value] = []
+    if p.v != ")":
+        while True:
+            if p.k != VALUE:
+                p.error("expected SSA value name")
+            iter_names.append(p.v[1:])
+            p._advance()
+            p.expect("=")
+            operands.append(p.operand())
+            if not p.accept(","):
+                break
+    p.expect(")")
+    types_: list[Type] = []
+    if operands:
+        p.expect(":")
+        off = p.start
+        types_ = p.type_list()
+        p.check_types(operands, types_, off)
+    props: dict[str, Any] = {}
+    attrs: dict[str, Any] = {}
+    parse_attrdict_kw(p, name, props, attrs)
+    p.keyword("cond")
+    args = list(zip(iter_names, types_))
+    cond = p.parse_region(args)
+    p.keyword("do")
+    body = p.parse_region(args)
+    return Operation(name, operands, types_, props, attrs, [cond, body])
+
+
+def _print_while(pr: "Printer", op: Operation) -> str | None:
+    if len(op.regions) != 2 or any(len(r.blocks) != 1 for r in op.regions):
+        return None
+    cond, body = op.regions
+    cargs, bargs = cond.blocks[0].arguments, body.blocks[0].arguments
+    ots = op.operand_types
+    if [a.type for a in cargs] != ots or [a.type for a in bargs] != ots \
+            or op.result_types != ots:
+        return None
+    if any(pr.val(a) != pr.val(b) for a, b in zip(cargs, bargs)):
+        return None
+    pairs = ", ".join(f"{pr.val(a)} = {pr.val(v)}" for a, v in zip(bargs, op.operands))
+    s = f"({pairs})"
+    if ots:
+        s += " : " + ", ".join(pr.type(t) for t in ots)
+    d = pr.attr_dict(op, set())
+    if d:
+        s += " attributes" + d
+    ind = pr.indent_str()
+    s += f"\n{ind}cond " + pr.region(cond, False) + " do " + pr.region(body, False)
+    return s
+
+
+register("stablehlo.while", _parse_while, _print_while)
 
 # --- reduce -------------------------------------------------------------------------------------
 
@@ -846,7 +1008,255 @@ def _print_scan(pr: "Printer", op: Operation) -> str | None:
 
 register("chlo.scan", _parse_scan, _print_scan)
 
-# --- chlo.constant (the form of arith.constant, whose home is shlo/ops/foreign.py) ----------
+# --- func.func / func.call / func.return / builtin.module ---------------------------------------
+
+
+def _parse_func(p: "Parser", name: str, nres: int, start: int) -> Operation:
+    props: dict[str, Any] = {}
+    attrs: dict[str, Any] = {}
+    if p.k == BARE and p.v in ("public", "private", "nested"):
+        props["sym_visibility"] = StringAttr(p.v)
+        p._advance()
+    if p.k != AT:
+        p.error("expected function name")
+    props["sym_name"] = StringAttr(p.symbol_name())
+    p.expect("(")
+    arg_types: list[Type] = []
+    arg_names: list[str] = []
+    arg_attrs: list[DictAttr] = []
+    named_args: bool | None = None
+    if p.v != ")":
+        while True:
+            if p.k == VALUE:
+                if named_args is False:
+                    p.error("expected a type (unnamed argument list)")
+                named_args = True
+                arg_names.append(p.v[1:])
+                p._advance()
+                p.expect(":")
+            else:
+                if named_args:
+                    p.error("expected SSA identifier")
+                named_args = False
+            arg_types.append(p.parse_type())
+            arg_attrs.append(p.dict_attr() if p.v == "{" and p.k == PUNCT else DictAttr(()))
+            p.optional_location()
+            if not p.accept(","):
+                break
+    p.expect(")")
+    res_types: list[Type] = []
+    res_attrs: list[DictAttr] = []
+    if p.accept("->"):
+        if p.v == "(" and p.k == PUNCT:
+            p._advance()
+            if p.v != ")":
+                while True:
+                    res_types.append(p.parse_type())
+                    res_attrs.append(p.dict_attr() if p.v == "{" and p.k == PUNCT
+                                     else DictAttr(()))
+                    if not p.accept(","):
+                        break
+            p.expect(")")
+        else:
+            res_types.append(p.parse_type())
+            res_attrs.append(DictAttr(()))
+    props["function_type"] = TypeAttr(FunctionType(tuple(arg_types), tuple(res_types)))
+    if any(d.items for d in arg_attrs):
+        props["arg_attrs"] = ArrayAttr(tuple(arg_attrs))
+    if any(d.items for d in res_attrs):
+        props["res_attrs"] = ArrayAttr(tuple(res_attrs))
+    parse_attrdict_kw(p, name, props, attrs)
+    regions: list[Region] = []
+    if p.v == "{" and p.k == PUNCT:
+        if named_args is False and arg_types:
+            p.error("expected named arguments for a function with a body", found=False)
+        p.default_dialect.append("func")
+        regions.append(p.parse_region(list(zip(arg_names, arg_types))))
+        p.default_dialect.pop()
+    else:
+        regions.append(Region())
+    return Operation(name, [], [], props, attrs, regions)
+
+
+def _print_func(pr: "Printer", op: Operation) -> str | None:
+    sym = op.attr("sym_name")
+    ft = op.attr("function_type")
+    if type(sym) is not StringAttr or type(ft) is not TypeAttr \
+            or not isinstance(ft.type, FunctionType) or op.operands or op.results \
+            or len(op.regions) != 1:
+        return None
+    fty = ft.type
+    vis = op.attr("sym_visibility")
+    if vis is not None and type(vis) is not StringAttr:
+        return None
+    aa = op.attr("arg_attrs")
+    ra = op.attr("res_attrs")
+    for a, n in ((aa, len(fty.inputs)), (ra, len(fty.results))):
+        if a is not None and (type(a) is not ArrayAttr or len(a) != n
+                              or not all(type(d) is DictAttr for d in a.values)):
+            return None
+    region = op.regions[0]
+    body = region.blocks[0] if region.blocks else None
+    if body is not None and [x.type for x in body.arguments] != list(fty.inputs):
+        return None
+    s = " " + (vis.value + " " if vis is not None else "") + pr.symbol(sym.value) + "("
+    args = []
+    for i, t in enumerate(fty.inputs):
+        a = pr.val(body.arguments[i]) + ": " if body is not None else ""
+        a += pr.type(t)
+        if aa is not None and aa[i].items:
+            a += " " + pr.attr(aa[i])
+        args.append(a)
+    s += ", ".join(args) + ")"
+    if fty.results:
+        rs = []
+        for i, t in enumerate(fty.results):
+            r = pr.type(t)
+            if ra is not None and ra[i].items:
+                r += " " + pr.attr(ra[i])
+            rs.append(r)
+        if len(rs) == 1 and (ra is None or not ra[0].items) and not isinstance(fty.results[0],
+                                                                              FunctionType):
+            s += " -> " + rs[0]
+        else:
+            s += " -> (" + ", ".join(rs) + ")"
+    d = pr.attr_dict(op, {"sym_name", "function_type", "sym_visibility", "arg_attrs",
+                          "res_attrs"})
+    if d:
+        s += " attributes" + d
+    if body is not None:
+        s += " " + pr.region(region, False)
+    return s
+
+
+register("func.func", _parse_func, _print_func)
+
+
+def _parse_call(p: "Parser", name: str, nres: int, start: int) -> Operation:
+    props: dict[str, Any] = {"callee": p.symbol_ref()}
+    p.expect("(")
+    operands = p.operand_list()
+    p.expect(")")
+    attrs: dict[str, Any] = {}
+    parse_attrdict(p, name, props, attrs)
+    p.expect(":")
+    res = types_functional(p, operands)
+    return Operation(name, operands, res, props, attrs)
+
+
+def _print_call(pr: "Printer", op: Operation) -> str | None:
+    callee = op.attr("callee")
+    if type(callee) is not SymbolRefAttr or op.regions:
+        return None
+    d = pr.attr_dict(op, {"callee"})
+    return (f" {pr.attr(callee)}({', '.join(pr.val(v) for v in op.operands)}){d} : "
+            f"{pr.functional(op.operand_types, op.result_types)}")
+
+
+register("func.call", _parse_call, _print_call)
+
+
+def _parse_return(p: "Parser", name: str, nres: int, start: int) -> Operation:
+    operands = p.operand_list()
+    props: dict[str, Any] = {}
+    attrs: dict[str, Any] = {}
+    parse_attrdict(p, name, props, attrs)
+    if operands:
+        p.expect(":")
+        off = p.start
+        types_ = p.type_list()
+        p.check_types(operands, types_, off)
+    return Operation(name, operands, [], props, attrs)
+
+
+def _print_return(pr: "Printer", op: Operation) -> str | None:
+    if op.results or op.regions:
+        return None
+    d = pr.attr_dict(op, set())
+    if not op.operands:
+        return d
+    return (f" {', '.join(pr.val(v) for v in op.operands)}{d} : "
+            f"{', '.join(pr.type(t) for t in op.operand_types)}")
+
+
+register("func.return", _parse_return, _print_return)
+
+
+def _parse_module(p: "Parser", name: str, nres: int, start: int) -> Operation:
+    props: dict[str, Any] = {}
+    attrs: dict[str, Any] = {}
+    if p.k == AT:
+        props["sym_name"] = StringAttr(p.symbol_name())
+    parse_attrdict_kw(p, name, props, attrs)
+    p.default_dialect.append("builtin")
+    region = p.parse_region()
+    p.default_dialect.pop()
+    if not region.blocks:
+        region.append(Block())
+    return Operation(name, [], [], props, attrs, [region])
+
+
+def _print_module(pr: "Printer", op: Operation) -> str | None:
+    if len(op.regions) != 1 or len(op.regions[0].blocks) != 1 or op.operands or op.results:
+        return None
+    sym = op.attr("sym_name")
+    s = ""
+    if sym is not None:
+        if type(sym) is not StringAttr:
+            return None
+        s += " " + pr.symbol(sym.value)
+    d = pr.attr_dict(op, {"sym_name"})
+    if d:
+        s += " attributes" + d
+    return s + " " + pr.region(op.regions[0], False)
+
+
+register("builtin.module", _parse_module, _print_module)
+
+
+# --- tosa.rescale (its attr-dict spells enum values bare: `rounding_mode = SINGLE_ROUND`) --------
+
+
+def _parse_tosa_rescale(p: "Parser", name: str, nres: int, start: int) -> Operation:
+    operands = p.operand_list()
+    props: dict[str, Any] = {}
+    if p.v == "{" and p.k == PUNCT:
+        p._advance()
+        while p.v != "}":
+            key = p.bare()
+            p.expect("=")
+            if p.k == BARE and p.v not in ("true", "false", "dense", "array", "unit") \
+                    and p.v not in _ELEMENT_TYPES:
+                props[key] = EnumAttr("tosa", key, p.bare())
+            else:
+                props[key] = p.parse_attribute()
+            if not p.accept(","):
+                break
+        p.expect("}")
+    p.expect(":")
+    res = types_functional(p, operands)
+    return Operation(name, operands, res, props, {})
+
+
+def _print_tosa_rescale(pr: "Printer", op: Operation) -> str | None:
+    if op.regions or op.attributes:
+        return None
+    items = []
+    for k in sorted(op.properties):
+        v = op.properties[k]
+        if type(v) is EnumAttr and v.dialect == "tosa" and v.enum == k:
+            items.append(f"{k} = {v.value}")
+        else:
+            items.append(pr.attr_entry(k, v))
+    d = " {" + ", ".join(items) + "}" if items else ""
+    return (f" {', '.join(pr.val(v) for v in op.operands)}{d} : "
+            f"{pr.functional(op.operand_types, op.result_types)}")
+
+
+register("tosa.rescale", _parse_tosa_rescale, _print_tosa_rescale)
+
+
+# --- a few ops of other dialects that appear in StableHLO test files ---------------------------
 
 
 def _parse_arith_constant(p: "Parser", name: str, nres: int, start: int) -> Operation:
@@ -869,5 +1279,31 @@ def _print_arith_constant(pr: "Printer", op: Operation) -> str | None:
     return f"{pr.attr_dict(op, {'value'})} {pr.attr(v)}"
 
 
-register("chlo.constant", _parse_arith_constant, _print_arith_constant)
-INHERENT["chlo.constant"] = frozenset({"value"})
+for _n in ("arith.constant", "chlo.constant"):
+    register(_n, _parse_arith_constant, _print_arith_constant)
+    INHERENT[_n] = frozenset({"value"})
+
+
+def _parse_cast_to(p: "Parser", name: str, nres: int, start: int) -> Operation:
+    operand = p.operand()
+    props: dict[str, Any] = {}
+    attrs: dict[str, Any] = {}
+    parse_attrdict(p, name, props, attrs)
+    p.expect(":")
+    off = p.start
+    t = p.parse_type()
+    p.check_types([operand], [t], off)
+    p.keyword("to")
+    return Operation(name, [operand], [p.parse_type()], props, attrs)
+
+
+def _print_cast_to(pr: "Printer", op: Operation) -> str | None:
+    if len(op.operands) != 1 or len(op.results) != 1 or op.regions:
+        return None
+    return (f" {pr.val(op.operands[0])}{pr.attr_dict(op, set())} : "
+            f"{pr.type(op.operands[0].type)} to {pr.type(op.results[0].type)}")
+
+
+for _n in ("tensor.cast", "builtin.unrealized_conversion_cast"):
+    register(_n, _parse_cast_to, _print_cast_to)
+    INHERENT[_n] = frozenset()

@@ -13,6 +13,8 @@ from __future__ import annotations
 import bisect
 import re
 
+from ..spelling import escape_string  # the inverse of unescape_string (printing is layer 0)
+
 __all__ = [
     "VALUE", "STRING", "TENSOR", "BARE", "FLOAT", "INTEGER", "CARET", "AT", "HASH", "BANG",
     "PUNCT", "EOF", "BAD", "TOKEN_RE", "KIND_NAMES", "SKIP_RE", "LineIndex", "unescape_string",
@@ -115,21 +117,3 @@ def unescape_string(token: str) -> str:
     if "\\" not in body:
         return body
     return _unescape_bytes(body).decode("utf-8", "surrogateescape")
-
-
-_NEEDS_ESCAPE_RE = re.compile(r'[^\x20-\x7e]|["\\]')
-
-
-def escape_string(value: str) -> str:
-    """A string literal (with quotes) for ``value``, escaped as MLIR prints it (`\\\\`, `\\XX`)."""
-    if not _NEEDS_ESCAPE_RE.search(value):
-        return '"' + value + '"'
-    out = []
-    for b in value.encode("utf-8", "surrogateescape"):
-        if b == 0x5C:
-            out.append("\\\\")
-        elif 0x20 <= b < 0x7F and b != 0x22:
-            out.append(chr(b))
-        else:
-            out.append("\\%02X" % b)
-    return '"' + "".join(out) + '"'

@@ -1,268 +1,46 @@
 """The printer: IR -> text, in the pretty form (as upstream prints it) or the generic form.
 
-:func:`format_module` prints a module; :func:`format_type` and :func:`format_attr` print types and
-attribute values (``str()`` of types calls :func:`format_type`). Values are named as MLIR names
+:func:`format_module` prints a module, :func:`format_op` one op. Values are named as MLIR names
 them: function arguments `%arg0...`, op results numbered `%0, %1...` (a multi-result op is
 `%0:2`, its results `%0#0`, `%0#1`), constants `%c`/`%cst`, `while` arguments `%iterArg`,
 uniqued with `_N` suffixes; numbering continues into nested regions.
 
-The pretty form of each op comes from :mod:`shlo.syntax.formats`; an op without a pretty form,
-or whose attributes do not fit it, is printed in the generic form, so printing never loses
-information. The generic form (``generic=True``) quotes every op (`"func.func"`,
-`"stablehlo.add"`), prints inherent attributes as properties `<{...}>`, discardable ones as
-`{...}`, and regions in parentheses; it is accepted by the upstream MLIR parser.
+The pretty form of each op comes from its definition (``registry.lookup(name).syntax``); an op
+without a pretty form, or whose attributes do not fit it, is printed in the generic form, so
+printing never loses information. The generic form (``generic=True``) quotes every op
+(`"func.func"`, `"stablehlo.add"`), prints inherent attributes as properties `<{...}>`,
+discardable ones as `{...}`, and regions in parentheses; it is accepted by the upstream MLIR
+parser.
+
+Types, attributes and locations print themselves (layer 0: :func:`shlo.types.format_type`,
+:func:`shlo.attributes.format_attr`, :func:`shlo.ir.format_location`); they are re-exported
+here.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-import numpy as np
-
 from ..attributes import (
-    ArrayAttr, BoolAttr, ConvDimensionNumbers, DenseArrayAttr, DenseElementsAttr, DictAttr,
-    EnumAttr, FloatAttr, IntegerAttr, OpaqueAttr, StringAttr, StructAttr, SymbolRefAttr, TypeAttr,
-    UnitAttr,
+    DenseArrayAttr, IntegerAttr, StructAttr, format_attr, format_entry, format_struct_params,
+    format_symbol,
 )
-from ..ir import (
-    Block, CallSiteLoc, FileLineColLoc, FusedLoc, Location, Module, NameLoc, OpaqueLoc, Operation,
-    Region, UnknownLoc, Value,
-)
+from ..ir import Block, Module, Operation, Region, Value, format_location
+from ..registry import ISOLATED, lookup, names_with
+from ..spelling import escape_string, format_float
 from ..types import (
-    _ELEMENT_TYPES, ComplexType, FloatType, FunctionType, IntegerType, OpaqueType, QuantizedType,
-    TensorType, TokenType, TupleType, Type,
+    FloatType, IntegerType, TensorType, Type, format_function_type, format_type,
 )
-from ..registry import lookup
-from .dense import format_dense_body, format_float
-from .lexer import escape_string
 
 __all__ = ["format_module", "format_op", "format_type", "format_attr", "format_location",
            "Printer"]
 
-_BARE_ID_RE = re.compile(r"[A-Za-z_][\w$.]*\Z")
-_SYMBOL_RE = re.compile(r"[A-Za-z_][\w$.]*\Z")
-_type_cache: dict[Any, str] = {}
-_I64 = _ELEMENT_TYPES["i64"]
-_F64 = _ELEMENT_TYPES["f64"]
-
-
-# --- types --------------------------------------------------------------------------------------
-
-
-def format_type(t: Type) -> str:
-    """The text of a type (`tensor<2x?xf32>`, `!quant.uniform<i8:f32, 1.0e-01:-3>`, ...)."""
-    try:
-        s = _type_cache.get(t)
-    except TypeError:
-        return _format_type(t)
-    if s is None:
-        s = _format_type(t)
-        if len(_type_cache) < 100_000:
-            _type_cache[t] = s
-    return s
-
-
-def _format_type(t: Type) -> str:
-    if isinstance(t, TensorType):
-        if t.shape is None:
-            dims = "*x"
-        else:
-            dims = "".join(("?" if d is None else str(d)) + "x" for d in t.shape)
-        enc = "" if t.encoding is None else ", " + format_attr(t.encoding)
-        return f"tensor<{dims}{format_type(t.element_type)}{enc}>"
-    if isinstance(t, QuantizedType):
-        st = t.storage_type
-        s = ("ui" if st.signedness == "unsigned" else "i") + str(st.width)
-        if (t.storage_min is not None and t.storage_min != st.min) or \
-                (t.storage_max is not None and t.storage_max != st.max):
-            s += f"<{t.min}:{t.max}>"
-        s += ":" + t.expressed_type.name
-        if t.quantization_dimension is not None:
-            s += f":{t.quantization_dimension}"
-        params = [format_float(sc, None, True) + (f":{zp}" if zp else "")
-                  for sc, zp in zip(t.scales, t.zero_points)]
-        if t.quantization_dimension is not None:
-            s += ", {" + ",".join(params) + "}"
-        else:
-            s += ", " + params[0]
-        return f"!quant.uniform<{s}>"
-    if isinstance(t, ComplexType):
-        return f"complex<{t.element.name}>"
-    if isinstance(t, (IntegerType, FloatType)):
-        return t.name
-    if isinstance(t, TokenType):
-        return "!stablehlo.token"
-    if isinstance(t, TupleType):
-        return "tuple<" + ", ".join(format_type(x) for x in t.types) + ">"
-    if isinstance(t, FunctionType):
-        return format_function_type(list(t.inputs), list(t.results))
-    if isinstance(t, OpaqueType):
-        return t.text
-    name = getattr(t, "name", None)
-    if isinstance(name, str):
-        return name
-    raise TypeError(f"cannot print type {t!r}")
-
-
-def format_function_type(inputs: list[Type], results: list[Type]) -> str:
-    ins = "(" + ", ".join(format_type(t) for t in inputs) + ")"
-    if len(results) == 1 and not isinstance(results[0], FunctionType):
-        return f"{ins} -> {format_type(results[0])}"
-    return f"{ins} -> (" + ", ".join(format_type(t) for t in results) + ")"
-
-
-# --- attributes ---------------------------------------------------------------------------------
-
-
-def format_symbol(name: str) -> str:
-    return "@" + name if _SYMBOL_RE.match(name) else "@" + escape_string(name)
-
-
-def format_key(name: str) -> str:
-    return name if _BARE_ID_RE.match(name) else escape_string(name)
-
-
-def format_attr(a: Any, elide: bool = False) -> str:
-    """The text of an attribute value. MLIR spells out the default types (`4 : i64`,
-    `1.0 : f64`) except inside arrays (``elide``), where `[0, 1]` means i64 elements."""
-    t = type(a)
-    if t is IntegerAttr:
-        if a.type is None or (elide and a.type is _I64):
-            return str(a.value) if elide else f"{a.value} : i64"
-        if isinstance(a.type, IntegerType) and a.type.width == 1:
-            return "true" if a.value else "false"
-        return f"{a.value} : {format_type(a.type)}"
-    if t is StringAttr:
-        return escape_string(a.value)
-    if t is BoolAttr:
-        return "true" if a.value else "false"
-    if t is DenseElementsAttr:
-        return f"dense<{format_dense_body(a.array, a.type.element_type)}> : {format_type(a.type)}"
-    if t is DenseArrayAttr:
-        et = a.element_type
-        if not a.values:
-            return f"array<{format_type(et)}>"
-        if isinstance(et, IntegerType) and et.width == 1:
-            body = ", ".join("true" if v else "false" for v in a.values)
-        elif isinstance(et, FloatType):
-            body = ", ".join(format_float(v, et) for v in a.values)
-        else:
-            body = ", ".join(str(int(v)) for v in a.values)
-        return f"array<{format_type(et)}: {body}>"
-    if t is ArrayAttr:
-        return "[" + ", ".join(format_attr(x, True) for x in a.values) + "]"
-    if t is DictAttr:
-        return "{" + ", ".join(format_entry(k, v) for k, v in a.items) + "}"
-    if t is FloatAttr:
-        if a.type is None or (elide and a.type is _F64):
-            text = format_float(a.value, None, True)
-            if elide and not text.startswith(("0x", "-0x")):
-                return text  # (a bare hex pattern would read back as an integer)
-            return f"{text} : f64"
-        return f"{format_float(a.value, a.type)} : {format_type(a.type)}"
-    if t is TypeAttr:
-        return format_type(a.type)
-    if t is SymbolRefAttr:
-        return format_symbol(a.root) + "".join("::" + format_symbol(n) for n in a.nested)
-    if t is EnumAttr:
-        if a.dialect == "stablehlo" and a.enum == "result_accuracy_mode":
-            return f"#stablehlo.result_accuracy_mode<{a.value}>"
-        return f"#{a.dialect}<{a.enum} {a.value}>"
-    if t is StructAttr:
-        if a.name == "stablehlo.bounds":
-            bounds = a.get("bounds", ())
-            return "#stablehlo.bounds<" + ", ".join("?" if b is None else str(b)
-                                                    for b in bounds) + ">"
-        prefix = "#" + a.name if a.name else ""
-        return f"{prefix}<{format_struct_params(a)}>"
-    if t is ConvDimensionNumbers:
-        from .formats import format_conv_dims
-
-        s = format_conv_dims(a)
-        if s is not None:
-            return f"#stablehlo.conv<{s}>"
-        fields = ", ".join(f"{k} = {_struct_value(getattr(a, k))}"
-                           for k in a.__dataclass_fields__)
-        return f"#stablehlo.conv<raw {fields}>"
-    if t is OpaqueAttr:
-        return a.text
-    if t is UnitAttr:
-        return "unit"
-    if isinstance(a, Location):
-        return format_location(a)
-    raise TypeError(f"cannot print attribute {a!r}")
-
-
-def format_entry(k: str, v: Any) -> str:
-    if type(v) is UnitAttr:
-        return format_key(k)
-    return f"{format_key(k)} = {format_attr(v)}"
-
-
-def format_struct_params(a: StructAttr) -> str:
-    return ", ".join(f"{k} = {_struct_value(v)}" for k, v in a.params)
-
-
-def _struct_value(v: Any) -> str:
-    if v is None:
-        return "?"
-    if v is True or v is False:
-        return "true" if v else "false"
-    if isinstance(v, (int, np.integer)):
-        return str(int(v))
-    if isinstance(v, float):
-        return format_float(v, None, True)
-    if isinstance(v, (tuple, list)):
-        return "[" + ", ".join(_struct_value(x) for x in v) + "]"
-    if isinstance(v, str):
-        return escape_string(v)
-    return format_attr(v)
-
-
-# --- locations ----------------------------------------------------------------------------------
-
-
-def format_location(loc: Location) -> str:
-    return f"loc({_loc_inner(loc)})"
-
-
-def _loc_inner(loc: Location) -> str:
-    if isinstance(loc, FileLineColLoc):
-        s = f"{escape_string(loc.file)}:{loc.line}:{loc.col}"
-        if loc.end_line is not None or loc.end_col is not None:
-            s += " to "
-            if loc.end_line is not None:
-                s += str(loc.end_line)
-            if loc.end_col is not None:
-                s += f":{loc.end_col}"
-        return s
-    if isinstance(loc, NameLoc):
-        s = escape_string(loc.name)
-        if loc.child is not None:
-            s += f"({_loc_inner(loc.child)})"
-        return s
-    if isinstance(loc, CallSiteLoc):
-        return f"callsite({_loc_inner(loc.callee)} at {_loc_inner(loc.caller)})"
-    if isinstance(loc, FusedLoc):
-        meta = f"<{format_attr(loc.metadata)}>" if loc.metadata is not None else ""
-        return f"fused{meta}[" + ", ".join(_loc_inner(x) for x in loc.locations) + "]"
-    if isinstance(loc, OpaqueLoc):
-        return loc.text
-    if isinstance(loc, UnknownLoc):
-        return "unknown"
-    return "unknown"
-
-
-# --- the op printer -----------------------------------------------------------------------------
-
-_ISOLATED = {"func.func", "builtin.module"}
-
 
 class Printer:
-    """Prints ops with MLIR's value naming; pretty forms come from :mod:`formats`."""
+    """Prints ops with MLIR's value naming; pretty forms come from the ops' definitions."""
 
     def __init__(self, generic: bool = False, debug_info: bool = False) -> None:
+        self.isolated = names_with(ISOLATED)
         self.generic = generic
         self.debug_info = debug_info
         self.names: dict[Value, str] = {}
@@ -405,7 +183,7 @@ class Printer:
             d = lookup(op.name)
             fn = d.syntax.print if d is not None and d.syntax is not None else None
             if fn is not None:
-                self.default_dialect.append(_region_dialect(op.name))
+                self.default_dialect.append(self.region_dialect(op.name))
                 try:
                     body = fn(self, op)
                 finally:
@@ -417,6 +195,12 @@ class Printer:
         if self.debug_info and op.location is not None:
             text += " " + format_location(op.location)
         return text
+
+    def region_dialect(self, op_name: str) -> str:
+        """The default dialect of the ops in the regions of ``op_name`` (MLIR's
+        OpAsmOpInterface): an op isolated from above (`func.func`, `builtin.module`) makes its
+        own dialect the default; other ops none."""
+        return op_name.partition(".")[0] if op_name in self.isolated else ""
 
     def _short_name(self, name: str) -> str:
         d = self.default_dialect[-1]
@@ -444,7 +228,7 @@ class Printer:
             items = sorted(props.items(), key=lambda kv: kv[0])
             s += " <{" + ", ".join(format_entry(k, v) for k, v in items) + "}>"
         if op.regions:
-            self.default_dialect.append(_region_dialect(op.name))
+            self.default_dialect.append(self.region_dialect(op.name))
             parts = []
             for r in op.regions:
                 parts.append(self.region(r, True))
@@ -475,15 +259,6 @@ class Printer:
             for op in block.operations:
                 out.append(ind + self.op_text(op) + "\n")
         self.depth -= 1
-
-
-def _region_dialect(op_name: str) -> str:
-    """The default dialect of the ops in the regions of ``op_name`` (OpAsmOpInterface)."""
-    if op_name == "func.func":
-        return "func"
-    if op_name == "builtin.module":
-        return "builtin"
-    return ""
 
 
 def _block_arg_hints(region: Region) -> list[str] | None:

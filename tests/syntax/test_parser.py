@@ -465,6 +465,49 @@ def test_fast_path_matches_general_path(monkeypatch):
     assert ops_of(fast)[0].results[0].name == "cst"
 
 
+DERIVED_FAST_TEXT = """module {
+  func.func @main(%arg0: tensor<4x4xf32>, %arg1: tensor<4xf32>, %arg2: tensor<i32>, %arg3: tensor<2xi32>) -> tensor<4x4xf32> {
+    %0 = chlo.broadcast_add %arg0, %arg1 : (tensor<4x4xf32>, tensor<4xf32>) -> tensor<4x4xf32>
+    %1 = stablehlo.dynamic_slice %arg0, %arg2, %arg2, sizes = [2, 2] : (tensor<4x4xf32>, tensor<i32>, tensor<i32>) -> tensor<2x2xf32>
+    %2 = stablehlo.dynamic_update_slice %arg0, %1, %arg2, %arg2 : (tensor<4x4xf32>, tensor<2x2xf32>, tensor<i32>, tensor<i32>) -> tensor<4x4xf32>
+    %3 = stablehlo.dynamic_iota %arg3, dim = 0 : (tensor<2xi32>) -> tensor<4x4xi32>
+    %4 = stablehlo.compare  EQ, %arg2, %arg2,  SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    %5 = chlo.broadcast_multiply %0, %arg1 : (tensor<4x4xf32>, tensor<4xf32>) -> tensor<4x4xf32>
+    return %5 : tensor<4x4xf32>
+  }
+}
+"""
+
+
+def test_fast_path_shapes_are_derived_from_the_op_formats(monkeypatch):
+    """Ops whose declarative format has a fast shape are read by the fast path, with the IR the
+    general path builds."""
+    from shlo.syntax import fastpath
+    from shlo.syntax.equivalence import first_difference
+    from shlo.syntax.parser import Parser
+
+    read: list[str] = []
+
+    def recording(self, block):
+        k = len(block.operations)
+        n = fastpath.fast_ops(self, block)
+        read.extend(op.name for op in block.operations[k:])
+        return n
+
+    monkeypatch.setattr(Parser, "_fast_ops", recording)
+    fast = shlo.parse(DERIVED_FAST_TEXT, "f.mlir")
+    assert read == ["chlo.broadcast_add", "stablehlo.dynamic_slice",
+                    "stablehlo.dynamic_update_slice", "stablehlo.dynamic_iota",
+                    "stablehlo.compare", "chlo.broadcast_multiply"]
+    monkeypatch.setattr(Parser, "_fast_ops", lambda self, block: 0)
+    slow = shlo.parse(DERIVED_FAST_TEXT, "f.mlir")
+    assert first_difference(fast, slow) is None
+    assert _all_locations(fast) == _all_locations(slow)
+    assert fastpath.shape_of("stablehlo.add")[0] == "same2"
+    assert fastpath.shape_of("stablehlo.constant")[0] == "constant"
+    assert fastpath.shape_of("stablehlo.while") is None
+
+
 def test_fast_path_matches_general_path_on_corpus(monkeypatch):
     from pathlib import Path
 

@@ -1,0 +1,462 @@
+"""Parsing attributes: builtin attributes, dense literals, dialect enums and structs.
+
+:class:`AttributeParser` is one part of the parser (:class:`shlo.syntax.parser.Parser` combines
+the parts): integers, floats, strings, arrays, dictionaries, `array<i64: ...>`, `dense<...>`
+(the body is classified and converted by :mod:`shlo.syntax.dense`), symbol references, the
+StableHLO/CHLO enums (`#stablehlo<comparison_direction LT>`, cases from
+:data:`shlo.attributes.ENUM_CASES`), dialect structs (`#stablehlo.gather<...>`, parameters
+ordered by :func:`shlo.attributes.canonical_struct_params`) and `#stablehlo.conv<...>`. Other
+dialects' attributes are kept verbatim (:class:`shlo.attributes.OpaqueAttr`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+
+from ..attributes import (
+    DOTTED_ENUMS, ENUM_CASES, STRUCT_ORDER, ArrayAttr, BoolAttr, ConvDimensionNumbers,
+    DenseArrayAttr, DenseElementsAttr, DictAttr, EnumAttr, FloatAttr, IntegerAttr, OpaqueAttr,
+    StringAttr, StructAttr, SymbolRefAttr, TypeAttr, UnitAttr, canonical_struct_params,
+)
+from ..errors import ParseError
+from ..types import _ELEMENT_TYPES, FloatType, IntegerType, Type
+from .dense import DenseLiteralError, classify_literal, float_bits_to_value, literal_to_array
+from .lexer import AT, BANG, BARE, FLOAT, HASH, INTEGER, PUNCT, STRING, TENSOR, unescape_string
+from .parse_types import TypeParser
+
+__all__ = ["AttributeParser", "ENUM_CASES"]
+
+I64 = _ELEMENT_TYPES["i64"]
+F64 = _ELEMENT_TYPES["f64"]
+_DENSE_OPEN_RE = re.compile(r"\s*<")
+# `#dialect<enum CASE>` is read as an enum for these dialects
+_ENUM_DIALECTS = ("stablehlo", "chlo", "vhlo", "tosa", "mhlo", "check", "interpreter", "quant")
+
+
+class AttributeParser(TypeParser):
+    """Attribute values, from the current token. Uses the parser's ``attr_aliases``
+    (`#a = ...`)."""
+
+    attr_aliases: dict[str, Any]
+
+    def parse_attribute(self, typed: bool = True) -> Any:
+        """Any attribute value; ``typed`` allows a trailing `: type` on numbers."""
+        k = self.k
+        v = self.v
+        if k == STRING:
+            return StringAttr(self.string())
+        if k == INTEGER:
+            self._advance()
+            if typed and self.v == ":":
+                self._advance()
+                t = self.parse_type()
+                if isinstance(t, FloatType):
+                    bits = int(v, 0)
+                    return FloatAttr(float(float_bits_to_value(bits, t.dtype)), t)
+                return IntegerAttr(int(v, 0), t)
+            return IntegerAttr(int(v, 0), I64)  # an untyped integer is an i64 (as in MLIR)
+        if k == FLOAT:
+            self._advance()
+            if typed and self.v == ":":
+                self._advance()
+                t = self.parse_type()
+                return FloatAttr(round_to(float(v), t), t)
+            return FloatAttr(float(v), F64)  # an untyped float is an f64 (as in MLIR)
+        if k == BARE:
+            if v == "true" or v == "false":
+                self._advance()
+                return BoolAttr(v == "true")
+            if v == "dense":
+                return self.dense_attr()
+            if v == "array":
+                return self._dense_array()
+            if v == "unit":
+                self._advance()
+                return UnitAttr()
+            if v in ("dense_resource", "sparse", "affine_map", "affine_set", "strided",
+                     "opaque", "distinct", "dense_array"):
+                return OpaqueAttr(self._capture_opaque())
+            if v in ("inf", "nan"):
+                self._advance()
+                return FloatAttr(float(v), F64)
+            return TypeAttr(self.parse_type())
+        if k == TENSOR or k == BANG:
+            return TypeAttr(self.parse_type())
+        if k == AT:
+            return self.symbol_ref()
+        if k == HASH:
+            return self._hash_attr()
+        if v == "[":
+            self._advance()
+            items: list[Any] = []
+            if self.v != "]":
+                items.append(self.parse_attribute())
+                while self.accept(","):
+                    items.append(self.parse_attribute())
+            self.expect("]", "in array attribute")
+            return ArrayAttr(tuple(items))
+        if v == "{":
+            return self.dict_attr()
+        if v == "(":
+            return TypeAttr(self.parse_type())
+        if v == "-" and self.k == PUNCT:
+            self.error("expected attribute value")
+        self.error("expected attribute value")
+
+    def symbol_ref(self) -> SymbolRefAttr:
+        root = self.symbol_name()
+        nested: list[str] = []
+        while self.v == "::":
+            self._advance()
+            nested.append(self.symbol_name())
+        return SymbolRefAttr(root, tuple(nested))
+
+    def symbol_name(self) -> str:
+        if self.k != AT:
+            self.error("expected symbol reference")
+        v = self.v[1:]
+        if v.startswith('"'):
+            v = unescape_string(v)
+        self._advance()
+        return v
+
+    def dict_attr(self) -> DictAttr:
+        """`{...}` as a DictAttr; entries are sorted by name, as MLIR dictionaries are."""
+        items = self.dict_items()
+        items.sort(key=_first)
+        return DictAttr(tuple(items))
+
+    def dict_items(self) -> list[tuple[str, Any]]:
+        self.expect("{")
+        items: list[tuple[str, Any]] = []
+        if self.v != "}":
+            while True:
+                if self.k == BARE:
+                    name = self.v
+                    self._advance()
+                elif self.k == STRING:
+                    name = self.string()
+                else:
+                    self.error("expected attribute name")
+                if self.v == "=":
+                    self._advance()
+                    items.append((name, self.parse_attribute()))
+                else:
+                    items.append((name, UnitAttr()))
+                if not self.accept(","):
+                    break
+        self.expect("}", "in attribute dictionary")
+        return items
+
+    def dense_attr(self) -> DenseElementsAttr:
+        """`dense<...> : tensor<...>` (current token is `dense`)."""
+        start = self.start
+        text = self.text
+        m = _DENSE_OPEN_RE.match(text, self.pos)
+        if m is None:
+            self._advance()
+            self.error("expected '<' after 'dense'")
+        q = m.end()
+        close = text.find(">", q)
+        if close < 0:
+            self.reset(q)
+            self.error("expected '>' to close the dense literal", found=False)
+        kind, payload = classify_literal(text[q:close])
+        self.reset(close + 1)
+        if self.v != ":":
+            self.error("expected ':' after the dense literal")
+        self._advance()
+        t = self.parse_type()
+        try:
+            arr = literal_to_array(kind, payload, t)  # type: ignore[arg-type]
+        except DenseLiteralError as e:
+            self.error(str(e), start, found=False)
+        except (ValueError, OverflowError, TypeError) as e:
+            self.error(f"invalid dense literal: {e}", start, found=False)
+        return DenseElementsAttr(t, arr, hex=(kind == "hex"))  # type: ignore[arg-type]
+
+    def _dense_array(self) -> DenseArrayAttr:
+        self._advance()
+        self.expect("<")
+        et = self.parse_type()
+        values: list[Any] = []
+        if self.accept(":"):
+            while True:
+                values.append(self._array_element(et))
+                if not self.accept(","):
+                    break
+        self.expect(">", "in dense array")
+        return DenseArrayAttr(et, tuple(values))
+
+    def _array_element(self, et: Type) -> Any:
+        k, v = self.k, self.v
+        if isinstance(et, IntegerType) and et.width == 1:
+            if v in ("true", "false"):
+                self._advance()
+                return v == "true"
+            if k == INTEGER and v in ("0", "1"):
+                self._advance()
+                return v == "1"
+            self.error("expected 'true' or 'false'")
+        if isinstance(et, FloatType):
+            if k == FLOAT:
+                self._advance()
+                return round_to(float(v), et)
+            if k == INTEGER:
+                self._advance()
+                if "x" in v:
+                    return float(float_bits_to_value(int(v, 16), et.dtype))
+                return round_to(float(int(v)), et)
+            if k == BARE and v in ("inf", "nan"):
+                self._advance()
+                return float(v)
+            self.error("expected floating point value")
+        if k != INTEGER:
+            self.error("expected integer value")
+        self._advance()
+        return int(v, 0)
+
+    def _hash_attr(self) -> Any:
+        v = self.v
+        alias = self.attr_aliases.get(v)
+        if alias is not None:
+            self._advance()
+            return alias
+        name = v[1:]
+        angle = self.text.startswith("<", self.pos)
+        if not angle:
+            if "." in name:
+                self._advance()
+                return OpaqueAttr(v)
+            if name.startswith("loc"):
+                self.error(f"undefined symbol alias id '{name}'", found=False)
+            self.error(f"undefined symbol alias id '{name}'", found=False)
+        if name in _ENUM_DIALECTS:
+            st = self.save()
+            self._advance()
+            self._advance()  # '<'
+            if self.k == BARE:
+                enum = self.v
+                self._advance()
+                if self.k == BARE:
+                    value = self.v
+                    if name in ("stablehlo", "chlo"):
+                        self.check_enum(enum, value)
+                    self._advance()
+                    if self.v == ">":
+                        self._advance()
+                        return EnumAttr(name, enum, value)
+            self.restore(st)
+            return OpaqueAttr(self._capture_opaque())
+        if name in DOTTED_ENUMS:
+            dialect, enum = DOTTED_ENUMS[name]
+            self._advance()
+            self.expect("<")
+            self.check_enum(enum, self.v)
+            value = self.bare()
+            self.expect(">")
+            return EnumAttr(dialect, enum, value)
+        if name == "stablehlo.conv":
+            self._advance()
+            self.expect("<")
+            if self.v == "raw":
+                self._advance()
+                params = dict(self.struct_params())
+                try:
+                    cdn = ConvDimensionNumbers(**{
+                        k2: (tuple(v2) if isinstance(v2, tuple) else v2)
+                        for k2, v2 in params.items()})
+                except TypeError as e:
+                    self.error(f"invalid #stablehlo.conv: {e}", found=False)
+            else:
+                cdn = self.conv_dims()
+            self.expect(">")
+            return cdn
+        if name == "stablehlo.bounds":
+            self._advance()
+            self.expect("<")
+            dims: list[int | None] = []
+            if self.v != ">":
+                dims.append(self._dim_or_q())
+                while self.accept(","):
+                    dims.append(self._dim_or_q())
+            self.expect(">")
+            return StructAttr("stablehlo.bounds", (("bounds", tuple(dims)),))
+        if name == "stablehlo.type_extensions":
+            self._advance()
+            self.expect("<")
+            params = self.struct_params()
+            self.expect(">")
+            bounds = dict(params).get("bounds", ())
+            return StructAttr("stablehlo.bounds", (("bounds", tuple(bounds)),))
+        if name in STRUCT_ORDER:
+            self._advance()
+            self.expect("<")
+            params = self.struct_params(STRUCT_ORDER[name], name)
+            self.expect(">")
+            return StructAttr(name, canonical_struct_params(name, params))
+        if name.startswith(("stablehlo.", "chlo.", "vhlo.")):
+            st = self.save()
+            try:
+                self._advance()
+                self.expect("<")
+                params = self.struct_params()
+                self.expect(">")
+                return StructAttr(name, canonical_struct_params(name, params))
+            except ParseError:
+                self.restore(st)
+                return OpaqueAttr(self._capture_opaque())
+        return OpaqueAttr(self._capture_opaque())
+
+    def check_enum(self, enum: str, value: str) -> None:
+        """Error unless ``value`` (the current token) is a case of the known enum ``enum``."""
+        cases = ENUM_CASES.get(enum)
+        if cases is not None and value not in cases:
+            self.error(f"expected {enum} to be one of: {', '.join(cases)}")
+
+    def _dim_or_q(self) -> int | None:
+        if self.accept("?"):
+            return None
+        return self.integer()
+
+    def struct_params(self, allowed: tuple[str, ...] | None = None,
+                      what: str = "") -> list[tuple[str, Any]]:
+        """`name = value, ...` inside a dialect attribute's `<...>` (stops before `>`); with
+        ``allowed``, unknown and duplicated names are errors."""
+        params: list[tuple[str, Any]] = []
+        if self.v == ">":
+            return params
+        seen: set[str] = set()
+        while True:
+            if allowed is not None:
+                kind = what.split(".")[-1]
+                kind = {"dot": "dot", "gather": "gather", "scatter": "scatter"}.get(kind, kind)
+                if self.k != BARE or self.v not in allowed:
+                    self.error("expected one of: " + ", ".join(f"`{a}`" for a in allowed)
+                               + f" (failed parsing {kind} dimension numbers)", self.start)
+                if self.v in seen:
+                    self.error(f"duplicated `{self.v}` entry (failed parsing {kind} dimension "
+                               f"numbers)", found=False)
+                seen.add(self.v)
+            key = self.bare()
+            self.expect("=")
+            params.append((key, self.struct_value()))
+            if not self.accept(","):
+                return params
+            if self.v == ">":  # trailing comma
+                return params
+
+    def struct_value(self) -> Any:
+        k, v = self.k, self.v
+        if v == "[" and k == PUNCT:
+            st = self.save()
+            self._advance()
+            ints: list[int | None] = []
+            ok = True
+            if self.v != "]":
+                while True:
+                    if self.k == INTEGER:
+                        ints.append(int(self.v, 0))
+                        self._advance()
+                    elif self.v == "?":
+                        ints.append(None)
+                        self._advance()
+                    else:
+                        ok = False
+                        break
+                    if not self.accept(","):
+                        break
+            if ok and self.v == "]":
+                self._advance()
+                return tuple(ints)
+            self.restore(st)
+            return self.parse_attribute()
+        if k == INTEGER:
+            self._advance()
+            return int(v, 0)
+        if k == FLOAT:
+            self._advance()
+            return float(v)
+        if k == BARE:
+            if v in ("true", "false"):
+                self._advance()
+                return v == "true"
+        if v == "<":  # a nested unnamed struct (`algorithm = <...>`)
+            self._advance()
+            params = self.struct_params()
+            self.expect(">")
+            return StructAttr("", tuple(params))
+        return self.parse_attribute(typed=False)
+
+    def conv_dims(self) -> ConvDimensionNumbers:
+        """`[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]`."""
+        start = self.start
+        inp = self._conv_list()
+        if self.v != "x":
+            self.error("expected 'x'")
+        self._advance()
+        ker = self._conv_list()
+        self.expect("->")
+        out = self._conv_list()
+
+        def roles(items: list, letters: str, what: str) -> tuple[dict[str, int], tuple[int, ...]]:
+            found: dict[str, int] = {}
+            spatial: dict[int, int] = {}
+            for pos, it in enumerate(items):
+                if isinstance(it, int):
+                    if it in spatial or it < 0:
+                        self.error(f"duplicate or invalid spatial dimension {it} in {what}",
+                                   start, found=False)
+                    spatial[it] = pos
+                else:
+                    if it not in letters:
+                        self.error(f"unexpected dimension {it}, expecting "
+                                   f"{', '.join(letters)} in {what}", start, found=False)
+                    if it in found:
+                        self.error(f"duplicate dimension {it} in {what}", start, found=False)
+                    found[it] = pos
+            for c in letters:
+                if c not in found:
+                    self.error(f"expected dimension '{c}' in {what}", start, found=False)
+            if sorted(spatial) != list(range(len(spatial))):
+                self.error(f"spatial dimensions of {what} must be 0..{len(spatial) - 1}", start,
+                           found=False)
+            return found, tuple(spatial[i] for i in range(len(spatial)))
+
+        fi, si = roles(inp, "bf", "input")
+        fk, sk = roles(ker, "io", "kernel")
+        fo, so = roles(out, "bf", "output")
+        return ConvDimensionNumbers(fi["b"], fi["f"], si, fk["i"], fk["o"], sk, fo["b"], fo["f"],
+                                    so)
+
+    def _conv_list(self) -> list:
+        self.expect("[")
+        items: list = []
+        if self.v != "]":
+            while True:
+                if self.k == INTEGER:
+                    items.append(int(self.v))
+                elif self.k == BARE:
+                    items.append(self.v)
+                else:
+                    self.error("expected dimension")
+                self._advance()
+                if not self.accept(","):
+                    break
+        self.expect("]")
+        return items
+
+
+def round_to(v: float, t: Any) -> float:
+    """``v`` rounded to the float type ``t`` (a FloatAttr holds its value in its own type)."""
+    if isinstance(t, FloatType) and t.name != "f64":
+        with np.errstate(over="ignore"):
+            return float(t.dtype.type(v))
+    return v
+
+
+def _first(kv: tuple) -> Any:
+    return kv[0]
