@@ -13,7 +13,9 @@ from ...attributes import DenseElementsAttr, int_attr
 from ...errors import Diagnostics
 from ...ir import Operation
 from ...registry import QUANTIZED_STORAGE, Kernel, define, inference, kernel, verifier
-from ...syntax.directives import ATTRDICT, Format, declarative, named, parse_attrdict, types
+from ...syntax.directives import (
+    ATTRDICT, FAST_CONSTANT, Format, declarative, named, parse_attrdict, types,
+)
 from ...syntax.lexer import PUNCT
 from ...types import FunctionType, QuantizedType, TensorType, Type
 from .. import _constraints as _c
@@ -80,7 +82,8 @@ def _print_constant(pr: Printer, op: Operation) -> str | None:
 
 define("stablehlo.constant", spec="constant", summary="a tensor literal",
        traits={QUANTIZED_STORAGE},
-       syntax=Format(_parse_constant, _print_constant, frozenset({"value"})))
+       syntax=Format(_parse_constant, _print_constant, frozenset({"value"}),
+                     fast=FAST_CONSTANT))
 
 
 @kernel("stablehlo.constant", quantized_aware=True)
