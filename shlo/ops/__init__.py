@@ -7,4 +7,3 @@ from . import (  # noqa: F401
     check, chlo, control_flow, custom_call, distributed, dynamic, elementwise, foreign, func,
     indexing, linalg, quantization, random, reduction, shape, tosa,
 )
-from . import _legacy  # noqa: F401  (transitional, last: fills what the modules do not define)

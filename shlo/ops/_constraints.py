@@ -23,17 +23,15 @@ from __future__ import annotations
 from typing import Any, Iterable, Sequence
 
 from ..attributes import (
-    ArrayAttr,
     BoolAttr,
     DenseArrayAttr,
     DenseElementsAttr,
-    EnumAttr,
     FloatAttr,
     IntegerAttr,
     StringAttr,
     StructAttr,
     SymbolRefAttr,
-    UnitAttr,
+    ints,
 )
 from ..ir import Block, Operation
 from ..types import (
@@ -47,6 +45,7 @@ from ..types import (
     TokenType,
     TupleType,
     Type,
+    format_type,
 )
 
 __all__ = [
@@ -57,8 +56,8 @@ __all__ = [
     "DIMENSION_TENSOR", "signature", "type_str", "types_str", "dims_str", "compatible",
     "compatible_shapes", "compatible_dims", "compatible_element_types", "check_inferred",
     "baseline_element_type", "baseline_type", "expressed_or_self", "is_unique", "shape_of",
-    "rank_of", "elem", "int_attr", "ints_attr", "bool_attr", "float_attr", "enum_attr",
-    "str_attr", "region_block", "region_arg_types", "region_return_types", "region_terminator",
+    "rank_of", "elem",
+    "region_block", "region_arg_types", "region_return_types", "region_terminator",
     "is_ranked", "is_static", "num_bits", "dim", "valid_quantization_dimension",
 ]
 
@@ -270,54 +269,21 @@ DIMENSION_TENSOR = TC(I | INDEX, rank=1, description="1D tensor of index or inte
 
 # --- formatting -------------------------------------------------------------------------------
 
-_format_type: Any = None
-
-
 def type_str(t: Any) -> str:
     """A type as upstream prints it (`tensor<2x?xf32>`), quoted by callers as `'...'`."""
-    global _format_type
-    if _format_type is None:
-        try:
-            from ..syntax.printer import format_type
-            _format_type = format_type
-        except Exception:  # the printer is optional for the verifier
-            _format_type = _fallback_type_str
     try:
-        return _format_type(t)
-    except Exception:
-        return _fallback_type_str(t)
+        return format_type(t)
+    except TypeError:
+        return str(t)
 
 
-def _fmt_scale(s: float) -> str:
-    return f"{s:e}"
-
-
-def _fallback_type_str(t: Any) -> str:
-    if isinstance(t, TensorType):
-        et = _fallback_type_str(t.element_type)
-        if t.shape is None:
-            return f"tensor<*x{et}>"
-        dims = "".join(("?" if d is None else str(d)) + "x" for d in t.shape)
-        return f"tensor<{dims}{et}>"
-    if isinstance(t, QuantizedType):
-        st = t.storage_type.name
-        if t.storage_min is not None and (t.storage_min, t.storage_max) != \
-                (t.storage_type.min, t.storage_type.max):
-            st += f"<{t.storage_min}:{t.storage_max}>"
-        head = f"{st}:{t.expressed_type.name}"
-        params = [_fmt_scale(s) + (f":{z}" if z else "") for s, z in zip(t.scales, t.zero_points)]
-        if t.quantization_dimension is not None:
-            return f"!quant.uniform<{head}:{t.quantization_dimension}, {{{','.join(params)}}}>"
-        return f"!quant.uniform<{head}, {params[0] if params else ''}>"
-    if isinstance(t, TokenType):
-        return "!stablehlo.token"
-    if isinstance(t, TupleType):
-        return "tuple<" + ", ".join(_fallback_type_str(e) for e in t.types) + ">"
-    if isinstance(t, FunctionType):
-        return "(" + ", ".join(map(_fallback_type_str, t.inputs)) + ") -> (" + \
-            ", ".join(map(_fallback_type_str, t.results)) + ")"
-    name = getattr(t, "name", None)
-    return name if isinstance(name, str) else str(t)
+def ints_of(a: Any, default: Any = None) -> Any:
+    """An integer list in any spelling as a tuple; ``default`` when absent or malformed."""
+    try:
+        v = ints(a)
+    except (TypeError, ValueError):
+        return default
+    return default if v is None else v
 
 
 def types_str(ts: Iterable[Any]) -> str:
@@ -485,104 +451,6 @@ def num_bits(et: Any) -> int | None:
 
 def is_unique(xs: Sequence[Any]) -> bool:
     return len(set(xs)) == len(xs)
-
-
-# --- attributes (never raise) -----------------------------------------------------------------
-
-
-class _Missing:
-    pass
-
-
-MISSING = _Missing()
-
-
-def int_attr(op: Operation, name: str, default: Any = None) -> Any:
-    """Integer attribute ``name`` as a Python int; ``default`` when absent or malformed."""
-    a = op.attr(name)
-    if a is None:
-        return default
-    if isinstance(a, (IntegerAttr, BoolAttr)):
-        return int(a.value)
-    if isinstance(a, bool):
-        return int(a)
-    if isinstance(a, int):
-        return a
-    if isinstance(a, DenseElementsAttr) and a.array.size == 1:
-        return int(a.array.reshape(-1)[0])
-    return default
-
-
-def ints_attr(op: Operation, name: str, default: Any = None) -> Any:
-    """Integer-list attribute ``name`` (any spelling) as a tuple; ``default`` when absent."""
-    a = op.attr(name)
-    if a is None:
-        return default
-    return ints_of(a, default)
-
-
-def ints_of(a: Any, default: Any = None) -> Any:
-    try:
-        if isinstance(a, DenseArrayAttr):
-            return tuple(int(v) for v in a.values)
-        if isinstance(a, DenseElementsAttr):
-            return tuple(int(v) for v in a.array.reshape(-1))
-        if isinstance(a, ArrayAttr):
-            return tuple(int(v.value if isinstance(v, (IntegerAttr, BoolAttr)) else v)
-                         for v in a.values)
-        if isinstance(a, (tuple, list)):
-            return tuple(int(v.value if isinstance(v, (IntegerAttr, BoolAttr)) else v)
-                         for v in a)
-    except (TypeError, ValueError):
-        return default
-    return default
-
-
-def bool_attr(op: Operation, name: str, default: Any = None) -> Any:
-    a = op.attr(name)
-    if a is None:
-        return default
-    if isinstance(a, (BoolAttr, IntegerAttr)):
-        return bool(a.value)
-    if isinstance(a, bool):
-        return a
-    if isinstance(a, UnitAttr):
-        return True
-    return default
-
-
-def float_attr(op: Operation, name: str, default: Any = None) -> Any:
-    a = op.attr(name)
-    if isinstance(a, (FloatAttr, IntegerAttr)):
-        return float(a.value)
-    if isinstance(a, (int, float)):
-        return float(a)
-    return default
-
-
-def enum_attr(op: Operation, name: str, default: Any = None) -> Any:
-    """The case of an enum attribute (`LT` for `#stablehlo<comparison_direction LT>`)."""
-    a = op.attr(name)
-    if isinstance(a, EnumAttr):
-        return a.value
-    if isinstance(a, StringAttr):
-        return a.value
-    if isinstance(a, StructAttr):  # `#stablehlo<fft_type FFT>` may come as a struct
-        v = a.get("value")
-        if isinstance(v, str):
-            return v
-    if isinstance(a, str):
-        return a
-    return default
-
-
-def str_attr(op: Operation, name: str, default: Any = None) -> Any:
-    a = op.attr(name)
-    if isinstance(a, StringAttr):
-        return a.value
-    if isinstance(a, str):
-        return a
-    return default
 
 
 # --- regions ----------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from ..attributes import StringAttr, int_attr, str_attr
 from ..errors import Diagnostics
 from ..ir import Operation, Value
-from ..registry import QUANTIZED_AWARE, QUANTIZED_STORAGE, Kernel, define
+from ..registry import QUANTIZED_AWARE, QUANTIZED_STORAGE, TERMINATOR, Kernel, define
 from ..registry import inference, kernel, verifier
 from ..syntax.directives import ATTRDICT, OPERAND, OPERANDS, Format, attr, declarative, p_
 from ..syntax.directives import parse_attrdict, parse_attrdict_kw, types, types_functional
@@ -34,6 +34,20 @@ _VALUES = _c.TC(_c.F | _c.B | _c.I | _c.C | _c.Q | _c.QA, token=True, tuple=True
 
 def _differ(a: Sequence[Type], b: Sequence[Type]) -> bool:
     return len(a) != len(b) or any(not _c.compatible(x, y) for x, y in zip(a, b))
+
+
+
+# --- return (spec "return"): the terminator of every op region --------------------------------
+
+define("stablehlo.return", spec="return", traits={TERMINATOR, QUANTIZED_STORAGE}, inherent="",
+       syntax=declarative(OPERANDS, ATTRDICT, types("return")),
+       summary="end a region of an op, giving its results")
+
+# --- trace: a deprecated op upstream still parses (a debug tag on a value) ----------------------
+
+define("stablehlo.trace", summary="deprecated: tag a value for debugging",
+       syntax=declarative(OPERAND, p_(","), attr("tag", "str"), ATTRDICT,
+                          types("operand_types")))
 
 
 # --- while (spec "while") -------------------------------------------------------------------

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
-from ..attributes import ArrayAttr, DictAttr, StringAttr, StructAttr
+from ..attributes import ArrayAttr, DictAttr, StringAttr, StructAttr, ints
 from ..errors import Diagnostics, ExecutionError
 from ..ir import Operation
 from ..registry import QUANTIZED_AWARE, SIDE_EFFECTS, Kernel, define, kernel, verifier
@@ -104,7 +104,10 @@ def _check_layouts(op: Operation, diag: Diagnostics) -> bool:
                 diag.error(op, "", "Tuple types are not fully supported with layout "
                                    "constraints yet")
                 return False
-            perm = _c.ints_of(lay)
+            try:
+                perm = ints(lay)
+            except (TypeError, ValueError):
+                perm = None
             if perm is None:
                 continue
             if not isinstance(t, TensorType):
