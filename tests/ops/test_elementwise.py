@@ -3,7 +3,7 @@
 Ops are built by hand and prepared by the op-test harness (tests/harness.py), so these tests
 do not depend on the parser. Integer kernels must never emit numpy warnings: the integer tests
 turn warnings into errors. Float rounding and `convert` are in test_elementwise_float.py; the
-differential tests against XLA are in test_elementwise_xla.py.
+differential tests against XLA are in tests/differential.
 """
 
 from __future__ import annotations
