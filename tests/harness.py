@@ -40,8 +40,8 @@ from shlo.interpreter.evaluator import PrepareContext
 from shlo.ir import Block, Module, Operation, Region
 from shlo.types import FunctionType, TensorType, Type, element_type_for_dtype, tensor
 
-__all__ = ["type_of", "build_op", "verify_op", "prepare_op", "run_op", "run1", "run_text",
-           "to_numpy"]
+__all__ = ["type_of", "build_op", "body", "verify_op", "prepare_op", "run_op", "run1",
+           "run_text", "to_numpy"]
 
 # Note: `shlo.ops` is imported before `shlo.interpreter.evaluator` because importing the
 # evaluator first runs into the import cycle evaluator -> ops -> distributed -> process_grid ->
@@ -102,6 +102,16 @@ def build_op(name: str, operand_types: Sequence[TypeLike], results: TypeLike |
         regions=[Region([body])])
     Operation("builtin.module", regions=[Region([Block(operations=[func])])])
     return op
+
+
+def body(name: str, element_type: str, arity: int = 2) -> Region:
+    """A region applying op ``name`` to its ``arity`` scalar arguments of ``element_type`` and
+    returning the result: the body of a reduction (`add`, `maximum`, ...) or of `map`."""
+    t = tensor((), element_type)
+    block = Block([t] * arity)
+    op = block.append(Operation(name, list(block.arguments), [t]))
+    block.append(Operation("stablehlo.return", list(op.results), []))
+    return Region([block])
 
 
 def _module_of(op: Operation) -> Module:
