@@ -16,7 +16,7 @@ from shlo.ops.chlo import mulhi, next_after, ragged_dot, round_from_wide, top_k
 from shlo.testing import oracles
 from shlo.types import element_type
 
-from harness import run_text
+from harness import prepare_op, run_text
 
 CONFORMANCE = Path(__file__).resolve().parents[2] / ".." / "shared" / "conformance"
 
@@ -683,15 +683,10 @@ def test_conformance(path):
 def test_constant_like_complex_value_kept_as_opaque_attribute():
     # `#complex.number<:f32 1.5, -2.0> : complex<f32>` (built by hand: a dialect attribute).
     from shlo.attributes import OpaqueAttr
-    from shlo.interpreter.evaluator import PrepareContext
-    from shlo.ir import Operation, Value
-    from shlo.types import tensor
 
-    op = Operation("chlo.constant_like", [Value(tensor((2,), "f32"))],
-                   [tensor((2,), "complex<f32>")],
-                   properties={"value": OpaqueAttr("#complex.number<:f32 1.5, -2.0> : "
-                                                   "complex<f32>")})
-    (r,) = PrepareContext(None).prepare(op)(np.zeros(2, np.float32))
+    k = prepare_op("chlo.constant_like", ["f32"], "complex<f32>", (2,),
+                   value=OpaqueAttr("#complex.number<:f32 1.5, -2.0> : complex<f32>"))
+    (r,) = k(np.zeros(2, np.float32))
     assert r.dtype == np.complex64 and r.tolist() == [1.5 - 2j, 1.5 - 2j]
 
 
