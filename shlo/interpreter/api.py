@@ -13,7 +13,7 @@ import numpy as np
 
 from ..errors import ExecutionError
 from ..ir import Module, function_type
-from .arguments import check_argument
+from .arguments import check_argument  # (process_grid still imports it from here: see its home)
 from .evaluator import CompiledBlock, PrepareContext, ProcessContext
 
 __all__ = ["run", "prepare_entry"]
