@@ -6,15 +6,23 @@ The public API::
     shlo.verify(module)                  # raises shlo.VerificationError listing every violation
     results = shlo.run(module, x, w)     # numpy arrays in, numpy arrays out
     text = shlo.format(module)           # pretty form; generic=True for the generic form
+
+`import shlo` is light (it imports no numpy): each function imports what it needs when it is
+first called, and the error classes and ``Module`` are loaded on first use (PEP 562), so that
+`shlo --help` starts fast. Submodules (``shlo.quantization``, ``shlo.passes``, ...) load on first
+attribute access too.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from . import registry as _registry
-from .errors import ExecutionError, ParseError, ShloError, VerificationError
-from .ir import Module
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .errors import ExecutionError, ParseError, ShloError, VerificationError
+    from .ir import Module
 
 
 def _load_ops() -> None:
@@ -27,6 +35,33 @@ __all__ = ["parse", "load", "format", "verify", "run", "Module", "ShloError", "P
            "VerificationError", "ExecutionError"]
 __version__ = "0.1.0"
 
+_ERRORS = ("ShloError", "ParseError", "VerificationError", "ExecutionError")
+
+
+def __getattr__(name: str) -> Any:
+    """``Module`` and the error classes on first use; a submodule on first access."""
+    if name == "Module":
+        from .ir import Module as value
+    elif name in _ERRORS:
+        from . import errors
+
+        value = getattr(errors, name)
+    elif name.startswith("_"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    else:
+        try:
+            return importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as e:
+            if e.name != f"{__name__}.{name}":
+                raise
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 def parse(text: str, filename: str | None = None) -> Module:
     """Parse StableHLO text (pretty or generic form) into a Module; raises ParseError."""
@@ -37,12 +72,9 @@ def parse(text: str, filename: str | None = None) -> Module:
 
 def load(path: str) -> Module:
     """Read and parse the file at ``path`` (`-` reads standard input)."""
-    import sys
+    from .syntax.split import read_source, source_name
 
-    if path == "-":
-        return parse(sys.stdin.read(), "<stdin>")
-    with open(path, encoding="utf-8") as f:
-        return parse(f.read(), path)
+    return parse(read_source(path), source_name(path))
 
 
 def format(module: Module, generic: bool = False) -> str:  # noqa: A001 - the API's name

@@ -13,11 +13,12 @@ from shlo.attributes import StringAttr, TypeAttr
 from shlo.cli import main as cli_main
 from shlo.errors import VerificationError
 from shlo.ir import Block, FileLineColLoc, Module, Operation, Region
-from shlo.types import FunctionType, tensor
-from shlo.verifier import (
-    Diagnostics, check_expectations, collect, parse_expectations, verify_file_diagnostics,
-    verify_text,
+from shlo.syntax.split import split_cases
+from shlo.testing.diagnostics import (
+    check_expectations, parse_expectations, verify_file_diagnostics,
 )
+from shlo.types import FunctionType, tensor
+from shlo.verifier import Diagnostics, collect, verify_text
 
 CONFORMANCE = Path(__file__).resolve().parents[1] / ".." / "shared" / "conformance"
 
@@ -274,8 +275,6 @@ needs_corpus = pytest.mark.skipif(not CONFORMANCE.is_dir(), reason="no ../shared
 
 
 def _valid_chunks(paths):
-    from shlo.testing.runner import split_cases
-
     for f in paths:
         text = f.read_text(encoding="utf-8")
         for line, chunk in split_cases(text):

@@ -13,11 +13,10 @@ import numpy as np
 
 from ..errors import ExecutionError
 from ..ir import Module, function_type
-from ..types import TOKEN
-from ..types import TensorType, TokenType, TupleType, Type
+from .arguments import check_argument  # (process_grid still imports it from here: see its home)
 from .evaluator import CompiledBlock, PrepareContext, ProcessContext
 
-__all__ = ["run", "prepare_entry", "check_argument"]
+__all__ = ["run", "prepare_entry"]
 
 
 def prepare_entry(module: Module, entry: str = "main") -> tuple[CompiledBlock, ProcessContext]:
@@ -29,40 +28,6 @@ def prepare_entry(module: Module, entry: str = "main") -> tuple[CompiledBlock, P
         ctx = PrepareContext(module)
         hit = cache[entry] = (ctx.function(entry), ctx.process)
     return hit
-
-
-def check_argument(value: Any, type: Type, index: int, entry: str) -> Any:
-    """Convert ``value`` to the run-time value of ``type`` or raise ExecutionError."""
-    if isinstance(type, TokenType):
-        return TOKEN
-    if isinstance(type, TupleType):
-        if not isinstance(value, (tuple, list)) or len(value) != len(type.types):
-            raise ExecutionError(f"@{entry} argument {index}: expected a tuple of "
-                                 f"{len(type.types)} values for {type}")
-        return tuple(check_argument(v, t, index, entry) for v, t in zip(value, type.types))
-    if not isinstance(type, TensorType):
-        raise ExecutionError(f"@{entry} argument {index}: unsupported type {type}")
-    arr = np.asarray(value)
-    dtype = type.element_type.dtype
-    if arr.dtype != dtype:
-        if arr.dtype.kind in "biuf" and np.can_cast(arr.dtype, dtype, "same_kind") and \
-                not isinstance(value, np.ndarray):
-            arr = arr.astype(dtype)  # Python scalars and lists take the declared type
-        else:
-            raise ExecutionError(f"@{entry} argument {index}: expected dtype {dtype} for "
-                                 f"{type}, got {arr.dtype}")
-    if type.shape is not None:
-        ok = len(arr.shape) == len(type.shape) and all(
-            d is None or d == s for d, s in zip(type.shape, arr.shape))
-        if not ok:
-            raise ExecutionError(f"@{entry} argument {index}: expected shape "
-                                 f"{_shape_str(type.shape)} for {type}, got "
-                                 f"{_shape_str(arr.shape)}")
-    return arr
-
-
-def _shape_str(shape: Sequence[int | None]) -> str:
-    return "(" + ", ".join("?" if d is None else str(d) for d in shape) + ")"
 
 
 def _to_numpy(value: Any) -> Any:
@@ -143,9 +108,7 @@ def _grid_size(module: Module, replicas: int | None, partitions: int | None) -> 
 def _verify_once(module: Module) -> None:
     if module.__dict__.get("_verified"):
         return
-    try:
-        from ..verifier import verify as _verify
-    except ImportError:  # the verifier is optional until it exists
-        return
+    from ..verifier import verify as _verify
+
     _verify(module)
     module.__dict__["_verified"] = True

@@ -328,11 +328,12 @@ class Program:
         return res
 
     def run_shlo(self, args: Sequence[np.ndarray]) -> list[np.ndarray]:
-        import shlo
+        from ..interpreter.api import run
+        from ..syntax.parser import parse
 
         if self._module is None:
-            self._module = shlo.parse(self.core_text())
-        outs = shlo.run(self._module, *args, entry=self.core.name)
+            self._module = parse(self.core_text())
+        outs = run(self._module, *args, entry=self.core.name)
         return [np.asarray(o) for o in outs]
 
 

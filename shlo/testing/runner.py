@@ -15,15 +15,14 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Iterable
 
 import numpy as np
 
 from ..errors import ShloError
+from ..syntax.split import split_cases
 
-__all__ = ["CaseResult", "split_cases", "run_file", "run_paths", "collect_files", "main"]
-
-SPLIT = re.compile(r"^// -----\s*$", re.MULTILINE)
+__all__ = ["CaseResult", "run_file", "run_paths", "collect_files", "main"]
 
 
 @dataclass
@@ -35,17 +34,6 @@ class CaseResult:
     status: str
     messages: list[str] = field(default_factory=list)
     seconds: float = 0.0
-
-
-def split_cases(text: str) -> Iterator[tuple[int, str]]:
-    """(first line number, text padded with blank lines so line numbers match the file)."""
-    pos, line = 0, 1
-    for m in SPLIT.finditer(text):
-        chunk = text[pos:m.start()]
-        yield line, "\n" * (line - 1) + chunk
-        line += chunk.count("\n") + 1
-        pos = m.end()
-    yield line, "\n" * (line - 1) + text[pos:]
 
 
 _RUN_ARGS = re.compile(r'^// RUN:(?!.*\bnot\b).*--interpret.*--args="([^"]*)"', re.MULTILINE)
@@ -77,8 +65,6 @@ def _entries(module) -> list[str]:
             for row in progs:
                 for p in row:
                     called.add(getattr(p, "name", str(p)))
-    from ..ir import function_type
-
     return [n for n, f in funcs.items() if n not in called]
 
 
@@ -106,12 +92,9 @@ def run_case(path: str, line: int, text: str, verify: bool = True,
     try:
         module = parse(text, path)
         if verify:
-            try:
-                from ..verifier import verify as _verify
-            except ImportError:
-                _verify = None
-            if _verify is not None:
-                _verify(module)
+            from ..verifier import verify as _verify
+
+            _verify(module)
         from ..ir import function_type
 
         for name in _entries(module):

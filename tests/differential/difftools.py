@@ -202,6 +202,9 @@ class Batch:
     by zero for the upstream interpreter, which aborts on it); shlo then runs on the same
     adapted inputs, so every comparison is on identical inputs. ``ftz`` flushes subnormal
     inputs for XLA and compares subnormal results as zero (arithmetic; not data movement).
+    ``retry_alone`` compares a case that disagrees once more with the oracle running that case
+    alone (XLA's fusion of a combined program can change its results); only the second
+    comparison counts.
     """
 
     key: str
@@ -210,6 +213,7 @@ class Batch:
     cases: list[Case]
     oracle_args: Callable[[str, list[np.ndarray]], list[np.ndarray]] | None = None
     ftz: bool = True
+    retry_alone: bool = False
 
     def program(self, cases: Sequence[Case] | None = None) -> Program:
         fb = FunctionBuilder()
@@ -366,18 +370,32 @@ class Runner:
             pytest.skip(f"{oracle} rejects it: {_first_line(theirs)}")
         if isinstance(ours, Exception):
             raise AssertionError(f"shlo fails where {oracle} runs: {_first_line(ours)}")
-        ftz = oracle == "xla" and batch.ftz and np.asarray(ours).dtype.name in _ftz_dtypes()
-        tol = case.tol.for_oracle(oracle)
-        bad = mismatches(ours, theirs, tol, ftz and tol.kind != "bits")
-        if case.allow is not None and bad.any():
-            allowed = bad & case.allow(oracle, args, ours, theirs)
-            bad &= ~allowed
-            if allowed.any():
-                self.allowed[f"{oracle}: {batch.key} {case.label}"] += int(allowed.sum())
+        bad, allowed = self._compare(batch, case, oracle, args, ours, theirs)
+        if bad.any() and batch.retry_alone and len(batch.cases) > 1:
+            theirs = self._split(lambda cs: self.oracle(oracle, batch.program(cs), args),
+                                 [case])[0]
+            if isinstance(theirs, Exception):
+                raise theirs
+            bad, allowed = self._compare(batch, case, oracle, args, ours, theirs)
+        if allowed.any():
+            self.allowed[f"{oracle}: {batch.key} {case.label}"] += int(allowed.sum())
         self.cases[oracle] += 1
         self.compared[oracle] += int(np.size(ours))
         if bad.any():
             raise AssertionError(describe(batch, case, oracle, args, ours, theirs, bad))
+
+    @staticmethod
+    def _compare(batch: Batch, case: Case, oracle: str, args: list[np.ndarray], ours: Any,
+                 theirs: Any) -> tuple[np.ndarray, np.ndarray]:
+        """(elements that disagree, elements excused by the case's allowance)."""
+        ftz = oracle == "xla" and batch.ftz and np.asarray(ours).dtype.name in _ftz_dtypes()
+        tol = case.tol.for_oracle(oracle)
+        bad = mismatches(ours, theirs, tol, ftz and tol.kind != "bits")
+        allowed = np.zeros(np.shape(bad), bool)
+        if case.allow is not None and bad.any():
+            allowed = bad & case.allow(oracle, args, ours, theirs)
+            bad &= ~allowed
+        return bad, allowed
 
 
 def _first_line(e: Exception) -> str:

@@ -16,11 +16,9 @@ from shlo.ops.chlo import mulhi, next_after, ragged_dot, round_from_wide, top_k
 from shlo.testing import oracles
 from shlo.types import element_type
 
+from harness import prepare_op, run_text
+
 CONFORMANCE = Path(__file__).resolve().parents[2] / ".." / "shared" / "conformance"
-
-
-def run(text, *args, **kw):
-    return shlo.run(shlo.parse(text), *args, verify=False, **kw)
 
 
 def unary(name: str, ty: str, shape: str = "8x", result: str | None = None) -> str:
@@ -98,7 +96,7 @@ def test_real_unary_matches_reference_rounded_once(name, ty):
     fn, values = REAL_CASES[name]
     dtype = element_type(ty).dtype
     x = np.array(values, np.float64).astype(dtype)
-    (r,) = run(unary(name, ty), x)
+    (r,) = run_text(unary(name, ty), x)
     assert r.dtype == dtype
     with np.errstate(divide="ignore"):
         expected = round_from_wide(fn(x.astype(np.float64)), dtype)
@@ -113,13 +111,13 @@ def test_real_unary_matches_reference_rounded_once(name, ty):
 
 def test_lowering_edge_cases():
     inf, nan = np.inf, np.nan
-    (lg,) = run(unary("lgamma", "f32", "5x"), np.array([inf, -inf, 0, -1, -3], np.float32))
+    (lg,) = run_text(unary("lgamma", "f32", "5x"), np.array([inf, -inf, 0, -1, -3], np.float32))
     assert np.isposinf(lg).all()
-    (dg,) = run(unary("digamma", "f32", "5x"), np.array([0, -0.0, -1, -4, nan], np.float32))
+    (dg,) = run_text(unary("digamma", "f32", "5x"), np.array([0, -0.0, -1, -4, nan], np.float32))
     assert np.isneginf(dg[:2]).all() and np.isnan(dg[2:]).all()
-    (ei,) = run(unary("erf_inv", "f64", "4x"), np.array([1, -1, 1.5, -2], np.float64))
+    (ei,) = run_text(unary("erf_inv", "f64", "4x"), np.array([1, -1, 1.5, -2], np.float64))
     assert ei[0] == inf and ei[1] == -inf and np.isnan(ei[2:]).all()
-    (ac,) = run(unary("acosh", "f32", "3x"), np.array([0.5, -2, inf], np.float32))
+    (ac,) = run_text(unary("acosh", "f32", "3x"), np.array([0.5, -2, inf], np.float32))
     assert np.isnan(ac[:2]).all() and ac[2] == inf
 
 
@@ -127,15 +125,15 @@ def test_cosh_sinh_follow_the_definition_formula():
     # For large |x| the chlo definition e^(x + log(1/2)) +- e^(-x + log(1/2)), evaluated in
     # f32, is a few ulp from the correctly rounded value; the corpus expects the former.
     x = np.array([9.8, -9.8, 20.5, 0.3], np.float32)
-    (c,) = run(unary("cosh", "f32", "4x"), x)
-    (s,) = run(unary("sinh", "f32", "4x"), x)
+    (c,) = run_text(unary("cosh", "f32", "4x"), x)
+    (s,) = run_text(unary("sinh", "f32", "4x"), x)
     lh = np.float32(np.log(np.float32(0.5)))
     e = lambda v: np.float32(np.exp(np.float64(v)))  # noqa: E731
     want_c = [np.float32(e(np.float32(v + lh)) + e(np.float32(lh - v))) for v in x[:3]]
     assert c[:3].tolist() == want_c
     assert abs(float(s[3]) - np.sinh(0.3)) < 1e-7
     assert s[0] == -s[1] and np.isfinite(s).all()
-    (h,) = run(unary("cosh", "f16", "3x"), np.array([0, 12, -12], np.float16))
+    (h,) = run_text(unary("cosh", "f16", "3x"), np.array([0, 12, -12], np.float16))
     assert h.tolist() == [1.0, np.inf, np.inf]  # cosh(12) = 81377.4 overflows f16
 
 
@@ -148,7 +146,7 @@ COMPLEX_FUNCS = {"acos": np.arccos, "acosh": np.arccosh, "asin": np.arcsin, "asi
 def test_complex_unary(name):
     z = np.array([0.5 + 0.5j, -2 + 1j, 3 - 0.25j, 1e-3j, -0.75 - 4j, 2 + 0j, 0.1, 1 + 1j],
                  np.complex64)
-    (r,) = run(unary(name, "complex<f32>"), z)
+    (r,) = run_text(unary(name, "complex<f32>"), z)
     assert r.dtype == np.complex64
     expected = COMPLEX_FUNCS[name](z.astype(np.complex128)).astype(np.complex64)
     np.testing.assert_allclose(r, expected, rtol=2e-7)
@@ -156,19 +154,19 @@ def test_complex_unary(name):
 
 def test_square_complex_avoids_cancellation():
     z = np.array([1e8 + (1e8 + 1) * 1j], np.complex128)
-    (r,) = run(unary("square", "complex<f64>", "1x"), z)
+    (r,) = run_text(unary("square", "complex<f64>", "1x"), z)
     assert r[0].real == -(2e8 + 1)  # (a-b)(a+b) is exact here, a*a - b*b is not
 
 
 def test_conj_of_real_is_identity_and_predicates():
     x = np.array([1.5, -np.inf, np.inf, np.nan, 0, -2, 3e38, -0.0], np.float32)
-    (c,) = run(unary("conj", "f32"), x)
+    (c,) = run_text(unary("conj", "f32"), x)
     assert c.tobytes() == x.tobytes()
     for name, want in [("is_inf", np.isinf(x)), ("is_pos_inf", np.isposinf(x)),
                        ("is_neg_inf", np.isneginf(x))]:
-        (r,) = run(unary(name, "f32", result="i1"), x)
+        (r,) = run_text(unary(name, "f32", result="i1"), x)
         assert r.dtype == np.bool_ and r.tolist() == want.tolist()
-    (b,) = run(unary("is_inf", "bf16", result="i1"), x.astype(ml_dtypes.bfloat16))
+    (b,) = run_text(unary("is_inf", "bf16", result="i1"), x.astype(ml_dtypes.bfloat16))
     assert b.tolist() == np.isinf(x).tolist()
 
 
@@ -178,7 +176,7 @@ def test_conj_of_real_is_identity_and_predicates():
 def test_zeta_values_and_domain():
     x = np.array([2, 3, 1, 0.5, 2.5, 4, 3, 2], np.float64)
     q = np.array([1, 2, 1, 1, -1.5, -2, -2, 0.5], np.float64)
-    (r,) = run(binary("zeta", "f64", "8x"), x, q)
+    (r,) = run_text(binary("zeta", "f64", "8x"), x, q)
     assert r[0] == pytest.approx(np.pi**2 / 6, rel=1e-15)
     assert r[1] == pytest.approx(sc.zeta(3, 2), rel=1e-15)
     assert r[2] == np.inf                     # x = 1: harmonic series
@@ -191,7 +189,7 @@ def test_zeta_values_and_domain():
 def test_polygamma_values_and_domain():
     n = np.array([0, 1, 2, 3, 1.5, -1], np.float32)
     x = np.array([2.5, 0.5, 3.0, -1.5, 2.0, 2.0], np.float32)
-    (r,) = run(binary("polygamma", "f32"), n, x)
+    (r,) = run_text(binary("polygamma", "f32"), n, x)
     expected = [sc.psi(2.5), sc.polygamma(1, 0.5), sc.polygamma(2, 3.0),
                 sc.polygamma(3, -1.5)]
     np.testing.assert_allclose(r[:4], np.array(expected, np.float32), rtol=1e-6)
@@ -210,7 +208,7 @@ def test_next_after_matches_std_nextafter(ty):
     y = np.concatenate([rng.normal(0, 10, 40).astype(dtype),
                         np.array([-0.0, 0, 1, 2, 0, 0, 1, np.nan, 0], dtype)])
     y[5] = x[5]  # x == y gives y
-    (r,) = run(binary("next_after", ty, f"{x.size}x"), x, y)
+    (r,) = run_text(binary("next_after", ty, f"{x.size}x"), x, y)
     expected = np.nextafter(x, y)
     assert np.array_equal(r, expected, equal_nan=True)
     zero_to_neg = r[40 + 0]
@@ -245,7 +243,7 @@ def test_mulhi_matches_big_integer_product(ty):
       %0 = "chlo.mulhi"(%x, %y) : (tensor<32x{ty}>, tensor<32x{ty}>) -> tensor<32x{ty}>
       func.return %0 : tensor<32x{ty}>
     }}"""
-    (r,) = run(text, x, y)
+    (r,) = run_text(text, x, y)
     w, half = et.width, 1 << (et.width - 1)
     want = [(int(p) * int(q)) >> w for p, q in zip(x.tolist(), y.tolist())]
     want = [((v + half) % (1 << w)) - half if et.is_signed else v % (1 << w) for v in want]
@@ -266,7 +264,7 @@ def test_top_k_ints_ties_keep_lower_index():
       %v, %i = chlo.top_k(%x, k = 3) : tensor<2x5xi32> -> (tensor<2x3xi32>, tensor<2x3xi32>)
       func.return %v, %i : tensor<2x3xi32>, tensor<2x3xi32>
     }"""
-    v, i = run(text, np.array([[1, 5, 5, -2, 5], [-1, -3, 0, 2, 2]], np.int32))
+    v, i = run_text(text, np.array([[1, 5, 5, -2, 5], [-1, -3, 0, 2, 2]], np.int32))
     assert v.tolist() == [[5, 5, 5], [2, 2, 0]] and i.tolist() == [[1, 2, 4], [3, 4, 2]]
 
 
@@ -319,7 +317,7 @@ def test_ragged_dot_mode1_rows_use_their_group():
     lhs = rng.normal(size=(7, 3)).astype(np.float32)
     rhs = rng.normal(size=(3, 3, 4)).astype(np.float32)
     gs = np.array([2, 0, 4], np.int64)  # row 6 belongs to no group: zero
-    (r,) = run(ragged_text("7x3", "3x3x4", "3", "7x4", [], [], [1], [1], [0], [0]),
+    (r,) = run_text(ragged_text("7x3", "3x3x4", "3", "7x4", [], [], [1], [1], [0], [0]),
                lhs, rhs, gs)
     groups = [0, 0, 2, 2, 2, 2, None]
     for row, g in enumerate(groups):
@@ -333,7 +331,7 @@ def test_ragged_dot_mode1_batched_group_sizes_and_nan_isolation():
     lhs[0, 0, 0] = np.nan  # stays in its own row (masking selects, it does not multiply)
     rhs = rng.normal(size=(2, 2, 3, 4))  # [g, b, k, n]
     gs = np.array([[1, 4], [3, 1]], np.int64)  # per batch
-    (r,) = run(ragged_text("2x5x3", "2x2x3x4", "2x2", "2x5x4", [0], [1], [2], [2], [1], [0],
+    (r,) = run_text(ragged_text("2x5x3", "2x2x3x4", "2x2", "2x5x4", [0], [1], [2], [2], [1], [0],
                            "f64"), lhs, rhs, gs)
     for b in range(2):
         bounds = np.cumsum(gs[b])
@@ -349,7 +347,7 @@ def test_ragged_dot_mode2_groups_split_contracting_dim():
     lhs = rng.normal(size=(3, 6))   # [m, k]
     rhs = rng.normal(size=(6, 2))   # [k, n]
     gs = np.array([2, 3], np.int64)
-    (r,) = run(ragged_text("3x6", "6x2", "2", "2x3x2", [], [], [1], [0], [1], [], "f64"),
+    (r,) = run_text(ragged_text("3x6", "6x2", "2", "2x3x2", [], [], [1], [0], [1], [], "f64"),
                lhs, rhs, gs)
     np.testing.assert_allclose(r[0], lhs[:, :2] @ rhs[:2], rtol=1e-12)
     np.testing.assert_allclose(r[1], lhs[:, 2:5] @ rhs[2:5], rtol=1e-12)
@@ -359,7 +357,7 @@ def test_ragged_dot_mode3_is_a_batched_dot():
     rng = np.random.default_rng(14)
     lhs = rng.normal(size=(3, 4, 5))
     rhs = rng.normal(size=(3, 5, 2))
-    (r,) = run(ragged_text("3x4x5", "3x5x2", "3", "3x4x2", [0], [0], [2], [1], [0], [], "f64"),
+    (r,) = run_text(ragged_text("3x4x5", "3x5x2", "3", "3x4x2", [0], [0], [2], [1], [0], [], "f64"),
                lhs, rhs, np.array([1, 1, 1], np.int64))
     np.testing.assert_allclose(r, np.einsum("bmk,bkn->bmn", lhs, rhs), rtol=1e-12)
 
@@ -370,7 +368,7 @@ def test_ragged_dot_integer_and_bf16():
     r = ragged_dot(lhs.astype(np.int64), rhs.astype(np.int64), np.array([1, 2]), [], [], [1],
                    [1], [0], [0])
     assert r.tolist() == [[2, 3], [26, 31], [46, 55]]
-    (b,) = run(ragged_text("3x2", "2x2x2", "2", "3x2", [], [], [1], [1], [0], [0], "bf16"),
+    (b,) = run_text(ragged_text("3x2", "2x2x2", "2", "3x2", [], [], [1], [1], [0], [0], "bf16"),
                lhs.astype(ml_dtypes.bfloat16), rhs.astype(ml_dtypes.bfloat16),
                np.array([1, 2], np.int64))
     assert b.dtype == ml_dtypes.bfloat16 and b.astype(np.int64).tolist() == r.tolist()
@@ -389,7 +387,7 @@ def test_scan_cumsum_and_carry():
       } : (tensor<2x3xf32>, tensor<2xf32>) -> (tensor<2x3xf32>, tensor<2xf32>)
       func.return %0#0, %0#1 : tensor<2x3xf32>, tensor<2xf32>
     }"""
-    out, carry = run(text, np.array([[1, 2, 3], [4, 5, 6]], np.float32),
+    out, carry = run_text(text, np.array([[1, 2, 3], [4, 5, 6]], np.float32),
                      np.array([10, 0], np.float32))
     assert out.tolist() == [[11, 13, 16], [4, 9, 15]] and carry.tolist() == [16, 15]
 
@@ -406,7 +404,7 @@ def test_scan_reverse_outputs_differ_from_carries():
       } : (tensor<4xi32>, tensor<i32>) -> (tensor<4xi32>, tensor<4xi1>, tensor<i32>)
       func.return %0#0, %0#1, %0#2 : tensor<4xi32>, tensor<4xi1>, tensor<i32>
     }"""
-    s, p, c = run(text, np.array([1, 2, 3, 4], np.int32))
+    s, p, c = run_text(text, np.array([1, 2, 3, 4], np.int32))
     assert s.tolist() == [10, 9, 7, 4] and int(c) == 10
     assert p.tolist() == [False, False, False, True]
 
@@ -424,7 +422,7 @@ def test_scan_generic_form_with_segment_sizes():
       }) : (tensor<3xf64>, tensor<3xf64>, tensor<f64>) -> (tensor<3xf64>, tensor<f64>)
       func.return %0#0, %0#1 : tensor<3xf64>, tensor<f64>
     }"""
-    out, carry = run(text, np.array([1, 2, 3.0]), np.array([2, 2, 0.5]))
+    out, carry = run_text(text, np.array([1, 2, 3.0]), np.array([2, 2, 0.5]))
     assert out.tolist() == [2, 8, 12] and float(carry) == 12
 
 
@@ -439,7 +437,7 @@ def test_constant_and_constant_like():
       %2 = "chlo.constant"() {value = dense<[4, 5]> : tensor<2xi32>} : () -> tensor<2xi32>
       func.return %0, %1, %2 : tensor<2x3xf32>, tensor<2x3xi32>, tensor<2xi32>
     }"""
-    a, b, c = run(text, np.zeros((2, 3), np.int64))
+    a, b, c = run_text(text, np.zeros((2, 3), np.int64))
     assert a.dtype == np.float32 and (a == np.float32(3.2)).all() and a.shape == (2, 3)
     assert b.dtype == np.int32 and (b == -7).all()
     assert c.tolist() == [4, 5]
@@ -451,7 +449,7 @@ def test_constant_like_takes_the_runtime_shape():
       %0 = "chlo.constant_like"(%x) {value = 0.5 : f64} : (tensor<?xf64>) -> tensor<?xf64>
       func.return %0 : tensor<?xf64>
     }"""
-    (r,) = run(text, np.zeros(5))
+    (r,) = run_text(text, np.zeros(5))
     assert r.tolist() == [0.5] * 5
 
 
@@ -464,7 +462,7 @@ def test_broadcast_add_numpy_prefix_padding():
       %0 = chlo.broadcast_add %a, %b : (tensor<3xi32>, tensor<2x3xi32>) -> tensor<2x3xi32>
       func.return %0 : tensor<2x3xi32>
     }"""
-    (r,) = run(text, np.array([1, 2, 3], np.int32), np.array([[10, 20, 30], [40, 50, 60]],
+    (r,) = run_text(text, np.array([1, 2, 3], np.int32), np.array([[10, 20, 30], [40, 50, 60]],
                                                                np.int32))
     assert r.tolist() == [[11, 22, 33], [41, 52, 63]]
 
@@ -476,7 +474,7 @@ def test_broadcast_dimensions_map_the_lower_rank_operand():
           : (tensor<2x3xf32>, tensor<2xf32>) -> tensor<2x3xf32>
       func.return %0 : tensor<2x3xf32>
     }"""
-    (r,) = run(text, np.ones((2, 3), np.float32), np.array([1, 2], np.float32))
+    (r,) = run_text(text, np.ones((2, 3), np.float32), np.array([1, 2], np.float32))
     assert r.tolist() == [[0, 0, 0], [-1, -1, -1]]
 
 
@@ -488,7 +486,7 @@ def test_broadcast_degenerate_dims_and_integer_semantics():
       %2 = chlo.broadcast_shift_left %a, %b : (tensor<2x1xi32>, tensor<1x3xi32>) -> tensor<2x3xi32>
       func.return %0, %1, %2 : tensor<2x3xi32>, tensor<2x3xi32>, tensor<2x3xi32>
     }"""
-    d, m, s = run(text, np.array([[7], [-7]], np.int32), np.array([[2, 3, 40]], np.int32))
+    d, m, s = run_text(text, np.array([[7], [-7]], np.int32), np.array([[2, 3, 40]], np.int32))
     assert d.tolist() == [[3, 2, 0], [-3, -2, 0]]   # truncating division
     assert m.tolist() == [[1, 1, 7], [-1, -1, -7]]  # remainder takes the dividend's sign
     assert s.tolist() == [[28, 56, 0], [-28, -56, 0]]
@@ -503,7 +501,7 @@ def test_broadcast_compare_select_complex():
       %c = chlo.broadcast_complex %a, %b : (tensor<3xf32>, tensor<f32>) -> tensor<3xcomplex<f32>>
       func.return %p, %s, %c : tensor<3xi1>, tensor<3xf32>, tensor<3xcomplex<f32>>
     }"""
-    p, s, c = run(text, np.array([1, 5, -2], np.float32), np.float32(2))
+    p, s, c = run_text(text, np.array([1, 5, -2], np.float32), np.float32(2))
     assert p.tolist() == [True, False, True]
     assert s.tolist() == [1, 2, -2]
     assert c.tolist() == [1 + 2j, 5 + 2j, -2 + 2j] and c.dtype == np.complex64
@@ -517,7 +515,7 @@ def test_broadcast_compare_totalorder():
           : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xi1>
       func.return %p : tensor<2xi1>
     }"""
-    (p,) = run(text, np.array([-0.0, 1], np.float32), np.array([0.0, np.nan], np.float32))
+    (p,) = run_text(text, np.array([-0.0, 1], np.float32), np.array([0.0, np.nan], np.float32))
     assert p.tolist() == [True, True]
 
 
@@ -530,7 +528,7 @@ def test_broadcast_chlo_targets():
       func.return %0, %1, %2 : tensor<3xf64>, tensor<3xf64>, tensor<3xf64>
     }"""
     a = np.array([2.0, 3.0, 4.0])
-    z, pg, na = run(text, a, np.float64(1.0))
+    z, pg, na = run_text(text, a, np.float64(1.0))
     np.testing.assert_allclose(z, sc.zeta(a, 1.0), rtol=1e-14)
     np.testing.assert_allclose(pg, sc.polygamma(1, a), rtol=1e-14)
     assert na.tolist() == np.nextafter(a, 1.0).tolist()
@@ -548,7 +546,7 @@ def test_broadcast_add_quantized():
           tensor<!quant.uniform<i8:f32, 0.5:0>>) -> tensor<2x!quant.uniform<i8:f32, 0.5:0>>
       func.return %0 : tensor<2x!quant.uniform<i8:f32, 0.5:0>>
     }"""
-    (r,) = run(text, np.array([2, 4], np.int8), np.int8(6))  # 1.0 + 3.0, 2.0 + 3.0
+    (r,) = run_text(text, np.array([2, 4], np.int8), np.int8(6))  # 1.0 + 3.0, 2.0 + 3.0
     assert r.tolist() == [8, 10]
 
 
@@ -648,7 +646,7 @@ def test_ragged_dot_against_the_upstream_lowering(mode):
         lowered = str(module)
     del ctx
     (expected,) = oracles.upstream_run(lowered, args)
-    (actual,) = run(text, *args)
+    (actual,) = run_text(text, *args)
     np.testing.assert_allclose(actual, expected, rtol=1e-12, atol=1e-14)
 
 
@@ -685,15 +683,10 @@ def test_conformance(path):
 def test_constant_like_complex_value_kept_as_opaque_attribute():
     # `#complex.number<:f32 1.5, -2.0> : complex<f32>` (built by hand: a dialect attribute).
     from shlo.attributes import OpaqueAttr
-    from shlo.interpreter.evaluator import PrepareContext
-    from shlo.ir import Operation, Value
-    from shlo.types import tensor
 
-    op = Operation("chlo.constant_like", [Value(tensor((2,), "f32"))],
-                   [tensor((2,), "complex<f32>")],
-                   properties={"value": OpaqueAttr("#complex.number<:f32 1.5, -2.0> : "
-                                                   "complex<f32>")})
-    (r,) = PrepareContext(None).prepare(op)(np.zeros(2, np.float32))
+    k = prepare_op("chlo.constant_like", ["f32"], "complex<f32>", (2,),
+                   value=OpaqueAttr("#complex.number<:f32 1.5, -2.0> : complex<f32>"))
+    (r,) = k(np.zeros(2, np.float32))
     assert r.dtype == np.complex64 and r.tolist() == [1.5 - 2j, 1.5 - 2j]
 
 

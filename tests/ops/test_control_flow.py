@@ -6,9 +6,7 @@ import pytest
 import shlo
 from shlo.errors import ExecutionError
 
-
-def run(text, *args, **kw):
-    return shlo.run(shlo.parse(text), *args, verify=False, **kw)
+from harness import run_text
 
 
 def test_while_sums_to_ten():
@@ -31,7 +29,7 @@ def test_while_sums_to_ten():
       }) : (tensor<i64>, tensor<i64>) -> (tensor<i64>, tensor<i64>)
       func.return %results0, %results1 : tensor<i64>, tensor<i64>
     }"""
-    i, s = run(text, np.int64(0), np.int64(0))
+    i, s = run_text(text, np.int64(0), np.int64(0))
     assert int(i) == 10 and int(s) == 10
 
 
@@ -56,9 +54,9 @@ def test_while_captures_outer_values_in_nested_regions():
       }) : (tensor<i32>) -> tensor<i32>
       func.return %r : tensor<i32>
     }"""
-    (r,) = run(text, np.int32(7), np.int32(3))
+    (r,) = run_text(text, np.int32(7), np.int32(3))
     assert int(r) == 9
-    (r,) = run(text, np.int32(7), np.int32(0))
+    (r,) = run_text(text, np.int32(7), np.int32(0))
     assert int(r) == 7
 
 
@@ -78,7 +76,7 @@ def test_case_out_of_range_runs_last_branch(index, expected):
       }) : (tensor<i32>) -> tensor<i64>
       func.return %r : tensor<i64>
     }"""
-    (r,) = run(text, np.int32(index))
+    (r,) = run_text(text, np.int32(index))
     assert int(r) == expected
 
 
@@ -95,7 +93,7 @@ def test_call_tuple_and_get_tuple_element():
       %r = stablehlo.add %y, %y : tensor<2xf32>
       return %r : tensor<2xf32>
     }"""
-    (r,) = run(text, np.array([1.5, -2], dtype=np.float32))
+    (r,) = run_text(text, np.array([1.5, -2], dtype=np.float32))
     np.testing.assert_array_equal(r, np.array([3.0, -4.0], dtype=np.float32))
     assert r.dtype == np.float32
 
@@ -107,7 +105,7 @@ def test_custom_call_unknown_target_is_an_error_naming_it():
       return %r : tensor<f32>
     }"""
     with pytest.raises(ExecutionError, match="my_op"):
-        run(text, np.float32(1))
+        run_text(text, np.float32(1))
 
 
 def test_custom_call_user_callable():
@@ -116,7 +114,7 @@ def test_custom_call_user_callable():
       %r = stablehlo.custom_call @my_op(%x) : (tensor<3xf32>) -> tensor<3xf32>
       return %r : tensor<3xf32>
     }"""
-    (r,) = run(text, np.arange(3, dtype=np.float32), custom_calls={"my_op": lambda x: x * 2})
+    (r,) = run_text(text, np.arange(3, dtype=np.float32), custom_calls={"my_op": lambda x: x * 2})
     np.testing.assert_array_equal(r, [0, 2, 4])
 
 
@@ -130,7 +128,7 @@ def test_composite_runs_its_decomposition():
       %r = stablehlo.multiply %y, %y : tensor<f32>
       return %r : tensor<f32>
     }"""
-    (r,) = run(text, np.float32(3))
+    (r,) = run_text(text, np.float32(3))
     assert float(r) == 9.0
 
 
@@ -140,9 +138,9 @@ def test_wrong_argument_shape_is_a_clear_error():
       return %x : tensor<2xf32>
     }"""
     with pytest.raises(ExecutionError, match=r"expected shape \(2\)"):
-        run(text, np.zeros(3, np.float32))
+        run_text(text, np.zeros(3, np.float32))
     with pytest.raises(ExecutionError, match="takes 1 arguments"):
-        run(text)
+        run_text(text)
 
 
 def test_error_inside_nested_region_names_the_innermost_op():

@@ -24,9 +24,7 @@ import shlo
 from shlo.errors import ExecutionError
 from shlo.interpreter.process_grid import PerProcess
 
-
-def run(text: str, *args: Any, **kw: Any) -> Any:
-    return shlo.run(shlo.parse(text), *args, verify=False, **kw)
+from harness import run_text
 
 
 def per_process(results: list[list[Any]], k: int = 0) -> list[list[Any]]:
@@ -49,9 +47,9 @@ def test_replica_id_and_partition_id() -> None:
       %p = stablehlo.partition_id : tensor<ui32>
       return %r, %p : tensor<ui32>, tensor<ui32>
     }"""
-    res = run(text, replicas=3, partitions=2)
+    res = run_text(text, replicas=3, partitions=2)
     assert [(int(r), int(p)) for r, p in res] == [divmod(i, 2) for i in range(6)]
-    r, p = run(text)
+    r, p = run_text(text)
     assert r.dtype == np.uint32 and r.shape == () and int(r) == 0 and int(p) == 0
 
 
@@ -64,7 +62,7 @@ def test_after_all_makes_tokens() -> None:
     }"""
     from shlo.types import TOKEN
 
-    assert run(text) == [TOKEN]
+    assert run_text(text) == [TOKEN]
 
 
 # --- all_gather -----------------------------------------------------------------------------------
@@ -82,7 +80,7 @@ func.func @main(%operand: tensor<2x2xi64>) -> tensor<2x4xi64> {
 
 def test_all_gather_spec_example() -> None:
     xs = PerProcess([np.array([[1, 2], [3, 4]]), np.array([[5, 6], [7, 8]])])
-    res = run(ALL_GATHER.replace("CHANNEL", ""), xs, replicas=2)
+    res = run_text(ALL_GATHER.replace("CHANNEL", ""), xs, replicas=2)
     assert per_process(res) == [[[1, 2, 5, 6], [3, 4, 7, 8]]] * 2
 
 
@@ -92,7 +90,7 @@ def test_all_gather_cross_replica_and_partition_orders_partition_major() -> None
     text = ALL_GATHER.replace("CHANNEL", ", channel_handle = #stablehlo.channel_handle<handle = 1, "
                                          "type = 0>").replace("2x4xi64", "2x8xi64")
     xs = PerProcess([np.full((2, 2), 10 * i + 1) for i in range(4)])
-    res = run(text, xs, replicas=2, partitions=2)
+    res = run_text(text, xs, replicas=2, partitions=2)
     # process ids 0..3 are (0,0), (0,1), (1,0), (1,1): group order is processes 0, 2, 1, 3.
     assert per_process(res)[0][0] == [1, 1, 21, 21, 11, 11, 31, 31]
     assert all(per_process(res)[i] == per_process(res)[0] for i in range(4))
@@ -111,7 +109,7 @@ def test_all_gather_flattened_ids_and_variadic() -> None:
     }"""
     a = PerProcess([np.array([i]) for i in range(4)])
     b = PerProcess([np.array([10 * i], np.int32) for i in range(4)])
-    res = run(text, a, b, replicas=2, partitions=2)
+    res = run_text(text, a, b, replicas=2, partitions=2)
     assert per_process(res, 0) == [[3, 0], [1, 2], [1, 2], [3, 0]]
     assert per_process(res, 1) == [[30, 0], [10, 20], [10, 20], [30, 0]]
     assert res[0][1].dtype == np.int32
@@ -130,7 +128,7 @@ def test_all_reduce_spec_example() -> None:
       return %result : tensor<4xi64>
     }}"""
     xs = PerProcess([np.array([1, 2, 3, 4]), np.array([5, 6, 7, 8])])
-    assert per_process(run(text, xs, replicas=2)) == [[6, 8, 10, 12]] * 2
+    assert per_process(run_text(text, xs, replicas=2)) == [[6, 8, 10, 12]] * 2
 
 
 def test_all_reduce_with_a_general_body_folds_in_group_order() -> None:
@@ -150,7 +148,7 @@ def test_all_reduce_with_a_general_body_folds_in_group_order() -> None:
     xs = PerProcess([np.array([1, 0]), np.array([10, 0]), np.array([100, 1])])
     # group order: v2, v0, v1 -> 2 * (2 * v2 + v0) + v1
     expected = (2 * (2 * np.array([100, 1]) + np.array([1, 0])) + np.array([10, 0])).tolist()
-    assert per_process(run(text, xs, replicas=3)) == [expected] * 3
+    assert per_process(run_text(text, xs, replicas=3)) == [expected] * 3
 
 
 def test_all_reduce_variadic_float_max_and_promotion() -> None:
@@ -166,7 +164,7 @@ def test_all_reduce_variadic_float_max_and_promotion() -> None:
     }"""
     x = PerProcess([np.array([1, -0.0, np.nan], np.float32), np.array([2, 0.0, 1], np.float32)])
     y = PerProcess([np.array([-1, 5], np.float32), np.array([-2, 4], np.float32)])
-    res = run(text, x, y, replicas=2)
+    res = run_text(text, x, y, replicas=2)
     for r in res:
         assert r[0].dtype == np.float64 and r[1].dtype == np.float64
         assert r[0][0] == 2 and r[0][1] == 0 and not np.signbit(r[0][1]) and np.isnan(r[0][2])
@@ -195,7 +193,7 @@ def test_all_reduce_of_booleans_and_in_a_loop() -> None:
       }
       return %r#1 : tensor<i64>
     }"""
-    res = run(text, PerProcess([np.array(1), np.array(2), np.array(3)]), replicas=3)
+    res = run_text(text, PerProcess([np.array(1), np.array(2), np.array(3)]), replicas=3)
     assert [int(r[0]) for r in res] == [6 * 3 ** 3] * 3
     flags = """
     func.func @main(%x: tensor<2xi1>) -> tensor<2xi1> {
@@ -206,7 +204,7 @@ def test_all_reduce_of_booleans_and_in_a_loop() -> None:
       }) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<2xi1>) -> tensor<2xi1>
       return %r : tensor<2xi1>
     }"""
-    res = run(flags, PerProcess([np.array([True, True]), np.array([True, False])]), replicas=2)
+    res = run_text(flags, PerProcess([np.array([True, True]), np.array([True, False])]), replicas=2)
     assert per_process(res) == [[True, False]] * 2 and res[0][0].dtype == np.bool_
 
 
@@ -222,7 +220,7 @@ def test_all_reduce_of_quantized_tensors_adds_their_values() -> None:
       return %r : tensor<2x{q}>
     }}"""
     # storage [2, 4] and [6, -2] are 2.5, 3.5 and 4.5, 0.5; sums 7.0, 4.0 are storage 11, 5.
-    res = run(text, PerProcess([np.array([2, 4], np.int8), np.array([6, -2], np.int8)]),
+    res = run_text(text, PerProcess([np.array([2, 4], np.int8), np.array([6, -2], np.int8)]),
               replicas=2)
     assert per_process(res) == [[11, 5]] * 2
 
@@ -235,7 +233,7 @@ def test_all_reduce_on_one_process_is_the_operand_in_the_body_type() -> None:
       }} : (tensor<4xi64>) -> tensor<4xi64>
       return %result : tensor<4xi64>
     }}"""
-    (r,) = run(text, np.array([1, 2, 3, 4]))
+    (r,) = run_text(text, np.array([1, 2, 3, 4]))
     assert r.tolist() == [1, 2, 3, 4]
 
 
@@ -248,9 +246,9 @@ def test_all_reduce_rejects_a_process_outside_the_groups() -> None:
       return %result : tensor<4xi64>
     }}"""
     with pytest.raises(ExecutionError, match="replica id 1 .* out of range"):
-        run(text, np.arange(4))
+        run_text(text, np.arange(4))
     with pytest.raises(ExecutionError, match=r"replica 2, partition 0\) is in none"):
-        run(text, np.arange(4), replicas=3)
+        run_text(text, np.arange(4), replicas=3)
 
 
 # --- reduce_scatter, all_to_all -------------------------------------------------------------------
@@ -268,7 +266,7 @@ def test_reduce_scatter_spec_example() -> None:
     }}"""
     xs = PerProcess([np.array([[1, 2, 3, 4], [5, 6, 7, 8]]),
                      np.array([[9, 10, 11, 12], [13, 14, 15, 16]])])
-    assert per_process(run(text, xs, replicas=2)) == [[[10, 12], [18, 20]], [[14, 16], [22, 24]]]
+    assert per_process(run_text(text, xs, replicas=2)) == [[[10, 12], [18, 20]], [[14, 16], [22, 24]]]
 
 
 def test_all_to_all_spec_example_and_cross_partition() -> None:
@@ -286,12 +284,12 @@ def test_all_to_all_spec_example_and_cross_partition() -> None:
     xs = PerProcess([np.array([[1, 2, 3, 4], [5, 6, 7, 8]]),
                      np.array([[9, 10, 11, 12], [13, 14, 15, 16]])])
     expected = [[[1, 2], [5, 6], [9, 10], [13, 14]], [[3, 4], [7, 8], [11, 12], [15, 16]]]
-    assert per_process(run(text.replace("CHANNEL", ""), xs, replicas=2)) == expected
+    assert per_process(run_text(text.replace("CHANNEL", ""), xs, replicas=2)) == expected
     cross_partition = text.replace(
         "CHANNEL", ", channel_handle = #stablehlo.channel_handle<handle = 1, type = 0>")
-    assert per_process(run(cross_partition, xs, partitions=2)) == expected
+    assert per_process(run_text(cross_partition, xs, partitions=2)) == expected
     with pytest.raises(ExecutionError, match="split_count is 2 but the process group has 3"):
-        run(text.replace("CHANNEL", "").replace("[[0, 1]]> : tensor<1x2xi64>",
+        run_text(text.replace("CHANNEL", "").replace("[[0, 1]]> : tensor<1x2xi64>",
                                                 "[[0, 1, 2]]> : tensor<1x3xi64>"),
             np.zeros((2, 4), np.int64), replicas=3)
 
@@ -310,11 +308,11 @@ def test_collective_permute_spec_example() -> None:
     }"""
     xs = PerProcess([np.array([[1, 2], [3, 4]]), np.array([[5, 6], [7, 8]]),
                      np.array([[9, 10], [11, 12]])])
-    assert per_process(run(text, xs, replicas=3)) == [
+    assert per_process(run_text(text, xs, replicas=3)) == [
         [[0, 0], [0, 0]], [[1, 2], [3, 4]], [[5, 6], [7, 8]]]
     # On a 3x2 grid the pairs apply within each partition (cross_replica).
     ys = PerProcess([np.full((2, 2), i) for i in range(6)])
-    res = run(text, ys, replicas=3, partitions=2)
+    res = run_text(text, ys, replicas=3, partitions=2)
     assert [int(r[0][0, 0]) for r in res] == [0, 0, 0, 1, 2, 3]
 
 
@@ -327,7 +325,7 @@ def test_collective_permute_quantized_zero_is_the_zero_point() -> None:
       } : (tensor<2x!quant.uniform<i8:f32, 0.5:-3>>) -> tensor<2x!quant.uniform<i8:f32, 0.5:-3>>
       return %r : tensor<2x!quant.uniform<i8:f32, 0.5:-3>>
     }"""
-    res = run(text, PerProcess([np.array([7, 8], np.int8), np.array([1, 2], np.int8)]),
+    res = run_text(text, PerProcess([np.array([7, 8], np.int8), np.array([1, 2], np.int8)]),
               replicas=2)
     assert per_process(res) == [[-3, -3], [7, 8]] and res[0][0].dtype == np.int8
 
@@ -343,7 +341,7 @@ def test_collective_broadcast_spec_example() -> None:
     }"""
     xs = PerProcess([np.array([[1, 2]]), np.array([[3, 4]]), np.array([[5, 6]]),
                      np.array([[7, 8]])])
-    assert per_process(run(text, xs, replicas=4)) == [[[0, 0]], [[5, 6]], [[5, 6]], [[0, 0]]]
+    assert per_process(run_text(text, xs, replicas=4)) == [[[0, 0]], [[5, 6]], [[5, 6]], [[0, 0]]]
 
 
 def test_collective_broadcast_dynamic_root_must_agree() -> None:
@@ -356,10 +354,10 @@ def test_collective_broadcast_dynamic_root_must_agree() -> None:
       return %r : tensor<2xi64>
     }"""
     xs = PerProcess([np.array([i, i]) for i in range(3)])
-    res = run(text, xs, np.array([2], np.int32), replicas=3)
+    res = run_text(text, xs, np.array([2], np.int32), replicas=3)
     assert per_process(res) == [[2, 2]] * 3
     with pytest.raises(ExecutionError, match="disagree on the root"):
-        run(text, xs, PerProcess([np.array([k], np.int32) for k in (0, 0, 1)]), replicas=3)
+        run_text(text, xs, PerProcess([np.array([k], np.int32) for k in (0, 0, 1)]), replicas=3)
 
 
 def test_collective_reduce_gives_the_root_the_sum() -> None:
@@ -371,7 +369,7 @@ def test_collective_reduce_gives_the_root_the_sum() -> None:
       return %result : tensor<2xi64>
     }}"""
     xs = PerProcess([np.array([10 ** i, 1]) for i in range(4)])
-    assert per_process(run(text, xs, replicas=4)) == [[0, 0], [11, 2], [1100, 2], [0, 0]]
+    assert per_process(run_text(text, xs, replicas=4)) == [[0, 0], [11, 2], [1100, 2], [0, 0]]
 
 
 # --- send, recv, infeed, outfeed, run_parallel ----------------------------------------------------
@@ -397,7 +395,7 @@ module {
 
 
 def test_send_recv_between_two_functions() -> None:
-    res = run(SEND_RECV, process_args=[[np.array([1, 2])], [np.array([10, 20])]],
+    res = run_text(SEND_RECV, process_args=[[np.array([1, 2])], [np.array([10, 20])]],
               programs=[["send"], ["recv"]])
     assert res[1][0].tolist() == [11, 22]
 
@@ -413,7 +411,7 @@ def test_infeed_outfeed_text() -> None:
       return %a : tensor<2x2xi64>
     }"""
     out: list[Any] = []
-    (a,) = run(text, infeed=[(np.array([[1, 2], [3, 4]]), np.array(7, np.int32))], outfeed=out)
+    (a,) = run_text(text, infeed=[(np.array([[1, 2], [3, 4]]), np.array(7, np.int32))], outfeed=out)
     assert a.tolist() == [[1, 2], [3, 4]]
     assert len(out) == 1 and out[0][0].tolist() == [[1, 2], [3, 4]] and int(out[0][1]) == 7
 
@@ -444,7 +442,7 @@ def test_run_parallel_op_runs_a_grid_and_shares_its_infeed() -> None:
         return %r#0, %r#1, %r#2, %r#3 : tensor<ui32>, tensor<i64>, tensor<ui32>, tensor<i64>
       }
     }"""
-    r0, s0, r1, s1 = run(text)
+    r0, s0, r1, s1 = run_text(text)
     assert (int(r0), int(r1)) == (0, 1)
     assert sorted([int(s0) - 1, int(s1) - 2]) == [100, 200]  # one shared queue
 
@@ -654,7 +652,7 @@ def test_against_xla(xla: dict[str, Any], name: str) -> None:
     case = xla["cases"][name]
     n = case["R"] * case["P"]
     expected = _load(xla, name, "out", n, rep["nout"])
-    got = run(case["text"], PerProcess(xla["inputs"][name]))
+    got = run_text(case["text"], PerProcess(xla["inputs"][name]))
     assert len(got) == n
     for i in range(n):
         for g, e in zip(got[i], expected[i]):

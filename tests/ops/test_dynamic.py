@@ -2,23 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+import functools
 
 import numpy as np
 import pytest
 
 from shlo.attributes import DenseArrayAttr, IntegerAttr, StructAttr
-from shlo.interpreter.evaluator import PrepareContext
-from shlo.ir import Operation, Value
 from shlo.types import I64, TensorType, element_type
 
+import harness
+
 F32 = element_type("f32")
-
-
-def ttype(a: np.ndarray, dynamic: bool = False) -> TensorType:
-    et = {np.dtype(element_type(n).dtype): element_type(n)
-          for n in ("i1", "i8", "i32", "i64", "ui32", "f32", "f64", "bf16")}[a.dtype]
-    return TensorType(tuple(None if dynamic else d for d in a.shape), et)
 
 
 def dyn(rank: int, et: str = "f32") -> TensorType:
@@ -29,54 +23,48 @@ def i64s(*v: int) -> DenseArrayAttr:
     return DenseArrayAttr(I64, tuple(v))
 
 
-def run1(name: str, operands: list[Any], result: TensorType, **props: Any) -> np.ndarray:
-    operands = [np.asarray(a) for a in operands]
-    op = Operation(name, [Value(ttype(a, dynamic=i == 0)) for i, a in enumerate(operands)],
-                   [result], properties=props)
-    (out,) = PrepareContext(None).prepare(op)(*operands)
-    assert np.asarray(out).dtype == result.dtype
-    return np.asarray(out)
+# The ops here take their first operand with every dimension dynamic (`tensor<?x?xf32>`).
+run1 = functools.partial(harness.run1, dynamic=[0])
 
 
 def test_dynamic_broadcast_in_dim() -> None:
     operand = np.array([[1], [2], [3]], np.int64)
     out = run1("stablehlo.dynamic_broadcast_in_dim", [operand, np.array([3, 2, 2], np.int64)],
-               TensorType((3, 2, 2), element_type("i64")), broadcast_dimensions=i64s(0, 2),
+               results=TensorType((3, 2, 2), element_type("i64")), broadcast_dimensions=i64s(0, 2),
                known_expanding_dimensions=i64s(1), known_nonexpanding_dimensions=i64s(0))
     np.testing.assert_array_equal(out, [[[1, 1], [1, 1]], [[2, 2], [2, 2]], [[3, 3], [3, 3]]])
     out = run1("stablehlo.dynamic_broadcast_in_dim", [np.float32(2.5), np.array([4], np.int32)],
-               dyn(1), broadcast_dimensions=i64s())
+               results=dyn(1), broadcast_dimensions=i64s())
     np.testing.assert_array_equal(out, [2.5] * 4)
 
 
 def test_dynamic_broadcast_in_dim_rejects_mismatching_static_dims() -> None:
     with pytest.raises(Exception):
         run1("stablehlo.dynamic_broadcast_in_dim", [np.float32(1), np.array([4], np.int32)],
-             TensorType((3,), F32), broadcast_dimensions=i64s())
+             results=TensorType((3,), F32), broadcast_dimensions=i64s())
 
 
 @pytest.mark.parametrize("dim", [0, 1])
 def test_dynamic_iota(dim: int) -> None:
-    out = run1("stablehlo.dynamic_iota", [np.array([3, 4], np.int64)], dyn(2, "i64"),
+    out = run1("stablehlo.dynamic_iota", [np.array([3, 4], np.int64)], results=dyn(2, "i64"),
                iota_dimension=IntegerAttr(dim))
     expected = np.indices((3, 4))[dim]
     np.testing.assert_array_equal(out, expected)
     # a second run with another shape (the kernel caches per shape)
-    op = Operation("stablehlo.dynamic_iota", [Value(TensorType((2,), I64))], [dyn(2, "f32")],
-                   properties={"iota_dimension": IntegerAttr(dim)})
-    run = PrepareContext(None).prepare(op)
+    run = harness.prepare_op("stablehlo.dynamic_iota", [TensorType((2,), I64)], dyn(2, "f32"),
+                             iota_dimension=IntegerAttr(dim))
     np.testing.assert_array_equal(run(np.array([2, 5]))[0], np.indices((2, 5))[dim])
     np.testing.assert_array_equal(run(np.array([1, 2]))[0], np.indices((1, 2))[dim])
 
 
 def test_dynamic_reshape() -> None:
     x = np.array([[1, 2, 3, 4, 5, 6]], np.int64)
-    out = run1("stablehlo.dynamic_reshape", [x, np.array([6], np.int64)], dyn(1, "i64"))
+    out = run1("stablehlo.dynamic_reshape", [x, np.array([6], np.int64)], results=dyn(1, "i64"))
     np.testing.assert_array_equal(out, [1, 2, 3, 4, 5, 6])
-    out = run1("stablehlo.dynamic_reshape", [x, np.array([3, 2], np.int32)], dyn(2, "i64"))
+    out = run1("stablehlo.dynamic_reshape", [x, np.array([3, 2], np.int32)], results=dyn(2, "i64"))
     np.testing.assert_array_equal(out, [[1, 2], [3, 4], [5, 6]])
     with pytest.raises(Exception):
-        run1("stablehlo.dynamic_reshape", [x, np.array([4], np.int32)], dyn(1, "i64"))
+        run1("stablehlo.dynamic_reshape", [x, np.array([4], np.int32)], results=dyn(1, "i64"))
 
 
 def test_dynamic_pad() -> None:
@@ -84,7 +72,7 @@ def test_dynamic_pad() -> None:
                  np.int64)
     out = run1("stablehlo.dynamic_pad", [x, np.array(-1, np.int64), np.array([1, -1]),
                                          np.array([1, -1]), np.array([0, 1])],
-               TensorType((7, 5), element_type("i64")))
+               results=TensorType((7, 5), element_type("i64")))
     np.testing.assert_array_equal(out, [
         [-1, -1, -1, -1, -1],
         [-1, 0, -1, 0, -1],
@@ -101,7 +89,7 @@ def test_dynamic_gather() -> None:
     dn = StructAttr("stablehlo.gather", (("offset_dims", (2, 3)), ("collapsed_slice_dims", (0,)),
                                          ("start_index_map", (1, 0)), ("index_vector_dim", 2)))
     out = run1("stablehlo.dynamic_gather", [operand, idx, np.array([1, 2, 2], np.int64)],
-               dyn(4, "i64"), dimension_numbers=dn)
+               results=dyn(4, "i64"), dimension_numbers=dn)
     np.testing.assert_array_equal(out, [[[[1, 2], [3, 4]], [[3, 4], [5, 6]],
                                          [[13, 14], [15, 16]]],
                                         [[[9, 10], [11, 12]], [[11, 12], [13, 14]],
@@ -112,26 +100,26 @@ def test_real_dynamic_slice() -> None:
     x = np.arange(20, dtype=np.float32).reshape(4, 5)
     out = run1("stablehlo.real_dynamic_slice", [x, np.array([1, 0], np.int32),
                                                 np.array([4, 5], np.int32),
-                                                np.array([2, 2], np.int32)], dyn(2))
+                                                np.array([2, 2], np.int32)], results=dyn(2))
     np.testing.assert_array_equal(out, x[1:4:2, 0:5:2])
     # a start that would overrun is clamped (the slice keeps its size)
     out = run1("stablehlo.real_dynamic_slice", [x, np.array([3, 1]), np.array([6, 3]),
-                                                np.array([1, 1])], dyn(2))
+                                                np.array([1, 1])], results=dyn(2))
     np.testing.assert_array_equal(out, x[1:4, 1:3])
     with pytest.raises(Exception):  # more elements than the dimension has
         run1("stablehlo.real_dynamic_slice", [x, np.array([0, 0]), np.array([5, 5]),
-                                              np.array([1, 1])], dyn(2))
+                                              np.array([1, 1])], results=dyn(2))
     with pytest.raises(Exception):  # limit < start
         run1("stablehlo.real_dynamic_slice", [x, np.array([2, 0]), np.array([1, 5]),
-                                              np.array([1, 1])], dyn(2))
+                                              np.array([1, 1])], results=dyn(2))
 
 
 def test_set_and_get_dimension_size() -> None:
     x = np.arange(8, dtype=np.float32).reshape(4, 2)
-    out = run1("stablehlo.set_dimension_size", [x, np.array(3, np.int32)], dyn(2),
+    out = run1("stablehlo.set_dimension_size", [x, np.array(3, np.int32)], results=dyn(2),
                dimension=IntegerAttr(0))
     np.testing.assert_array_equal(out, x[:3])
-    size = run1("stablehlo.get_dimension_size", [out], TensorType((), element_type("i32")),
+    size = run1("stablehlo.get_dimension_size", [out], results=TensorType((), element_type("i32")),
                 dimension=IntegerAttr(0))
     assert size == 3 and size.dtype == np.int32
 
@@ -177,8 +165,8 @@ func.func @main(%x: tensor<?xf32>, %n: tensor<i64>) -> (tensor<?xf32>, tensor<?x
 def test_set_dimension_size_static_result_keeps_its_size() -> None:
     x = np.arange(8, dtype=np.float32).reshape(4, 2)
     out = run1("stablehlo.set_dimension_size", [x, np.array(3, np.int32)],
-               TensorType((4, 2), F32), dimension=IntegerAttr(0))
+               results=TensorType((4, 2), F32), dimension=IntegerAttr(0))
     np.testing.assert_array_equal(out, x)
     out = run1("stablehlo.set_dimension_size", [x, np.array(3, np.int32)],
-               TensorType((2, 2), F32), dimension=IntegerAttr(0))
+               results=TensorType((2, 2), F32), dimension=IntegerAttr(0))
     np.testing.assert_array_equal(out, x[:2])

@@ -23,28 +23,15 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from shlo.interpreter.evaluator import PrepareContext
-from shlo.ir import Operation, Value
-from shlo.types import element_type, tensor
+from shlo.types import element_type
+
+from harness import prepare_op, run1
 
 NARROW = ["f8E4M3FN", "f8E5M2", "f8E4M3FNUZ", "f8E5M2FNUZ", "f8E4M3B11FNUZ", "f8E4M3",
           "f8E3M4", "f6E2M3FN", "f6E3M2FN", "f4E2M1FN", "bf16", "f16"]
 FLOATS = NARROW + ["f32", "f64"]
 INTS = ["i2", "i4", "i8", "i16", "i32", "i64", "ui2", "ui4", "ui8", "ui16", "ui32", "ui64"]
 ALL_TYPES = ["i1"] + INTS + FLOATS + ["complex<f32>", "complex<f64>"]
-
-
-def kernel(name: str, src: Sequence[str], dst: str, shape: tuple[int, ...]):
-    op = Operation(name, [Value(tensor(shape, t)) for t in src], [tensor(shape, dst)])
-    return PrepareContext(None).prepare(op)
-
-
-def run(name: str, args: Sequence[np.ndarray], src: Sequence[str], dst: str) -> np.ndarray:
-    with np.errstate(all="ignore"):
-        (out,) = kernel(name, src, dst, np.shape(args[0]))(*args)
-    out = np.asarray(out)
-    assert out.dtype == element_type(dst).dtype
-    return out
 
 
 # --- the reference: exact rounding of rationals -------------------------------------------------
@@ -184,7 +171,7 @@ def _exact_sources(x: np.ndarray, name: str) -> list[Any]:
 @pytest.mark.parametrize("dst", ALL_TYPES)
 def test_convert_matrix(src: str, dst: str) -> None:
     x = source_values(src)
-    got = run("stablehlo.convert", [x], [src], dst)
+    got = run1("stablehlo.convert", [x], [src], dst, quiet=True)
     sv = _exact_sources(x, src)
     det = element_type(dst)
     if det.is_bool:
@@ -228,7 +215,7 @@ def test_single_rounding_from_f64_at_midpoints() -> None:
         mids = (vals[:-1] + vals[1:]) / 2
         eps = np.abs(mids) * 2.0**-40
         x = np.concatenate([mids, mids + eps, mids - eps, -(mids + eps)])
-        got = run("stablehlo.convert", [x], ["f64"], name)
+        got = run1("stablehlo.convert", [x], ["f64"], name, quiet=True)
         check_float_result(got, [Fraction(float(v)) for v in x], name)
 
 
@@ -236,34 +223,38 @@ def test_single_rounding_from_i64() -> None:
     x = np.array([2**24 + 2**16 + 1, 2**62 + 2**54 + 1, -(2**40 + 2**32 + 1), 2**63 - 1,
                   2**31 + 2**23 + 1, 257, 4097, 65520, 2**53 + 1], np.int64)
     for name in ["bf16", "f16", "f32", "f8E5M2", "f8E4M3FN"]:
-        got = run("stablehlo.convert", [x], ["i64"], name)
+        got = run1("stablehlo.convert", [x], ["i64"], name, quiet=True)
         check_float_result(got, [Fraction(int(v)) for v in x], name)
     u = np.array([2**64 - 1, 2**63 + 2**55 + 1, 2**40 + 2**32 + 1], np.uint64)
     for name in ["bf16", "f32", "f64"]:
-        got = run("stablehlo.convert", [u], ["ui64"], name)
+        got = run1("stablehlo.convert", [u], ["ui64"], name, quiet=True)
         check_float_result(got, [Fraction(int(v)) for v in u], name)
 
 
 def test_convert_documented_choices() -> None:
     # float -> int saturates, NaN -> 0 (XLA); to unsigned, negatives saturate to 0
     x = np.array([-5.0, 300.0, np.nan, -np.inf, np.inf, 2.7, -0.5, -2.7], np.float32)
-    assert run("stablehlo.convert", [x], ["f32"], "ui8").tolist() == [0, 255, 0, 0, 255, 2, 0, 0]
-    assert run("stablehlo.convert", [x], ["f32"], "i8").tolist() == \
+    assert run1("stablehlo.convert", [x], ["f32"], "ui8", quiet=True).tolist() == \
+        [0, 255, 0, 0, 255, 2, 0, 0]
+    assert run1("stablehlo.convert", [x], ["f32"], "i8", quiet=True).tolist() == \
         [-5, 127, 0, -128, 127, 2, 0, -2]
-    assert run("stablehlo.convert", [x], ["f32"], "i4").astype(int).tolist() == \
+    assert run1("stablehlo.convert", [x], ["f32"], "i4", quiet=True).astype(int).tolist() == \
         [-5, 7, 0, -8, 7, 2, 0, -2]
     big = np.array([9.3e18, -9.3e18, 2.0**63, 1.8e19, 2.0**64], np.float64)
-    assert run("stablehlo.convert", [big], ["f64"], "i64").tolist() == \
+    assert run1("stablehlo.convert", [big], ["f64"], "i64", quiet=True).tolist() == \
         [2**63 - 1, -2**63, 2**63 - 1, 2**63 - 1, 2**63 - 1]
-    assert run("stablehlo.convert", [big], ["f64"], "ui64").tolist() == \
+    assert run1("stablehlo.convert", [big], ["f64"], "ui64", quiet=True).tolist() == \
         [9300000000000000000, 0, 2**63, 18000000000000000000, 2**64 - 1]
     # int -> narrower int wraps; complex -> real keeps the real part; -> i1 is != 0
-    assert run("stablehlo.convert", [np.array([300, -129], np.int32)], ["i32"], "i8").tolist() \
+    assert run1("stablehlo.convert", [np.array([300, -129], np.int32)], ["i32"], "i8",
+                quiet=True).tolist() \
         == [44, 127]
     z = np.array([0 + 1j, 2.5 - 1j], np.complex64)
-    assert run("stablehlo.convert", [z], ["complex<f32>"], "i1").tolist() == [False, True]
-    assert run("stablehlo.convert", [z], ["complex<f32>"], "i32").tolist() == [0, 2]
-    assert run("stablehlo.convert", [z], ["complex<f32>"], "f64").tolist() == [0.0, 2.5]
+    assert run1("stablehlo.convert", [z], ["complex<f32>"], "i1", quiet=True).tolist() == \
+        [False, True]
+    assert run1("stablehlo.convert", [z], ["complex<f32>"], "i32", quiet=True).tolist() == [0, 2]
+    assert run1("stablehlo.convert", [z], ["complex<f32>"], "f64", quiet=True).tolist() == \
+        [0.0, 2.5]
 
 
 def test_convert_no_warnings() -> None:
@@ -275,7 +266,7 @@ def test_convert_no_warnings() -> None:
                 else np.array([2**31 - 1, 0, 7])
             with np.errstate(all="ignore"):
                 x = x.astype(element_type(src).dtype)
-            (out,) = kernel("stablehlo.convert", [src], dst, x.shape)(x)
+            (out,) = prepare_op("stablehlo.convert", [src], dst, x.shape)(x)
             assert np.asarray(out).dtype == element_type(dst).dtype
 
 
@@ -309,7 +300,7 @@ def test_narrow_arithmetic_correctly_rounded(name: str, op: str) -> None:
         vals = _finite_values(name)
     a = rng.choice(vals, 1500)
     b = rng.choice(vals, 1500)
-    got = run(op, [a, b], [name, name], name)
+    got = run1(op, [a, b], [name, name], name, quiet=True)
     exact = []
     for x, y in zip(a.astype(np.float64), b.astype(np.float64)):
         q = _EXACT[op](Fraction(float(x)), Fraction(float(y)))
@@ -322,7 +313,7 @@ def test_narrow_arithmetic_correctly_rounded(name: str, op: str) -> None:
 def test_narrow_sqrt_correctly_rounded(name: str) -> None:
     vals = _finite_values(name)
     vals = vals[vals.astype(np.float64) >= 0]
-    got = run("stablehlo.sqrt", [vals], [name], name)
+    got = run1("stablehlo.sqrt", [vals], [name], name, quiet=True)
     for g, v in zip(got.astype(np.float64), vals.astype(np.float64)):
         q = Fraction(float(v))
         r = round_exact(Fraction(math.isqrt(int(q * 2**200)), 2**100), fmt(name))
@@ -348,7 +339,7 @@ def test_transcendental_rounded_once(name: str, op: str) -> None:
         np.random.default_rng(3).standard_normal(3000).astype(np.float32) * 4
     if len(vals) > 3000:
         vals = vals[:: len(vals) // 3000]
-    got = run(op, [vals], [name], name)
+    got = run1(op, [vals], [name], name, quiet=True)
     with np.errstate(all="ignore"):
         ref = _FUNCS[op](vals.astype(np.float64))
     if name == "f32" and op in _NATIVE_F32:
@@ -372,7 +363,7 @@ def test_atan2_power_rounded_once() -> None:
     vals = _finite_values("bf16")
     a, b = rng.choice(vals, 2000), rng.choice(vals, 2000)
     for op, f in [("stablehlo.atan2", np.arctan2), ("stablehlo.power", np.power)]:
-        got = run(op, [a, b], ["bf16", "bf16"], "bf16")
+        got = run1(op, [a, b], ["bf16", "bf16"], "bf16", quiet=True)
         with np.errstate(all="ignore"):
             ref = f(a.astype(np.float64), b.astype(np.float64))
         check_float_result(got, [Fraction(float(r)) if np.isfinite(r) else float(r)
@@ -387,12 +378,10 @@ def test_reduce_precision_matches_convert_round_trip() -> None:
     rng = np.random.default_rng(11)
     x = (rng.standard_normal(5000) * 10.0 ** rng.integers(-3, 4, 5000)).astype(np.float32)
     for e, m, target in [(8, 7, "bf16"), (5, 10, "f16"), (5, 2, "f8E5M2"), (4, 3, "f8E4M3")]:
-        op = Operation("stablehlo.reduce_precision", [Value(tensor(x.shape, "f32"))],
-                       [tensor(x.shape, "f32")],
-                       properties={"exponent_bits": IntegerAttr(e),
-                                   "mantissa_bits": IntegerAttr(m)})
+        k = prepare_op("stablehlo.reduce_precision", ["f32"], "f32", x.shape,
+                       exponent_bits=IntegerAttr(e), mantissa_bits=IntegerAttr(m))
         with np.errstate(all="ignore"):
-            (got,) = PrepareContext(None).prepare(op)(x)
+            (got,) = k(x)
             via = x.astype(element_type(target).dtype).astype(np.float32)
         f = fmt(target)
         normal = np.abs(x) >= 2.0 ** f.emin  # (x just below: rounded at m bits, then flushed)
@@ -404,4 +393,4 @@ def test_reduce_precision_matches_convert_round_trip() -> None:
 def test_all_pairs_of_types_prepare() -> None:
     """Every (src, dst) pair of the spec's types has a conversion."""
     for src, dst in itertools.product(ALL_TYPES, ALL_TYPES):
-        kernel("stablehlo.convert", [src], dst, (1,))
+        prepare_op("stablehlo.convert", [src], dst, (1,))

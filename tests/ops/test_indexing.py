@@ -15,29 +15,20 @@ import numpy as np
 import pytest
 
 from shlo.attributes import BoolAttr, DenseArrayAttr, DenseElementsAttr, StructAttr
-from shlo.interpreter.evaluator import PrepareContext
-from shlo.ir import Block, Operation, Region, Value
+from shlo.ir import Block, Operation, Region
 from shlo.ops.indexing import (GatherDimensionNumbers, ScatterDimensionNumbers, gather_array,
                                occurrence_rank)
 from shlo.registry import lookup
-from shlo.types import I64, TensorType, element_type, tensor
+from shlo.types import I64, TensorType, tensor
 
+from harness import run1, run_op, run_text, type_of
 
+# --- helpers --------------------------------------------------------------------------------------
 
-# --- helpers (each test module is self-contained) -----------------------------------------------
-
-_BY_DTYPE = {np.dtype(element_type(n).dtype): element_type(n) for n in (
-    "i1", "i2", "i4", "i8", "i16", "i32", "i64", "ui2", "ui4", "ui8", "ui16", "ui32", "ui64",
-    "bf16", "f16", "f32", "f64", "f8E4M3FN", "f8E5M2", "f8E4M3FNUZ", "complex<f32>",
-    "complex<f64>")}
 ALL_DTYPES = [np.bool_, ml_dtypes.int2, ml_dtypes.int4, np.int8, np.int32, np.int64,
               ml_dtypes.uint4, np.uint8, np.uint64, ml_dtypes.bfloat16, np.float16, np.float32,
               np.float64, ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e5m2, np.complex64,
               np.complex128]
-
-
-def ttype(a: np.ndarray) -> TensorType:
-    return TensorType(tuple(a.shape), _BY_DTYPE[np.dtype(a.dtype)])
 
 
 def bits(a: np.ndarray) -> np.ndarray:
@@ -50,21 +41,6 @@ def sample(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
         return (np.arange(n) % 2 == 1).reshape(shape)
     mod = 2 if "2" in np.dtype(dtype).name and np.dtype(dtype).itemsize == 1 else 8
     return (np.arange(n) % mod).astype(np.int64).astype(dtype).reshape(shape)
-
-
-def run_op(name: str, operands: list[np.ndarray], results: list[TensorType] | TensorType,
-           regions: list[Any] | None = None, **properties: Any) -> list[Any]:
-    operands = [np.asarray(a) for a in operands]
-    rts = results if isinstance(results, list) else [results]
-    op = Operation(name, [Value(ttype(a)) for a in operands], rts, properties=properties,
-                   regions=regions)
-    return list(PrepareContext(None).prepare(op)(*operands))
-
-
-def run1(name: str, operands: list[np.ndarray], result: TensorType, **props: Any) -> np.ndarray:
-    (out,) = run_op(name, operands, result, **props)
-    assert np.asarray(out).dtype == result.dtype and np.shape(out) == tuple(result.shape)
-    return np.asarray(out)
 
 
 def i64s(*v: int) -> DenseArrayAttr:
@@ -159,7 +135,8 @@ SPEC_OPERAND = np.array([[[1, 2], [3, 4], [5, 6], [7, 8]],
 
 def test_gather_spec_example() -> None:
     start_indices = np.array([[[0, 0], [1, 0], [2, 1]], [[0, 1], [1, 1], [0, 2]]], np.int64)
-    out = run1("stablehlo.gather", [SPEC_OPERAND, start_indices], tensor((2, 3, 2, 2), "i32"),
+    out = run1("stablehlo.gather", [SPEC_OPERAND, start_indices],
+               results=tensor((2, 3, 2, 2), "i32"),
                dimension_numbers=gather_attr(offset_dims=(2, 3), collapsed_slice_dims=(0,),
                                              start_index_map=(1, 0), index_vector_dim=2),
                slice_sizes=i64s(1, 2, 2), indices_are_sorted=BoolAttr(False))
@@ -172,7 +149,7 @@ def test_gather_spec_example() -> None:
 def test_gather_clamps_start_indices() -> None:
     # start_index_map = [1, 0]: [9, 0] -> operand[0, clamp(9, 0, 4 - 2) = 2:4]; [7, -5] too
     start_indices = np.array([[9, 0], [7, -5]], np.int32)
-    out = run1("stablehlo.gather", [SPEC_OPERAND, start_indices], tensor((2, 2, 2), "i32"),
+    out = run1("stablehlo.gather", [SPEC_OPERAND, start_indices], results=tensor((2, 2, 2), "i32"),
                dimension_numbers=gather_attr(offset_dims=(1, 2), collapsed_slice_dims=(0,),
                                              start_index_map=(1, 0), index_vector_dim=1),
                slice_sizes=i64s(1, 2, 2))
@@ -186,7 +163,7 @@ def test_gather_batching_dims() -> None:
     d = GatherDimensionNumbers(offset_dims=(3, 4), collapsed_slice_dims=(1,),
                                operand_batching_dims=(0,), start_indices_batching_dims=(1,),
                                start_index_map=(2, 1), index_vector_dim=3)
-    out = run1("stablehlo.gather", [operand, start_indices], tensor((2, 2, 3, 2, 2), "i64"),
+    out = run1("stablehlo.gather", [operand, start_indices], results=tensor((2, 2, 3, 2, 2), "i64"),
                dimension_numbers=gather_attr(offset_dims=(3, 4), collapsed_slice_dims=(1,),
                                              operand_batching_dims=(0,),
                                              start_indices_batching_dims=(1,),
@@ -202,7 +179,7 @@ def test_gather_implicit_index_vector_dim() -> None:
     # index_vector_dim == rank(start_indices): each scalar is a start index (a take)
     x = np.arange(10, dtype=np.float32) * 1.5
     idx = np.array([[3, 0], [9, 12]], np.int32)
-    out = run1("stablehlo.gather", [x, idx], tensor((2, 2), "f32"),
+    out = run1("stablehlo.gather", [x, idx], results=tensor((2, 2), "f32"),
                dimension_numbers=gather_attr(collapsed_slice_dims=(0,), start_index_map=(0,),
                                              index_vector_dim=2), slice_sizes=i64s(1))
     np.testing.assert_array_equal(out, x[[[3, 0], [9, 9]]])
@@ -210,7 +187,7 @@ def test_gather_implicit_index_vector_dim() -> None:
 
 def test_gather_defaults_index_vector_dim_zero() -> None:
     x = np.arange(5, dtype=np.float32)
-    out = run1("stablehlo.gather", [x, np.array([2], np.int64)], tensor((), "f32"),
+    out = run1("stablehlo.gather", [x, np.array([2], np.int64)], results=tensor((), "f32"),
                dimension_numbers=gather_attr(collapsed_slice_dims=(0,), start_index_map=(0,)),
                slice_sizes=i64s(1))
     assert out == 2.0
@@ -220,7 +197,7 @@ def test_gather_empty_start_index_map() -> None:
     # no index components: every batch element takes the same slice
     x = np.arange(6, dtype=np.int32).reshape(2, 3)
     idx = np.zeros((4, 0), np.int64)
-    out = run1("stablehlo.gather", [x, idx], tensor((4, 2, 2), "i32"),
+    out = run1("stablehlo.gather", [x, idx], results=tensor((4, 2, 2), "i32"),
                dimension_numbers=gather_attr(offset_dims=(1, 2), index_vector_dim=1),
                slice_sizes=i64s(2, 2))
     np.testing.assert_array_equal(out, np.broadcast_to(x[:, :2], (4, 2, 2)))
@@ -231,7 +208,7 @@ def test_gather_empty_start_index_map() -> None:
 def test_gather_index_dtypes(idx_dtype: Any) -> None:
     x = np.arange(20, dtype=np.int16)
     idx = np.array([[1], [7], [15]], np.int64).astype(idx_dtype)
-    out = run1("stablehlo.gather", [x, idx], tensor((3, 2), "i16"),
+    out = run1("stablehlo.gather", [x, idx], results=tensor((3, 2), "i16"),
                dimension_numbers=gather_attr(offset_dims=(1,), start_index_map=(0,),
                                              index_vector_dim=1), slice_sizes=i64s(2))
     starts = np.clip(idx.astype(np.int64).reshape(-1), 0, 18)
@@ -241,7 +218,7 @@ def test_gather_index_dtypes(idx_dtype: Any) -> None:
 def test_gather_uint64_huge_index_clamps_high() -> None:
     x = np.arange(5, dtype=np.int32)
     idx = np.array([[2 ** 64 - 1]], np.uint64)
-    out = run1("stablehlo.gather", [x, idx], tensor((1,), "i32"),
+    out = run1("stablehlo.gather", [x, idx], results=tensor((1,), "i32"),
                dimension_numbers=gather_attr(collapsed_slice_dims=(0,), start_index_map=(0,),
                                              index_vector_dim=1), slice_sizes=i64s(1))
     np.testing.assert_array_equal(out, [4])
@@ -251,7 +228,7 @@ def test_gather_uint64_huge_index_clamps_high() -> None:
 def test_gather_every_dtype(dtype: Any) -> None:
     x = sample((4, 3), dtype)
     idx = np.array([[2], [0], [3]], np.int32)
-    out = run1("stablehlo.gather", [x, idx], TensorType((3, 3), ttype(x).element_type),
+    out = run1("stablehlo.gather", [x, idx], results=TensorType((3, 3), type_of(x).element_type),
                dimension_numbers=gather_attr(offset_dims=(1,), collapsed_slice_dims=(0,),
                                              start_index_map=(0,), index_vector_dim=1),
                slice_sizes=i64s(1, 3))
@@ -342,10 +319,10 @@ def _region(n: int, et: str, body: str | None) -> Region:
 
 def run_scatter(inputs: list[np.ndarray], indices: np.ndarray, updates: list[np.ndarray],
                 body: str, **dims: Any) -> list[np.ndarray]:
-    et = ttype(inputs[0]).element_type.name
+    et = type_of(inputs[0]).element_type.name
     n = len(inputs)
     return run_op("stablehlo.scatter", inputs + [indices] + updates,
-                  [ttype(x) for x in inputs], regions=[_region(n, et, body)],
+                  results=[type_of(x) for x in inputs], regions=[_region(n, et, body)],
                   scatter_dimension_numbers=scatter_attr(**dims),
                   indices_are_sorted=BoolAttr(False), unique_indices=BoolAttr(False))
 
@@ -459,7 +436,8 @@ def test_scatter_general_body_rounds_match_sequential() -> None:
     x = np.arange(5, dtype=np.float64)
     idx = np.array([[1], [3], [1], [1], [0], [3], [7]], np.int64)
     upd = np.array([1, 2, 3, 4, 5, 6, 7], np.float64)
-    (out,) = run_op("stablehlo.scatter", [x, idx, upd], [ttype(x)], regions=[Region([block])],
+    (out,) = run_op("stablehlo.scatter", [x, idx, upd], results=[type_of(x)],
+                    regions=[Region([block])],
                     scatter_dimension_numbers=scatter_attr(inserted_window_dims=(0,),
                                                            scatter_dims_to_operand_dims=(0,),
                                                            index_vector_dim=1))
@@ -501,7 +479,7 @@ def test_scatter_random_against_spec_model(body: str, fn: Any) -> None:
 def test_dynamic_slice_spec_example() -> None:
     x = np.array([[0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 0, 0], [0, 0, 0, 0]], np.int32)
     out = run1("stablehlo.dynamic_slice", [x, np.array(-1, np.int64), np.array(3, np.int64)],
-               tensor((2, 2), "i32"), slice_sizes=i64s(2, 2))
+               results=tensor((2, 2), "i32"), slice_sizes=i64s(2, 2))
     np.testing.assert_array_equal(out, [[1, 1], [1, 1]])
 
 
@@ -511,7 +489,7 @@ def test_dynamic_slice_clamping(starts: tuple[int, int]) -> None:
     out = run1("stablehlo.dynamic_slice", [x, np.array(starts[0], np.int32),
                                            np.array(starts[1], np.uint8 if starts[1] >= 0
                                                     else np.int8)],
-               tensor((2, 3), "f32"), slice_sizes=i64s(2, 3))
+               results=tensor((2, 3), "f32"), slice_sizes=i64s(2, 3))
     s0 = min(max(starts[0], 0), 2)
     s1 = min(max(starts[1], 0), 2)
     np.testing.assert_array_equal(out, x[s0:s0 + 2, s1:s1 + 3])
@@ -521,7 +499,8 @@ def test_dynamic_update_slice_spec_example() -> None:
     x = np.array([[1, 1, 0, 0], [1, 1, 0, 0], [1, 1, 1, 1], [1, 1, 1, 1]], np.int32)
     upd = np.ones((2, 2), np.int32)
     out = run1("stablehlo.dynamic_update_slice",
-               [x, upd, np.array(-1, np.int64), np.array(3, np.int64)], tensor((4, 4), "i32"))
+               [x, upd, np.array(-1, np.int64), np.array(3, np.int64)],
+               results=tensor((4, 4), "i32"))
     np.testing.assert_array_equal(out, np.ones((4, 4)))
     assert x[0, 2] == 0  # operand untouched
 
@@ -531,12 +510,12 @@ def test_dynamic_update_slice_every_dtype(dtype: Any) -> None:
     x = sample((3, 3), dtype)
     upd = sample((1, 2), dtype)[:, ::-1].copy()
     out = run1("stablehlo.dynamic_update_slice",
-               [x, upd, np.array(2, np.int32), np.array(5, np.int32)], ttype(x))
+               [x, upd, np.array(2, np.int32), np.array(5, np.int32)], results=type_of(x))
     expected = x.copy()
     expected[2:3, 1:3] = upd
     np.testing.assert_array_equal(bits(out), bits(expected))
     out = run1("stablehlo.dynamic_slice", [x, np.array(1, np.int32), np.array(-1, np.int32)],
-               TensorType((2, 2), ttype(x).element_type), slice_sizes=i64s(2, 2))
+               results=TensorType((2, 2), type_of(x).element_type), slice_sizes=i64s(2, 2))
     np.testing.assert_array_equal(bits(out), bits(x[1:3, 0:2]))
 
 
@@ -654,9 +633,9 @@ def test_dynamic_slice_and_update_against_xla(xla: Any) -> None:
     for i, j in [(-3, 1), (2, 9), (4, -1), (1, 2)]:
         si, sj = np.array(i, np.int32), np.array(j, np.int32)
         es, et = xla(text, x, upd, si, sj)
-        s = run1("stablehlo.dynamic_slice", [x, si, sj], tensor((2, 4), "f32"),
+        s = run1("stablehlo.dynamic_slice", [x, si, sj], results=tensor((2, 4), "f32"),
                  slice_sizes=i64s(2, 4))
-        t = run1("stablehlo.dynamic_update_slice", [x, upd, si, sj], tensor((5, 6), "f32"))
+        t = run1("stablehlo.dynamic_update_slice", [x, upd, si, sj], results=tensor((5, 6), "f32"))
         np.testing.assert_array_equal(s, es)
         np.testing.assert_array_equal(t, et)
 
@@ -664,14 +643,8 @@ def test_dynamic_slice_and_update_against_xla(xla: Any) -> None:
 # --- spec examples as MLIR programs (parser + verifier + evaluator) ---------------------------
 
 
-def mlir(text: str, *args: Any) -> list[np.ndarray]:
-    import shlo
-
-    return [np.asarray(r) for r in shlo.run(text, *args)]
-
-
 def test_program_gather_generic_form() -> None:
-    (out,) = mlir("""
+    (out,) = run_text("""
 func.func @main() -> tensor<2x3x2x2xi32> {
   %operand = stablehlo.constant dense<[[[1, 2], [3, 4], [5, 6], [7, 8]],
                                        [[9, 10], [11, 12], [13, 14], [15, 16]],
@@ -689,7 +662,7 @@ func.func @main() -> tensor<2x3x2x2xi32> {
     indices_are_sorted = false
   } : (tensor<3x4x2xi32>, tensor<2x3x2xi64>) -> tensor<2x3x2x2xi32>
   func.return %result : tensor<2x3x2x2xi32>
-}""")
+}""", verify=True)
     np.testing.assert_array_equal(out, [[[[1, 2], [3, 4]], [[3, 4], [5, 6]],
                                          [[13, 14], [15, 16]]],
                                         [[[9, 10], [11, 12]], [[11, 12], [13, 14]],
@@ -720,7 +693,7 @@ func.func @main(%x: tensor<2x3xf32>, %i: tensor<3x1xi32>, %u: tensor<3x3xf32>)
   }) : (tensor<2x3xf32>, tensor<3x1xi32>, tensor<3x3xf32>) -> tensor<2x3xf32>
   func.return %0, %1 : tensor<2x3xf32>, tensor<2x3xf32>
 }"""
-    set_, add = mlir(text, x, idx, upd)
+    set_, add = run_text(text, x, idx, upd, verify=True)
     np.testing.assert_array_equal(set_, [[1, 2, 3], [100, 200, 300]])
     np.testing.assert_array_equal(add, [[1, 3, 5], [113, 224, 335]])
 
@@ -747,13 +720,13 @@ func.func @main(%v: tensor<3xf32>, %k: tensor<3xi32>, %i: tensor<5x1xi32>, %uv: 
     idx = np.array([[2], [0], [2], [2], [5]], np.int32)
     uv = np.array([1.0, 4.0, 7.0, 3.0, 9.0], np.float32)
     uk = np.array([0, 1, 2, 3, 4], np.int32)
-    vals, keys = mlir(text, v, k, idx, uv, uk)
+    vals, keys = run_text(text, v, k, idx, uv, uk, verify=True)
     np.testing.assert_array_equal(vals, [4.0, -np.inf, 7.0])
     np.testing.assert_array_equal(keys, [1, -1, 2])
 
 
 def test_program_dynamic_slice_and_update() -> None:
-    s, u = mlir("""
+    s, u = run_text("""
 func.func @main() -> (tensor<2x2xi32>, tensor<4x4xi32>) {
   %operand = stablehlo.constant dense<[[1, 1, 0, 0], [1, 1, 0, 0], [1, 1, 1, 1],
                                        [1, 1, 1, 1]]> : tensor<4x4xi32>
@@ -765,7 +738,7 @@ func.func @main() -> (tensor<2x2xi32>, tensor<4x4xi32>) {
   %u = stablehlo.dynamic_update_slice %operand, %update, %i, %j
     : (tensor<4x4xi32>, tensor<2x2xi32>, tensor<i64>, tensor<i64>) -> tensor<4x4xi32>
   func.return %s, %u : tensor<2x2xi32>, tensor<4x4xi32>
-}""")
+}""", verify=True)
     np.testing.assert_array_equal(s, [[0, 0], [0, 0]])
     np.testing.assert_array_equal(u, np.ones((4, 4)))
 
@@ -782,7 +755,8 @@ def test_scatter_promoted_region_types() -> None:
     x = np.array([1, 256, 3], ml_dtypes.bfloat16)
     idx = np.array([[1], [1], [1], [0]], np.int32)
     upd = np.array([1, 1, 1, 0.5], ml_dtypes.bfloat16)
-    (out,) = run_op("stablehlo.scatter", [x, idx, upd], [ttype(x)], regions=[Region([block])],
+    (out,) = run_op("stablehlo.scatter", [x, idx, upd], results=[type_of(x)],
+                    regions=[Region([block])],
                     scatter_dimension_numbers=scatter_attr(inserted_window_dims=(0,),
                                                            scatter_dims_to_operand_dims=(0,),
                                                            index_vector_dim=1))

@@ -19,29 +19,15 @@ from shlo.attributes import (
     BoolAttr, ConvDimensionNumbers, DenseArrayAttr, DenseElementsAttr, EnumAttr, FloatAttr,
     IntegerAttr, StructAttr, TypeAttr,
 )
-from shlo.interpreter.evaluator import PrepareContext
-from shlo.ir import Block, Operation
-from shlo.types import TensorType, element_type, tensor
+from shlo.types import element_type, tensor
+
+from harness import run_op, run_text
 
 I64 = element_type("i64")
 I1 = element_type("i1")
 
 
 # --- helpers -----------------------------------------------------------------------------------
-
-
-def run_op(name: str, args: Sequence[np.ndarray], result_types: Sequence[TensorType],
-           operand_types: Sequence[TensorType] | None = None, **props: Any) -> list[Any]:
-    """Build `name` over block arguments typed like ``args``, prepare it and run it."""
-    if operand_types is None:
-        operand_types = [tensor(a.shape, _type_name(a.dtype)) for a in args]
-    block = Block(list(operand_types))
-    op = Operation(name, block.arguments, list(result_types), properties=props)
-    out = PrepareContext(None).prepare(op)(*args)
-    for o, t in zip(out, result_types):
-        assert np.asarray(o).dtype == t.dtype, (np.asarray(o).dtype, t)
-        assert np.asarray(o).shape == tuple(t.shape)
-    return list(out)
 
 
 _DTYPE_NAMES = {
@@ -76,7 +62,7 @@ def dot_general(lhs, rhs, result: str, lb=(), rb=(), lc=(), rc=(), shape=None, *
         free_l = [lhs.shape[d] for d in range(lhs.ndim) if d not in lb and d not in lc]
         free_r = [rhs.shape[d] for d in range(rhs.ndim) if d not in rb and d not in rc]
         shape = [lhs.shape[d] for d in lb] + free_l + free_r
-    (out,) = run_op("stablehlo.dot_general", [lhs, rhs], [tensor(shape, result)],
+    (out,) = run_op("stablehlo.dot_general", [lhs, rhs], results=[tensor(shape, result)],
                     dot_dimension_numbers=dot_dims(lb, rb, lc, rc), **props)
     return out
 
@@ -263,7 +249,7 @@ def test_legacy_dot(shapes):
     lhs = rng.integers(-3, 4, size=shapes[0]).astype(np.int32)
     rhs = rng.integers(-3, 4, size=shapes[1]).astype(np.int32)
     expected = np.dot(lhs, rhs)
-    (out,) = run_op("stablehlo.dot", [lhs, rhs], [tensor(np.shape(expected), "i32")],
+    (out,) = run_op("stablehlo.dot", [lhs, rhs], results=[tensor(np.shape(expected), "i32")],
                     precision_config=PRECISION)
     np.testing.assert_array_equal(out, expected)
 
@@ -374,11 +360,12 @@ def run_conv(lhs_c, rhs_c, result: str, *, strides=None, padding=None, lhs_dilat
         out_shape[pos] = canon_out_shape[canon_axis]
     if dynamic:
         (out,) = run_op("stablehlo.dynamic_conv", [lhs, rhs, pad_array],
-                        [tensor(out_shape, result)], **props)
+                        results=[tensor(out_shape, result)], **props)
     else:
         if padding is not None:
             props["padding"] = DenseElementsAttr(tensor((ns, 2), "i64"), pad_array)
-        (out,) = run_op("stablehlo.convolution", [lhs, rhs], [tensor(out_shape, result)], **props)
+        (out,) = run_op("stablehlo.convolution", [lhs, rhs], results=[tensor(out_shape, result)],
+                        **props)
     perm = [out_layout[0]] + list(out_layout[2:]) + [out_layout[1]]
     return np.asarray(out).transpose(perm), expected
 
@@ -478,7 +465,8 @@ def test_convolution_bf16_and_bool():
 
 def cholesky(a, lower=True, result=None):
     a = np.asarray(a)
-    (out,) = run_op("stablehlo.cholesky", [a], [tensor(a.shape, result or _type_name(a.dtype))],
+    (out,) = run_op("stablehlo.cholesky", [a],
+                    results=[tensor(a.shape, result or _type_name(a.dtype))],
                     lower=BoolAttr(lower))
     return out
 
@@ -529,7 +517,8 @@ def test_cholesky_complex_hermitian_and_narrow_float():
 
 def triangular_solve(a, b, left_side, lower, unit_diagonal, transpose_a):
     a, b = np.asarray(a), np.asarray(b)
-    (out,) = run_op("stablehlo.triangular_solve", [a, b], [tensor(b.shape, _type_name(b.dtype))],
+    (out,) = run_op("stablehlo.triangular_solve", [a, b],
+                    results=[tensor(b.shape, _type_name(b.dtype))],
                     left_side=BoolAttr(left_side), lower=BoolAttr(lower),
                     unit_diagonal=BoolAttr(unit_diagonal),
                     transpose_a=EnumAttr("stablehlo", "transpose", transpose_a))
@@ -602,7 +591,7 @@ def test_triangular_solve_zero_diagonal_gives_non_finite():
 
 def fft(x, fft_type, fft_length, result_shape, result):
     x = np.asarray(x)
-    (out,) = run_op("stablehlo.fft", [x], [tensor(result_shape, result)],
+    (out,) = run_op("stablehlo.fft", [x], results=[tensor(result_shape, result)],
                     fft_type=EnumAttr("stablehlo", "fft_type", fft_type),
                     fft_length=i64s(*fft_length))
     return out
@@ -662,7 +651,7 @@ def test_batch_norm_inference_spec_example():
     ones = np.ones(2, np.float32)
     t = tensor((2, 2, 2), "f32")
     (out,) = run_op("stablehlo.batch_norm_inference",
-                    [BN_OPERAND, ones, ones, np.array([2.0, 3.0], np.float32), ones], [t],
+                    [BN_OPERAND, ones, ones, np.array([2.0, 3.0], np.float32), ones], results=[t],
                     **_bn_attrs(0.0, 2))
     np.testing.assert_allclose(out, [[[0, 0], [2, 2]], [[2, 2], [0, 0]]])
 
@@ -671,7 +660,7 @@ def test_batch_norm_training_spec_example():
     ones = np.ones(2, np.float32)
     v = tensor((2,), "f32")
     out, mean, var = run_op("stablehlo.batch_norm_training", [BN_OPERAND, ones, ones],
-                            [tensor((2, 2, 2), "f32"), v, v], **_bn_attrs(0.0, 2))
+                            results=[tensor((2, 2, 2), "f32"), v, v], **_bn_attrs(0.0, 2))
     np.testing.assert_allclose(out, [[[0, 0], [2, 2]], [[2, 2], [0, 0]]])
     np.testing.assert_allclose(mean, [2, 3])
     np.testing.assert_allclose(var, [1, 1])
@@ -684,7 +673,7 @@ def test_batch_norm_grad_spec_example():
         "stablehlo.batch_norm_grad",
         [BN_OPERAND, ones, np.array([2.0, 3.0], np.float32), ones,
          np.full((2, 2, 2), 0.1, np.float32)],
-        [tensor((2, 2, 2), "f32"), v, v], **_bn_attrs(0.0, 2))
+        results=[tensor((2, 2, 2), "f32"), v, v], **_bn_attrs(0.0, 2))
     np.testing.assert_allclose(g_operand, np.zeros((2, 2, 2)), atol=1e-7)
     np.testing.assert_allclose(g_scale, [0, 0], atol=1e-7)
     np.testing.assert_allclose(g_offset, [0.4, 0.4], rtol=1e-6)
@@ -705,18 +694,18 @@ def test_batch_norm_random_against_textbook_formulas(feature_index):
     var = x.var(axis=axes)
     xhat = (x - mean.reshape(shape)) / np.sqrt(var.reshape(shape) + np.float32(eps))
     vt, t = tensor((c,), "f64"), tensor(x.shape, "f64")
-    out, m, v = run_op("stablehlo.batch_norm_training", [x, scale, offset], [t, vt, vt],
+    out, m, v = run_op("stablehlo.batch_norm_training", [x, scale, offset], results=[t, vt, vt],
                        **_bn_attrs(eps, feature_index))
     np.testing.assert_allclose(m, mean, rtol=1e-12)
     np.testing.assert_allclose(v, var, rtol=1e-12)
     np.testing.assert_allclose(out, xhat * scale.reshape(shape) + offset.reshape(shape),
                                rtol=1e-10, atol=1e-12)
-    (inf,) = run_op("stablehlo.batch_norm_inference", [x, scale, offset, mean, var], [t],
+    (inf,) = run_op("stablehlo.batch_norm_inference", [x, scale, offset, mean, var], results=[t],
                     **_bn_attrs(eps, feature_index))
     np.testing.assert_allclose(inf, out, rtol=1e-12, atol=1e-12)
     # Gradient of batch_norm_training (mean/var of the batch) in its textbook form:
     # dx = scale / std * (dy - mean(dy) - xhat * mean(dy * xhat)).
-    gx, gs, go = run_op("stablehlo.batch_norm_grad", [x, scale, mean, var, dy], [t, vt, vt],
+    gx, gs, go = run_op("stablehlo.batch_norm_grad", [x, scale, mean, var, dy], results=[t, vt, vt],
                         **_bn_attrs(eps, feature_index))
     std = np.sqrt(var + np.float32(eps)).reshape(shape)
     dx = scale.reshape(shape) / std * (dy - dy.mean(axis=axes, keepdims=True)
@@ -731,7 +720,7 @@ def test_batch_norm_bf16_keeps_dtype():
     ones = np.ones(2, ml_dtypes.bfloat16)
     v = tensor((2,), "bf16")
     out, mean, var = run_op("stablehlo.batch_norm_training", [x, ones, ones],
-                            [tensor((2, 2, 2), "bf16"), v, v], **_bn_attrs(0.0, 2))
+                            results=[tensor((2, 2, 2), "bf16"), v, v], **_bn_attrs(0.0, 2))
     np.testing.assert_array_equal(out.astype(np.float32), [[[0, 0], [2, 2]], [[2, 2], [0, 0]]])
     np.testing.assert_array_equal(mean.astype(np.float32), [2, 3])
 
@@ -844,12 +833,6 @@ def _parser_available() -> bool:
 needs_parser = pytest.mark.skipif(not _parser_available(), reason="shlo.syntax.parser missing")
 
 
-def run_text(text: str, *args: Any) -> list[Any]:
-    import shlo
-
-    return shlo.run(shlo.parse(text), *args)
-
-
 @needs_parser
 def test_text_spec_examples_generic_form():
     text = """
@@ -867,7 +850,7 @@ def test_text_spec_examples_generic_form():
     }"""
     lhs = np.array([[[1, 2], [3, 4]], [[5, 6], [7, 8]]], np.int64)
     rhs = np.array([[[1, 0], [0, 1]], [[1, 0], [0, 1]]], np.int64)
-    (out,) = run_text(text, lhs, rhs)
+    (out,) = run_text(text, lhs, rhs, verify=True)
     np.testing.assert_array_equal(out, lhs)
 
     text = """
@@ -885,7 +868,7 @@ def test_text_spec_examples_generic_form():
       } : (tensor<1x4x4x1xi32>, tensor<3x3x1x1xi32>) -> tensor<1x2x2x1xi32>
       func.return %result : tensor<1x2x2x1xi32>
     }"""
-    (out,) = run_text(text, SPEC_LHS.astype(np.int32), np.ones((3, 3, 1, 1), np.int32))
+    (out,) = run_text(text, SPEC_LHS.astype(np.int32), np.ones((3, 3, 1, 1), np.int32), verify=True)
     np.testing.assert_array_equal(out.reshape(2, 2), [[10, 26], [46, 62]])
 
     text = """
@@ -901,7 +884,7 @@ def test_text_spec_examples_generic_form():
     }"""
     a = np.array([[1.0, 2.0, 3.0], [2.0, 20.0, 26.0], [3.0, 26.0, 70.0]], np.float32)
     b = np.array([[2.0, 0.0, 0.0], [4.0, 8.0, 0.0], [6.0, 10.0, 12.0]], np.float32)
-    low, x = run_text(text, a, b)
+    low, x = run_text(text, a, b, verify=True)
     np.testing.assert_allclose(low, [[1, 0, 0], [2, 4, 0], [3, 5, 6]], rtol=1e-6)
     np.testing.assert_allclose(low @ x, b, rtol=1e-5, atol=1e-5)
 
@@ -913,7 +896,7 @@ def test_text_spec_examples_generic_form():
       } : (tensor<8xcomplex<f32>>) -> tensor<8xcomplex<f32>>
       func.return %result : tensor<8xcomplex<f32>>
     }"""
-    (out,) = run_text(text, np.eye(1, 8, dtype=np.complex64)[0])
+    (out,) = run_text(text, np.eye(1, 8, dtype=np.complex64)[0], verify=True)
     np.testing.assert_array_equal(out, np.ones(8, np.complex64))
 
 
@@ -944,7 +927,7 @@ def test_text_batch_norm_spec_examples():
     ones = np.ones(2, np.float32)
     r, o, bm, bv, go, gs, gf = run_text(text, BN_OPERAND, ones, ones,
                                         np.array([2.0, 3.0], np.float32), ones,
-                                        np.full((2, 2, 2), 0.1, np.float32))
+                                        np.full((2, 2, 2), 0.1, np.float32), verify=True)
     expected = [[[0, 0], [2, 2]], [[2, 2], [0, 0]]]
     np.testing.assert_allclose(r, expected)
     np.testing.assert_allclose(o, expected)
@@ -973,7 +956,7 @@ def test_text_pretty_forms():
     }"""
     lhs = np.array([[127, 127, 127], [-128, 1, 2]], np.int8)
     rhs = np.array([[127, 1, 0, -1], [127, 1, 0, 2], [127, 1, 1, 3]], np.int8)
-    d, c, d8 = run_text(text, lhs, rhs, SPEC_LHS, np.ones((3, 3, 1, 1), np.int64))
+    d, c, d8 = run_text(text, lhs, rhs, SPEC_LHS, np.ones((3, 3, 1, 1), np.int64), verify=True)
     exact = lhs.astype(np.int64) @ rhs.astype(np.int64)
     np.testing.assert_array_equal(d, exact)
     np.testing.assert_array_equal(d8, exact.astype(np.int8))
@@ -1046,7 +1029,7 @@ def test_convolution_text_against_xla(xla_run, seed):
         : ({lt}, {rt}) -> {ot}
       return %0 : {ot}
     }}"""
-    (mine,) = run_text(text, lhs, rhs)
+    (mine,) = run_text(text, lhs, rhs, verify=True)
     (xla,) = xla_run(text, lhs, rhs)
     np.testing.assert_array_equal(mine, xla)  # small integers: exact in f32 everywhere
 
@@ -1079,7 +1062,7 @@ def test_dot_general_text_against_xla(xla_run, seed):
                  contracting_dims = {lc} x {rc} : ({lt}, {rt}) -> {ot}
           return %0 : {ot}
         }}"""
-        (mine,) = run_text(text, lhs, rhs)
+        (mine,) = run_text(text, lhs, rhs, verify=True)
         (xla,) = xla_run(text, lhs, rhs)
         np.testing.assert_array_equal(mine, xla)
 

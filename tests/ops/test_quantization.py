@@ -20,11 +20,9 @@ from shlo.ops.tosa import apply_rescale, multiplier_and_shift
 from shlo.syntax.parser import parse
 from shlo.types import QuantizedType, element_type
 
+from harness import run_text
+
 CONFORMANCE = Path(__file__).resolve().parents[2] / ".." / "shared" / "conformance"
-
-
-def run(text: str, *args, entry: str = "main"):
-    return shlo.run(text, *args, entry=entry)
 
 
 def qtype(text: str) -> QuantizedType:
@@ -36,10 +34,10 @@ def qtype(text: str) -> QuantizedType:
 
 
 def test_spec_example_uniform_quantize_per_axis():
-    out = run("""func.func @main(%x: tensor<2xf32>) -> tensor<2x!quant.uniform<i8:f32:0, {0.1:-30,0.5:-20}>> {
+    out = run_text("""func.func @main(%x: tensor<2xf32>) -> tensor<2x!quant.uniform<i8:f32:0, {0.1:-30,0.5:-20}>> {
       %0 = stablehlo.uniform_quantize %x : (tensor<2xf32>) -> tensor<2x!quant.uniform<i8:f32:0, {0.1:-30,0.5:-20}>>
       return %0 : tensor<2x!quant.uniform<i8:f32:0, {0.1:-30,0.5:-20}>>
-    }""", np.array([4.0, 15.0], np.float32))[0]
+    }""", np.array([4.0, 15.0], np.float32), verify=True)[0]
     assert out.dtype == np.int8 and out.tolist() == [10, 10]
 
 
@@ -50,7 +48,7 @@ def test_spec_example_requantize_and_dequantize():
       %1 = stablehlo.uniform_dequantize %x : (tensor<2x!quant.uniform<i8:f32:0, {0.1:-30,0.5:-20}>>) -> tensor<2xf32>
       return %0, %1 : tensor<2x!quant.uniform<i8:f32:0, {0.1:-20,0.2:-30}>>, tensor<2xf32>
     }"""
-    req, deq = run(text, np.array([10, 10], np.int8))
+    req, deq = run_text(text, np.array([10, 10], np.int8), verify=True)
     assert req.tolist() == [20, 45]
     np.testing.assert_allclose(deq, [4.0, 15.0], rtol=1e-6)
 
@@ -101,41 +99,41 @@ def test_sub_byte_and_unsigned_storage_and_bf16_expressed():
 
 
 def test_quantized_add_from_the_interpreter_tests():
-    out = run("""func.func @main() -> tensor<2x!quant.uniform<i8:f32, 0.5:-20>> {
+    out = run_text("""func.func @main() -> tensor<2x!quant.uniform<i8:f32, 0.5:-20>> {
       %a = stablehlo.constant dense<[1.0, 2.0]> : tensor<2xf32>
       %b = stablehlo.constant dense<[3.0, 4.0]> : tensor<2xf32>
       %qa = stablehlo.uniform_quantize %a : (tensor<2xf32>) -> tensor<2x!quant.uniform<i8:f32, 0.1:-30>>
       %qb = stablehlo.uniform_quantize %b : (tensor<2xf32>) -> tensor<2x!quant.uniform<i8:f32, 0.5:-20>>
       %r = stablehlo.add %qa, %qb : (tensor<2x!quant.uniform<i8:f32, 0.1:-30>>, tensor<2x!quant.uniform<i8:f32, 0.5:-20>>) -> tensor<2x!quant.uniform<i8:f32, 0.5:-20>>
       return %r : tensor<2x!quant.uniform<i8:f32, 0.5:-20>>
-    }""")[0]
+    }""", verify=True)[0]
     assert out.tolist() == [-12, -8]
 
 
 def test_unary_op_and_quantized_constant():
     # constant storage [-5, 0, 7] with scale 0.5, zero point 1: values -3, -0.5, 3
-    out = run("""func.func @main() -> tensor<3x!quant.uniform<i8:f32, 0.25:-2>> {
+    out = run_text("""func.func @main() -> tensor<3x!quant.uniform<i8:f32, 0.25:-2>> {
       %c = stablehlo.constant() {value = dense<[-5, 0, 7]> : tensor<3xi8>} : () -> tensor<3x!quant.uniform<i8:f32, 0.5:1>>
       %r = stablehlo.abs %c : (tensor<3x!quant.uniform<i8:f32, 0.5:1>>) -> tensor<3x!quant.uniform<i8:f32, 0.25:-2>>
       return %r : tensor<3x!quant.uniform<i8:f32, 0.25:-2>>
-    }""")[0]
+    }""", verify=True)[0]
     assert out.tolist() == [10, 0, 10]  # 3/0.25-2, 0.5/0.25-2, 3/0.25-2
 
 
 def test_compare_dequantizes_both_sides():
     # 1.0 (scale 0.1) against 1.0 (scale 0.5): equal as reals, different storage values
-    out = run("""func.func @main(%a: tensor<2x!quant.uniform<i8:f32, 0.1:0>>, %b: tensor<2x!quant.uniform<i8:f32, 0.5:0>>) -> tensor<2xi1> {
+    out = run_text("""func.func @main(%a: tensor<2x!quant.uniform<i8:f32, 0.1:0>>, %b: tensor<2x!quant.uniform<i8:f32, 0.5:0>>) -> tensor<2xi1> {
       %r = stablehlo.compare EQ, %a, %b : (tensor<2x!quant.uniform<i8:f32, 0.1:0>>, tensor<2x!quant.uniform<i8:f32, 0.5:0>>) -> tensor<2xi1>
       return %r : tensor<2xi1>
-    }""", np.array([10, 10], np.int8), np.array([2, 3], np.int8))[0]
+    }""", np.array([10, 10], np.int8), np.array([2, 3], np.int8), verify=True)[0]
     assert out.tolist() == [True, False]
 
 
 def test_select_requantizes_to_the_result_type():
-    out = run("""func.func @main(%p: tensor<2xi1>, %a: tensor<2x!quant.uniform<i8:f32, 0.1:0>>, %b: tensor<2x!quant.uniform<i8:f32, 0.5:0>>) -> tensor<2x!quant.uniform<i8:f32, 1.0:0>> {
+    out = run_text("""func.func @main(%p: tensor<2xi1>, %a: tensor<2x!quant.uniform<i8:f32, 0.1:0>>, %b: tensor<2x!quant.uniform<i8:f32, 0.5:0>>) -> tensor<2x!quant.uniform<i8:f32, 1.0:0>> {
       %r = stablehlo.select %p, %a, %b : (tensor<2xi1>, tensor<2x!quant.uniform<i8:f32, 0.1:0>>, tensor<2x!quant.uniform<i8:f32, 0.5:0>>) -> tensor<2x!quant.uniform<i8:f32, 1.0:0>>
       return %r : tensor<2x!quant.uniform<i8:f32, 1.0:0>>
-    }""", np.array([True, False]), np.array([30, 30], np.int8), np.array([9, 9], np.int8))[0]
+    }""", np.array([True, False]), np.array([30, 30], np.int8), np.array([9, 9], np.int8), verify=True)[0]
     assert out.tolist() == [3, 4]  # 3.0 -> 3; 4.5 -> 4 (half to even)
 
 
@@ -148,17 +146,17 @@ def test_batch_norm_training_quantizes_all_three_results():
       return %r#0, %r#1, %r#2 : tensor<2x2x{t}>, tensor<2x{t}>, tensor<2x{t}>
     }}"""
     x = np.array([[2, 4], [6, 12]], np.int8)  # reals [[1, 2], [3, 6]]
-    out, mean, var = run(text, x, np.array([2, 2], np.int8), np.array([0, 0], np.int8))
+    out, mean, var = run_text(text, x, np.array([2, 2], np.int8), np.array([0, 0], np.int8), verify=True)
     assert mean.tolist() == [4, 8]  # means 2, 4
     assert var.tolist() == [2, 8]   # variances 1, 4
     assert out.tolist() == [[-2, -2], [2, 2]]  # (x - mean) / sqrt(var) = -1, 1
 
 
 def test_hybrid_dot_general_dequantizes_only_rhs():
-    out = run("""func.func @main(%l: tensor<1x2xf32>, %r: tensor<2x2x!quant.uniform<i8:f32:1, {0.5:0, 2.0:0}>>) -> tensor<1x2xf32> {
+    out = run_text("""func.func @main(%l: tensor<1x2xf32>, %r: tensor<2x2x!quant.uniform<i8:f32:1, {0.5:0, 2.0:0}>>) -> tensor<1x2xf32> {
       %0 = stablehlo.dot_general %l, %r, contracting_dims = [1] x [0] : (tensor<1x2xf32>, tensor<2x2x!quant.uniform<i8:f32:1, {0.5:0, 2.0:0}>>) -> tensor<1x2xf32>
       return %0 : tensor<1x2xf32>
-    }""", np.array([[1.0, 2.0]], np.float32), np.array([[2, 1], [4, 3]], np.int8))[0]
+    }""", np.array([[1.0, 2.0]], np.float32), np.array([[2, 1], [4, 3]], np.int8), verify=True)[0]
     np.testing.assert_array_equal(out, [[1.0 * 1 + 2.0 * 2, 1.0 * 2 + 2.0 * 6]])
 
 
@@ -168,11 +166,11 @@ def test_hybrid_dot_general_dequantizes_only_rhs():
 def test_reduce_body_saturates_at_each_step():
     # add of storage values would wrap (100 + 100 + 10 = -46 in i8); quantized add clamps at
     # every step, so every schedule gives 127
-    out = run("""func.func @main(%x: tensor<3x!quant.uniform<i8:f32, 1.0:0>>) -> tensor<!quant.uniform<i8:f32, 1.0:0>> {
+    out = run_text("""func.func @main(%x: tensor<3x!quant.uniform<i8:f32, 1.0:0>>) -> tensor<!quant.uniform<i8:f32, 1.0:0>> {
       %init = stablehlo.constant() {value = dense<0> : tensor<i8>} : () -> tensor<!quant.uniform<i8:f32, 1.0:0>>
       %r = stablehlo.reduce(%x init: %init) applies stablehlo.add across dimensions = [0] : (tensor<3x!quant.uniform<i8:f32, 1.0:0>>, tensor<!quant.uniform<i8:f32, 1.0:0>>) -> tensor<!quant.uniform<i8:f32, 1.0:0>>
       return %r : tensor<!quant.uniform<i8:f32, 1.0:0>>
-    }""", np.array([100, 100, 10], np.int8))[0]
+    }""", np.array([100, 100, 10], np.int8), verify=True)[0]
     assert int(out) == 127
 
 
@@ -192,7 +190,7 @@ def test_reduce_window_max_and_sort_with_quantized_comparator():
       }}) {{dimension = 0 : i64}} : (tensor<4x{t}>) -> tensor<4x{t}>
       return %m, %s : tensor<2x{t}>, tensor<4x{t}>
     }}"""
-    m, s = run(text, np.array([3, -7, 20, 11], np.int8))
+    m, s = run_text(text, np.array([3, -7, 20, 11], np.int8), verify=True)
     assert m.tolist() == [3, 20] and s.tolist() == [20, 11, 3, -7]
 
 
@@ -215,7 +213,7 @@ def test_dot_general_accumulates_exactly(res):
       %0 = stablehlo.dot_general %l, %r, contracting_dims = [1] x [0] : (tensor<3x40x!quant.uniform<i8:f32, 0.1:7>>, tensor<40x4x!quant.uniform<i8:f32, 0.1:0>>) -> tensor<3x4x!quant.uniform<{res}>>
       return %0 : tensor<3x4x!quant.uniform<{res}>>
     }}"""
-    out = run(text, lhs, rhs)[0]
+    out = run_text(text, lhs, rhs, verify=True)[0]
     rt = qtype(f"1x!quant.uniform<{res}>")
     expect = _exact_dot(lhs, 7, 0.1, rhs, 0, 0.1, rt.scales[0], rt.zero_points[0], rt.min,
                         rt.max)
@@ -230,7 +228,7 @@ def test_dot_general_per_axis_rhs_and_result():
     lhs = np.array([[2, 3, 4], [1, 1, 1]], np.int8)
     rhs = np.array([[1, -1], [2, 0], [3, 5]], np.int8)
     acc = (lhs.astype(np.int64) - 1) @ rhs.astype(np.int64)  # [[14, 14], [0, 0]]
-    out = run(text, lhs, rhs)[0]
+    out = run_text(text, lhs, rhs, verify=True)[0]
     # column 0: acc * 2*1/2 + 0; column 1: acc * 2*3/6 + 5
     assert out.tolist() == [[acc[0, 0], acc[0, 1] + 5], [acc[1, 0], acc[1, 1] + 5]]
 
@@ -241,7 +239,7 @@ def test_convolution_pads_with_the_dequantized_zero():
       %0 = stablehlo.convolution(%l, %r) dim_numbers = [b, 0, f]x[0, i, o]->[b, 0, f], window = {pad = [[1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x3x1x!quant.uniform<i8:f32, 1.0:5>>, tensor<3x1x1x!quant.uniform<i8:f32, 1.0:0>>) -> tensor<1x3x1x!quant.uniform<i32:f32, 1.0:0>>
       return %0 : tensor<1x3x1x!quant.uniform<i32:f32, 1.0:0>>
     }"""
-    out = run(text, np.array([[[6], [7], [8]]], np.int8), np.array([[[1]], [[1]], [[1]]], np.int8))
+    out = run_text(text, np.array([[[6], [7], [8]]], np.int8), np.array([[[1]], [[1]], [[1]]], np.int8), verify=True)
     assert out[0].reshape(-1).tolist() == [1 + 2, 1 + 2 + 3, 2 + 3]
 
 
@@ -277,7 +275,7 @@ def test_tosa_rescale_kernel_forms():
       %1 = "tosa.rescale"(%x) {input_zp = 0 : i32, output_zp = 3 : i32, multiplier = array<i32: 1073741824>, shift = array<i8: 28>, scale32 = true, double_round = false, per_channel = false} : (tensor<3xi8>) -> tensor<3xi8>
       return %0, %1 : tensor<3xi32>, tensor<3xi8>
     }"""
-    a, b = run(text, np.array([9, 127, -128], np.int8))
+    a, b = run_text(text, np.array([9, 127, -128], np.int8), verify=True)
     # (x + 1) * 0.1666... * 2^20 rounded; (x * 4) + 3 saturated to i8
     np.testing.assert_array_equal(a, np.rint(np.array([10, 128, -127]) * 2 ** 20 / 6))
     assert b.tolist() == [39, 127, -128]
@@ -292,7 +290,7 @@ def test_tosa_rescale_per_channel_and_unsigned():
       %0 = tosa.rescale %x, %m, %s, %iz, %oz {input_unsigned = true, output_unsigned = true, per_channel = true, rounding_mode = SINGLE_ROUND, scale32 = true} : (tensor<2x2xi8>, tensor<2xi32>, tensor<2xi8>, tensor<1xi8>, tensor<1xi8>) -> tensor<2x2xi8>
       return %0 : tensor<2x2xi8>
     }"""
-    out = run(text, np.array([[-1, 100], [10, 10]], np.int8))[0]
+    out = run_text(text, np.array([[-1, 100], [10, 10]], np.int8), verify=True)[0]
     # -1 read unsigned is 255; channel 1 doubles and saturates at 255 (stored as -1)
     assert out.view(np.uint8).tolist() == [[255, 200], [10, 20]]
 

@@ -21,11 +21,9 @@ from shlo.ops import random as rnd
 from shlo.testing import oracles
 from shlo.types import element_type
 
+from harness import run_text
+
 CONFORMANCE = Path(__file__).resolve().parents[2] / ".." / "shared" / "conformance"
-
-
-def run(text, *args, **kw):
-    return shlo.run(shlo.parse(text), *args, verify=False, **kw)
 
 
 def rbg_program(algorithm: str, n_state: int, out: str) -> str:
@@ -43,7 +41,7 @@ def rbg_program(algorithm: str, n_state: int, out: str) -> str:
 
 def test_rng_bit_generator_spec_example():
     # Spec "rng_bit_generator" example (THREE_FRY, initial state [1, 2]).
-    state, out = run(rbg_program("THREE_FRY", 2, "2x2xui64"), np.array([1, 2], np.uint64))
+    state, out = run_text(rbg_program("THREE_FRY", 2, "2x2xui64"), np.array([1, 2], np.uint64))
     assert state.tolist() == [1, 6]
     assert out.tolist() == [[9236835810183407956, 16087790271692313299],
                             [18212823393184779219, 2658481902456610144]]
@@ -56,7 +54,7 @@ def test_rng_bit_generator_pretty_form():
           : (tensor<2xui64>) -> (tensor<2xui64>, tensor<2x2xui64>)
       func.return %output_state, %output : tensor<2xui64>, tensor<2x2xui64>
     }"""
-    state, out = run(text, np.array([1, 2], np.uint64))
+    state, out = run_text(text, np.array([1, 2], np.uint64))
     assert state.tolist() == [1, 6] and int(out[1, 1]) == 2658481902456610144
 
 
@@ -77,7 +75,7 @@ XLA_VECTORS = [
 
 @pytest.mark.parametrize("algorithm,state,out,new_state,bits", XLA_VECTORS)
 def test_rng_bit_generator_matches_xla_vectors(algorithm, state, out, new_state, bits):
-    s, o = run(rbg_program(algorithm, len(state), out), np.array(state, np.uint64))
+    s, o = run_text(rbg_program(algorithm, len(state), out), np.array(state, np.uint64))
     assert s.tolist() == new_state
     width = o.dtype.itemsize * 8
     if o.dtype.name in ("uint4", "int4"):
@@ -88,7 +86,7 @@ def test_rng_bit_generator_matches_xla_vectors(algorithm, state, out, new_state,
 
 
 def test_rng_bit_generator_signed_narrow_type_reinterprets_low_bits():
-    _, o = run(rbg_program("THREE_FRY", 2, "3xi8"), np.array([1, 2], np.uint64))
+    _, o = run_text(rbg_program("THREE_FRY", 2, "3xi8"), np.array([1, 2], np.uint64))
     assert o.dtype == np.int8 and o.tolist() == [84, 59, -45]
 
 
@@ -103,7 +101,7 @@ def test_rng_bit_generator_is_a_function_of_the_state():
 
 def test_rng_bit_generator_counter_wraps_into_high_word():
     # PHILOX with a 3-word state keeps a 128-bit counter: the low word wraps into the high one.
-    s, _ = run(rbg_program("PHILOX", 3, "8xui32"),
+    s, _ = run_text(rbg_program("PHILOX", 3, "8xui32"),
                np.array([5, 2**64 - 1, 7], np.uint64))
     assert s.tolist() == [5, 1, 8]
 
@@ -117,7 +115,7 @@ def test_rng_bit_generator_chaining_states_gives_fresh_bits():
 
 def test_rng_bit_generator_rejects_wrong_state_size():
     with pytest.raises(ExecutionError, match="THREE_FRY"):
-        run(rbg_program("THREE_FRY", 3, "2xui32"), np.array([1, 2, 3], np.uint64))
+        run_text(rbg_program("THREE_FRY", 3, "2xui32"), np.array([1, 2, 3], np.uint64))
 
 
 def test_threefry_known_answer():
@@ -201,7 +199,7 @@ def rng_program(distribution: str, et: str, shape: str) -> str:
 
 def test_rng_spec_example_shape_and_range():
     # Spec "rng" example: UNIFORM over [0, 2) with shape [3, 3].
-    (r,) = run(rng_program("UNIFORM", "i32", "3x3x"), np.int32(0), np.int32(2))
+    (r,) = run_text(rng_program("UNIFORM", "i32", "3x3x"), np.int32(0), np.int32(2))
     assert r.shape == (3, 3) and r.dtype == np.int32
     assert set(np.unique(r).tolist()) <= {0, 1}
 
@@ -213,7 +211,7 @@ def test_rng_spec_example_shape_and_range():
 ])
 def test_rng_uniform_stays_in_half_open_range(et, a, b):
     dtype = element_type(et).dtype
-    (r,) = run(rng_program("UNIFORM", et, "64x32x"), np.array(a, dtype), np.array(b, dtype))
+    (r,) = run_text(rng_program("UNIFORM", et, "64x32x"), np.array(a, dtype), np.array(b, dtype))
     assert r.dtype == dtype and r.shape == (64, 32)
     if dtype.kind in "iu":
         vals = r.astype(object)
@@ -227,21 +225,21 @@ def test_rng_uniform_stays_in_half_open_range(et, a, b):
 def test_rng_uniform_never_returns_b_after_rounding():
     # Every value in [1, nextafter(1)) rounds to 1 or to 1 + ulp in float32; none may be b.
     b = np.float32(1.0) + np.float32(2.0 ** -23)
-    (r,) = run(rng_program("UNIFORM", "f32", "1000x"), np.float32(1.0), b)
+    (r,) = run_text(rng_program("UNIFORM", "f32", "1000x"), np.float32(1.0), b)
     assert (r == np.float32(1.0)).all()
 
 
 def test_rng_normal_moments():
-    (r,) = run(rng_program("NORMAL", "f64", "200x100x"), np.float64(3.0), np.float64(2.0))
+    (r,) = run_text(rng_program("NORMAL", "f64", "200x100x"), np.float64(3.0), np.float64(2.0))
     assert abs(r.mean() - 3.0) < 0.05 and abs(r.std() - 2.0) < 0.05
-    (h,) = run(rng_program("NORMAL", "f16", "7x"), np.float16(0), np.float16(1))
+    (h,) = run_text(rng_program("NORMAL", "f16", "7x"), np.float16(0), np.float16(1))
     assert h.dtype == np.float16 and h.shape == (7,) and np.isfinite(h).all()
 
 
 def test_rng_is_deterministic_for_a_fresh_program():
     text = rng_program("UNIFORM", "f32", "16x")
-    (a,) = run(text, np.float32(0), np.float32(1))
-    (b,) = run(text, np.float32(0), np.float32(1))
+    (a,) = run_text(text, np.float32(0), np.float32(1))
+    (b,) = run_text(text, np.float32(0), np.float32(1))
     assert np.array_equal(a, b)
 
 
@@ -285,18 +283,18 @@ def test_rng_inside_while_draws_fresh_numbers_each_iteration():
       }
       func.return %r#1 : tensor<3xi32>
     }"""
-    (r,) = run(text)
+    (r,) = run_text(text)
     assert len(set(r.tolist())) == 3
 
 
 def test_rng_seed_changes_the_stream():
     text = rng_program("UNIFORM", "ui32", "8x")
     module = shlo.parse(text)
-    (a,) = run(text, np.uint32(0), np.uint32(2**31))
+    (a,) = run_text(text, np.uint32(0), np.uint32(2**31))
     try:
         rnd.set_default_seed(12345)
-        (b,) = run(text, np.uint32(0), np.uint32(2**31))
-        (c,) = run(text, np.uint32(0), np.uint32(2**31))
+        (b,) = run_text(text, np.uint32(0), np.uint32(2**31))
+        (c,) = run_text(text, np.uint32(0), np.uint32(2**31))
     finally:
         rnd.set_default_seed(0)
     assert not np.array_equal(a, b) and np.array_equal(b, c)
@@ -318,20 +316,20 @@ def test_rng_seed_changes_the_stream():
 def test_rng_undefined_cases_raise(distribution, et, a, b):
     dtype = element_type(et).dtype
     with pytest.raises(ExecutionError):
-        run(rng_program(distribution, et, "4x"), np.array(a, dtype), np.array(b, dtype))
+        run_text(rng_program(distribution, et, "4x"), np.array(a, dtype), np.array(b, dtype))
 
 
 def test_rng_bool_uniform_is_false():
-    (r,) = run(rng_program("UNIFORM", "i1", "5x"), np.bool_(False), np.bool_(True))
+    (r,) = run_text(rng_program("UNIFORM", "i1", "5x"), np.bool_(False), np.bool_(True))
     assert r.dtype == np.bool_ and not r.any()
 
 
 def test_rng_bf16_values_are_exact_bf16():
-    (r,) = run(rng_program("UNIFORM", "bf16", "100x"), ml_dtypes.bfloat16(0),
+    (r,) = run_text(rng_program("UNIFORM", "bf16", "100x"), ml_dtypes.bfloat16(0),
                ml_dtypes.bfloat16(8))
     assert r.dtype == ml_dtypes.bfloat16 and (r.astype(np.float64) < 8).all()
 
 
 def test_rng_bit_generator_rejects_boolean_output():
     with pytest.raises(ExecutionError, match="i1"):
-        run(rbg_program("THREE_FRY", 2, "4xi1"), np.array([1, 2], np.uint64))
+        run_text(rbg_program("THREE_FRY", 2, "4xi1"), np.array([1, 2], np.uint64))

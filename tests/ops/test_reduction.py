@@ -19,11 +19,13 @@ import pytest
 import shlo
 from shlo.attributes import BoolAttr, DenseArrayAttr, DenseElementsAttr, EnumAttr, IntegerAttr
 from shlo.interpreter.evaluator import PrepareContext
-from shlo.ir import Block, Operation, Region, Value
+from shlo.ir import Block, Operation, Region
 from shlo.ops import _regions
 from shlo.ops.reduction import _merge_sort_order, reduce_with_body
 from shlo.registry import kernel
 from shlo.types import TensorType, element_type, tensor
+
+from harness import run_op, run_text, type_of
 
 # --- test-only kernels (numpy), so that bodies do not depend on elementwise.py -------------------
 
@@ -109,25 +111,6 @@ def compare(direction, a, b, compare_type=None):
     if compare_type:
         props["compare_type"] = EnumAttr("stablehlo", "comparison_type", compare_type)
     return props
-
-
-def run_op(name, args, result_types, props, regions, operand_types=None):
-    operand_types = operand_types or [TensorType(np.shape(a), _et(np.asarray(a).dtype))
-                                      for a in args]
-    op = Operation(name, [Value(t) for t in operand_types], result_types, props,
-                   regions=regions)
-    return PrepareContext(None).prepare(op)(*args)
-
-
-_ET = {np.dtype(np.int64): "i64", np.dtype(np.int32): "i32", np.dtype(np.float32): "f32",
-       np.dtype(np.float64): "f64", np.dtype(np.bool_): "i1", np.dtype(np.int8): "i8",
-       np.dtype(np.uint8): "ui8", np.dtype(ml_dtypes.bfloat16): "bf16",
-       np.dtype(np.float16): "f16", np.dtype(np.complex64): "complex<f32>",
-       np.dtype(ml_dtypes.int4): "i4", np.dtype(np.uint32): "ui32"}
-
-
-def _et(dt):
-    return element_type(_ET[np.dtype(dt)])
 
 
 def i64s(*v):
@@ -321,8 +304,8 @@ def test_merge_sort_inconsistent_comparator_gives_a_permutation():
 
 def test_reduce_spec_example_fast_path():
     x = np.array([[0, 1, 2, 3, 4, 5]], np.int64)
-    (r,) = run_op("stablehlo.reduce", [x, np.int64(0)], [tensor((1,), "i64")],
-                  {"dimensions": i64s(1)}, [single("stablehlo.add", "i64")])
+    (r,) = run_op("stablehlo.reduce", [x, np.int64(0)], results=[tensor((1,), "i64")],
+                  regions=[single("stablehlo.add", "i64")], dimensions=i64s(1))
     np.testing.assert_array_equal(r, [15])
     assert r.dtype == np.int64
 
@@ -331,8 +314,8 @@ def test_reduce_general_body_max_of_abs():
     b = B("f32", "f32")
     region = b.ret(b.op("test.max", b.op("test.abs", b[0]), b.op("test.abs", b[1])))
     x = np.array([[1.0, -7.0, 3.0], [-2.0, 0.5, 1.5]], np.float32)
-    (r,) = run_op("stablehlo.reduce", [x, np.float32(0)], [tensor((3,), "f32")],
-                  {"dimensions": i64s(0)}, [region])
+    (r,) = run_op("stablehlo.reduce", [x, np.float32(0)], results=[tensor((3,), "f32")],
+                  regions=[region], dimensions=i64s(0))
     np.testing.assert_array_equal(r, [2.0, 7.0, 3.0])
 
 
@@ -346,7 +329,8 @@ def test_reduce_variadic_argmin_with_compare_select():
     x = np.array([[4.0, 1.0, 1.0, 9.0], [2.0, 8.0, -3.0, -3.0]], np.float32)
     idx = np.broadcast_to(np.arange(4, dtype=np.int32), x.shape).copy()
     v, i = run_op("stablehlo.reduce", [x, idx, np.float32(np.inf), np.int32(0)],
-                  [tensor((2,), "f32"), tensor((2,), "i32")], {"dimensions": i64s(1)}, [region])
+                  results=[tensor((2,), "f32"), tensor((2,), "i32")], regions=[region],
+                  dimensions=i64s(1))
     np.testing.assert_array_equal(v, [1.0, -3.0])
     np.testing.assert_array_equal(i, [1, 2])
     assert v.dtype == np.float32 and i.dtype == np.int32
@@ -355,9 +339,9 @@ def test_reduce_variadic_argmin_with_compare_select():
 def test_reduce_promotes_inputs_to_body_type():
     # Newer spec versions allow inputs to be promotable to the body/result element type.
     x = np.array([100, 100, 100], np.int8)
-    (r,) = run_op("stablehlo.reduce", [x, np.int32(0)], [tensor((), "i32")],
-                  {"dimensions": i64s(0)}, [single("stablehlo.add", "i32")],
-                  operand_types=[tensor((3,), "i8"), tensor((), "i32")])
+    (r,) = run_op("stablehlo.reduce", [x, np.int32(0)], results=[tensor((), "i32")],
+                  regions=[single("stablehlo.add", "i32")],
+                  operand_types=[tensor((3,), "i8"), tensor((), "i32")], dimensions=i64s(0))
     assert r.dtype == np.int32 and int(r) == 300
 
 
@@ -367,12 +351,12 @@ def test_reduce_window_spec_example_general_and_fast():
              "base_dilations": i64s(2, 1), "window_dilations": i64s(3, 1),
              "padding": dense2([[2, 1], [0, 0]])}
     for region in (single("stablehlo.add", "i64"), single("test.add", "i64")):
-        (r,) = run_op("stablehlo.reduce_window", [x, np.int64(0)], [tensor((2, 2), "i64")],
-                      props, [region])
+        (r,) = run_op("stablehlo.reduce_window", [x, np.int64(0)], results=[tensor((2, 2), "i64")],
+                      regions=[region], **props)
         np.testing.assert_array_equal(r, [[0, 0], [3, 4]])
     props["window_dimensions"] = i64s(3, 1)
-    (r,) = run_op("stablehlo.reduce_window", [x, np.int64(0)], [tensor((1, 2), "i64")],
-                  props, [single("stablehlo.add", "i64")])
+    (r,) = run_op("stablehlo.reduce_window", [x, np.int64(0)], results=[tensor((1, 2), "i64")],
+                  regions=[single("stablehlo.add", "i64")], **props)
     np.testing.assert_array_equal(r, [[5, 6]])
 
 
@@ -380,12 +364,13 @@ def test_reduce_window_max_pool_and_init_in_padding():
     x = np.arange(16, dtype=np.float32).reshape(4, 4)
     props = {"window_dimensions": i64s(2, 2), "window_strides": i64s(2, 2),
              "padding": dense2([[1, 1], [0, 0]])}
-    (r,) = run_op("stablehlo.reduce_window", [x, np.float32(10)], [tensor((3, 2), "f32")],
-                  props, [single("stablehlo.maximum", "f32")])
+    (r,) = run_op("stablehlo.reduce_window", [x, np.float32(10)], results=[tensor((3, 2), "f32")],
+                  regions=[single("stablehlo.maximum", "f32")], **props)
     # The init value (10) fills the padding and takes part in every window.
     np.testing.assert_array_equal(r, [[10, 10], [10, 11], [13, 15]])
-    (r,) = run_op("stablehlo.reduce_window", [x, np.float32(-np.inf)], [tensor((3, 2), "f32")],
-                  props, [single("stablehlo.maximum", "f32")])
+    (r,) = run_op("stablehlo.reduce_window", [x, np.float32(-np.inf)],
+                  results=[tensor((3, 2), "f32")], regions=[single("stablehlo.maximum", "f32")],
+                  **props)
     np.testing.assert_array_equal(r, [[1, 3], [9, 11], [13, 15]])
 
 
@@ -394,8 +379,8 @@ def test_reduce_window_negative_padding_and_dilation():
     props = {"window_dimensions": i64s(2), "window_strides": i64s(1),
              "window_dilations": i64s(2), "padding": dense2([[-1, -2]])}
     # padded = [2, 3, 4, 5]; windows (dilation 2): [2,4], [3,5]
-    (r,) = run_op("stablehlo.reduce_window", [x, np.int32(0)], [tensor((2,), "i32")],
-                  props, [single("test.add", "i32")])
+    (r,) = run_op("stablehlo.reduce_window", [x, np.int32(0)], results=[tensor((2,), "i32")],
+                  regions=[single("test.add", "i32")], **props)
     np.testing.assert_array_equal(r, [6, 8])
 
 
@@ -407,12 +392,12 @@ def test_reduce_window_variadic_and_empty():
     region = b.ret(b.op("test.select", gt, b[0], b[2]), b.op("test.select", gt, b[1], b[3]))
     props = {"window_dimensions": i64s(3), "window_strides": i64s(2)}
     v, i = run_op("stablehlo.reduce_window", [x, idx, np.float32(-np.inf), np.int32(-1)],
-                  [tensor((2,), "f32"), tensor((2,), "i32")], props, [region])
+                  results=[tensor((2,), "f32"), tensor((2,), "i32")], regions=[region], **props)
     np.testing.assert_array_equal(v, [4.0, 5.0])
     np.testing.assert_array_equal(i, [2, 4])
     props = {"window_dimensions": i64s(7)}
-    (r,) = run_op("stablehlo.reduce_window", [x, np.float32(0)], [tensor((0,), "f32")], props,
-                  [single("stablehlo.add", "f32")])
+    (r,) = run_op("stablehlo.reduce_window", [x, np.float32(0)], results=[tensor((0,), "f32")],
+                  regions=[single("stablehlo.add", "f32")], **props)
     assert r.shape == (0,) and r.dtype == np.float32
 
 
@@ -420,15 +405,15 @@ def test_reduce_window_is_a_left_fold_per_window():
     # Schedule: acc = init; acc = body(acc, w[k]) over the window in row-major order.
     x = np.arange(1, 6, dtype=np.int64)
     props = {"window_dimensions": i64s(3)}
-    (r,) = run_op("stablehlo.reduce_window", [x, np.int64(100)], [tensor((3,), "i64")], props,
-                  [single("test.sub", "i64")])
+    (r,) = run_op("stablehlo.reduce_window", [x, np.int64(100)], results=[tensor((3,), "i64")],
+                  regions=[single("test.sub", "i64")], **props)
     np.testing.assert_array_equal(r, [100 - 1 - 2 - 3, 100 - 2 - 3 - 4, 100 - 3 - 4 - 5])
     # Rounding in the element type after every step, like the upstream interpreter and XLA:
     # ((0 + 2048) + 1) + 1 = 2048 in f16 (a pairwise sum would give 2050).
     x = np.array([2048, 1, 1], np.float16)
     for region in (single("stablehlo.add", "f16"), single("test.add", "f16")):
-        (r,) = run_op("stablehlo.reduce_window", [x, np.float16(0)], [tensor((1,), "f16")],
-                      props, [region])
+        (r,) = run_op("stablehlo.reduce_window", [x, np.float16(0)], results=[tensor((1,), "f16")],
+                      regions=[region], **props)
         assert r.dtype == np.float16 and float(r[0]) == 2048.0
 
 
@@ -438,7 +423,7 @@ def test_reduce_window_2d_window_order_row_major():
     v, length = concat_region(b)
     props = {"window_dimensions": i64s(2, 2)}
     r, _ = run_op("stablehlo.reduce_window", [x, np.ones_like(x), np.int64(9), np.int64(1)],
-                  [tensor((1, 2), "i64")] * 2, props, [b.ret(v, length)])
+                  results=[tensor((1, 2), "i64")] * 2, regions=[b.ret(v, length)], **props)
     np.testing.assert_array_equal(r, [[91245, 92356]])
 
 
@@ -457,7 +442,7 @@ def sas(operand, source, init, props, scatter):
     b = B("i64", "i64")
     select = b.ret(b.op("test.ge", b[0], b[1], type="i1"))
     return run_op("stablehlo.select_and_scatter", [operand, source, init],
-                  [TensorType(operand.shape, I64)], props, [select, scatter])[0]
+                  results=[TensorType(operand.shape, I64)], regions=[select, scatter], **props)[0]
 
 
 def test_select_and_scatter_spec_example():
@@ -496,21 +481,20 @@ def test_select_and_scatter_window_in_padding_scatters_nothing():
 def test_map_whole_arrays_and_constant_body():
     x = np.array([[0, 1], [2, 3]], np.int64)
     y = np.array([[4, 5], [6, 7]], np.int64)
-    (r,) = run_op("stablehlo.map", [x, y], [tensor((2, 2), "i64")],
-                  {"dimensions": i64s(0, 1)}, [single("test.mul", "i64")])
+    (r,) = run_op("stablehlo.map", [x, y], results=[tensor((2, 2), "i64")],
+                  regions=[single("test.mul", "i64")], dimensions=i64s(0, 1))
     np.testing.assert_array_equal(r, [[0, 5], [12, 21]])
     b = B("f32")
     region = b.ret(b.const(2.5, "f32"))
-    (r,) = run_op("stablehlo.map", [np.zeros((2, 3), np.float32)], [tensor((2, 3), "f32")],
-                  {"dimensions": i64s(0, 1)}, [region])
+    (r,) = run_op("stablehlo.map", [np.zeros((2, 3), np.float32)], results=[tensor((2, 3), "f32")],
+                  regions=[region], dimensions=i64s(0, 1))
     np.testing.assert_array_equal(r, np.full((2, 3), 2.5, np.float32))
 
 
 def sort_op(inputs, region, dimension=0, is_stable=True):
-    types = [TensorType(np.shape(x), _et(np.asarray(x).dtype)) for x in inputs]
-    return run_op("stablehlo.sort", inputs, types,
-                  {"dimension": IntegerAttr(dimension), "is_stable": BoolAttr(is_stable)},
-                  [region])
+    types = [type_of(x) for x in inputs]
+    return run_op("stablehlo.sort", inputs, results=types, regions=[region],
+                  dimension=IntegerAttr(dimension), is_stable=BoolAttr(is_stable))
 
 
 def cmp_region(ets, direction, which=0, compare_type=None, swap=False, cmp_op="stablehlo.compare"):
@@ -666,10 +650,6 @@ def test_sort_multidim_batch_along_middle_axis():
 # --- MLIR programs ------------------------------------------------------------------------------
 
 
-def run(text, *args):
-    return shlo.run(shlo.parse(text), *args, verify=False)
-
-
 def test_mlir_reduce_spec_example():
     text = """
     func.func @main(%input: tensor<1x6xi64>) -> tensor<1xi64> {
@@ -683,7 +663,7 @@ def test_mlir_reduce_spec_example():
       } : (tensor<1x6xi64>, tensor<i64>) -> tensor<1xi64>
       func.return %result : tensor<1xi64>
     }"""
-    (r,) = run(text, np.array([[0, 1, 2, 3, 4, 5]], np.int64))
+    (r,) = run_text(text, np.array([[0, 1, 2, 3, 4, 5]], np.int64))
     np.testing.assert_array_equal(r, [15])
 
 
@@ -711,7 +691,7 @@ def test_mlir_reduce_pretty_forms_and_complex_max_body():
     }"""
     x = np.array([[1 + 2j, 5 + 0j, 2 + 2j], [1 + 3j, 4 + 9j, 2 + 1j]], np.complex64)
     y = np.array([[1, 2, 3], [4, 5, 6]], np.float32)
-    r0, r1 = run(text, x, y)
+    r0, r1 = run_text(text, x, y)
     np.testing.assert_array_equal(r0, [1 + 3j, 5 + 0j, 2 + 2j])
     np.testing.assert_array_equal(r1, [6, 15])
     assert r0.dtype == np.complex64 and r1.dtype == np.float32
@@ -748,7 +728,7 @@ def test_mlir_reduce_window_and_select_and_scatter_spec_examples():
       } : (tensor<4x2xi64>, tensor<2x2xi64>, tensor<i64>) -> tensor<4x2xi64>
       func.return %result, %r2 : tensor<2x2xi64>, tensor<4x2xi64>
     }"""
-    r, s = run(text, np.array([[1, 2], [3, 4], [5, 6]], np.int64),
+    r, s = run_text(text, np.array([[1, 2], [3, 4], [5, 6]], np.int64),
                np.array([[1, 5], [2, 5], [3, 6], [4, 4]], np.int64),
                np.array([[5, 6], [7, 8]], np.int64))
     np.testing.assert_array_equal(r, [[0, 0], [3, 4]])
@@ -776,7 +756,7 @@ def test_mlir_map_and_sort_spec_examples():
     }"""
     a = np.array([[1, 2, 3], [3, 2, 1]], np.int64)
     b = np.array([[3, 2, 1], [1, 2, 3]], np.int64)
-    m, r0, r1 = run(text, a, b)
+    m, r0, r1 = run_text(text, a, b)
     np.testing.assert_array_equal(m, a * b)
     np.testing.assert_array_equal(r0, [[3, 2, 3], [1, 2, 1]])
     np.testing.assert_array_equal(r1, [[1, 2, 1], [3, 2, 3]])
@@ -808,7 +788,7 @@ func.func @main(%x: tensor<9xf32>, %i: tensor<9xi32>) -> (tensor<9xf32>, tensor<
 
 
 def test_mlir_jax_float_sort_comparator():
-    x, i = run(JAX_SORT_F32, F32_SPECIALS, np.arange(9, dtype=np.int32))
+    x, i = run_text(JAX_SORT_F32, F32_SPECIALS, np.arange(9, dtype=np.int32))
     # Canonicalised keys: -0 == +0 (stable), every NaN equal and last.
     np.testing.assert_array_equal(i, [7, 3, 4, 2, 6, 0, 8, 1, 5])
     assert bits(x) == bits(F32_SPECIALS[[7, 3, 4, 2, 6, 0, 8, 1, 5]])
@@ -869,7 +849,7 @@ def test_sort_key_path_matches_merge_sort_with_the_compare_kernel(t, ct, directi
     if t == "f8E8M0FNU":
         x = np.abs(x.astype(np.float32)).astype(x.dtype)
     payload = np.broadcast_to(np.arange(23, dtype=np.int32), (3, 23)).copy()
-    rx, rp = run(text, x, payload)
+    rx, rp = run_text(text, x, payload)
     order = _merge_sort_order(comparator, [x, payload])
     np.testing.assert_array_equal(rp, order)
     assert rx.dtype == x.dtype
@@ -884,7 +864,7 @@ def test_sort_complex_key_with_nan_falls_back_to_comparator():
     module = shlo.parse(text)
     sort = next(op for op in module.walk() if op.name == "stablehlo.sort")
     comparator = PrepareContext(module).region(sort.regions[0])
-    _, rp = run(text, x, payload)
+    _, rp = run_text(text, x, payload)
     np.testing.assert_array_equal(rp, _merge_sort_order(comparator, [x, payload]))
 
 
@@ -976,7 +956,7 @@ func.func @main(%a: tensor<5x40xi32>, %b: tensor<5x40xui8>) -> (tensor<5x40xi32>
 def test_against_xla(case):
     text, args = XLA_CASES[case]
     expected = oracles.xla_run(text, args)
-    actual = run(text, *args)
+    actual = run_text(text, *args)
     for a, e in zip(actual, expected):
         assert a.dtype == e.dtype and a.shape == e.shape
         if a.dtype == np.float16:  # same schedule (XLA rewrites windows longer than ~16)

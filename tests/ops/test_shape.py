@@ -1,7 +1,7 @@
 """Tests of the shape ops (shlo/ops/shape.py): spec examples and hand-computed cases.
 
-Ops are built by hand (shlo.ir) and run through the evaluator's PrepareContext, so these tests
-do not depend on the parser.
+Ops are built by hand and run by the op-test harness (tests/harness.py), so these tests do not
+depend on the parser.
 """
 
 from __future__ import annotations
@@ -13,38 +13,12 @@ import numpy as np
 import pytest
 
 from shlo.attributes import ArrayAttr, DenseArrayAttr, DenseElementsAttr, IntegerAttr
-from shlo.interpreter.evaluator import PrepareContext
-from shlo.ir import Operation, Value
 from shlo.types import I64, QuantizedType, TensorType, element_type, tensor
 
-_BY_DTYPE = {np.dtype(element_type(n).dtype): element_type(n) for n in (
-    "i1", "i2", "i4", "i8", "i16", "i32", "i64", "ui2", "ui4", "ui8", "ui16", "ui32", "ui64",
-    "bf16", "f16", "f32", "f64", "f8E4M3FN", "f8E5M2", "f8E4M3FNUZ", "f8E5M2FNUZ",
-    "f8E4M3B11FNUZ", "complex<f32>", "complex<f64>")}
-
-
-def ttype(a: np.ndarray) -> TensorType:
-    return TensorType(tuple(a.shape), _BY_DTYPE[np.dtype(a.dtype)])
-
+from harness import run1, run_text, type_of
 
 def i64s(*v: int) -> DenseArrayAttr:
     return DenseArrayAttr(I64, tuple(v))
-
-
-def run_op(name: str, operands: list[np.ndarray], results: list[TensorType] | TensorType,
-           regions: list[Any] | None = None, **properties: Any) -> list[Any]:
-    operands = [np.asarray(a) for a in operands]
-    vals = [Value(ttype(a)) for a in operands]
-    rts = results if isinstance(results, list) else [results]
-    op = Operation(name, vals, rts, properties=properties, regions=regions)
-    return list(PrepareContext(None).prepare(op)(*operands))
-
-
-def run1(name: str, operands: list[np.ndarray], result: TensorType, **props: Any) -> np.ndarray:
-    (out,) = run_op(name, operands, result, **props)
-    assert np.asarray(out).dtype == result.dtype
-    assert np.shape(out) == tuple(result.shape)
-    return np.asarray(out)
 
 
 ALL_DTYPES = [np.bool_, ml_dtypes.int2, ml_dtypes.int4, np.int8, np.int16, np.int32, np.int64,
@@ -68,7 +42,7 @@ def sample(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
 def test_constant_is_read_only_and_exact() -> None:
     t = tensor((2, 3), "f32")
     arr = np.arange(6, dtype=np.float32).reshape(2, 3)
-    out = run1("stablehlo.constant", [], t, value=DenseElementsAttr(t, arr))
+    out = run1("stablehlo.constant", [], results=t, value=DenseElementsAttr(t, arr))
     np.testing.assert_array_equal(out, arr)
     assert not out.flags.writeable
     with pytest.raises(ValueError):
@@ -80,7 +54,7 @@ def test_constant_quantized_storage() -> None:
     q = QuantizedType(element_type("i8"), element_type("f32"), (0.5,), (0,))
     t = TensorType((2,), q)
     arr = np.array([3, -4], dtype=np.int8)
-    out = run1("stablehlo.constant", [], t, value=DenseElementsAttr(t, arr))
+    out = run1("stablehlo.constant", [], results=t, value=DenseElementsAttr(t, arr))
     np.testing.assert_array_equal(out, arr)
 
 
@@ -88,7 +62,7 @@ def test_constant_quantized_storage() -> None:
                                   "f8E4M3FN", "f16", "f32", "f64", "complex<f32>"])
 def test_iota_every_type(name: str) -> None:
     t = tensor((4, 5), name)
-    out = run1("stablehlo.iota", [], t, iota_dimension=IntegerAttr(0))
+    out = run1("stablehlo.iota", [], results=t, iota_dimension=IntegerAttr(0))
     expected = np.broadcast_to(np.arange(4)[:, None], (4, 5))
     if name == "i1":
         expected = expected != 0
@@ -100,9 +74,9 @@ def test_iota_every_type(name: str) -> None:
 
 
 def test_iota_spec_examples() -> None:
-    out = run1("stablehlo.iota", [], tensor((4, 5), "i32"), iota_dimension=IntegerAttr(0))
+    out = run1("stablehlo.iota", [], results=tensor((4, 5), "i32"), iota_dimension=IntegerAttr(0))
     np.testing.assert_array_equal(out, [[0] * 5, [1] * 5, [2] * 5, [3] * 5])
-    out = run1("stablehlo.iota", [], tensor((4, 5), "i32"), iota_dimension=IntegerAttr(1))
+    out = run1("stablehlo.iota", [], results=tensor((4, 5), "i32"), iota_dimension=IntegerAttr(1))
     np.testing.assert_array_equal(out, [list(range(5))] * 4)
 
 
@@ -112,17 +86,17 @@ def test_iota_spec_examples() -> None:
 def test_broadcast_in_dim_examples() -> None:
     # spec example: operand [[1, 2, 3]] : 1x3, dims = [2, 1] -> 2x3x2
     operand = np.array([[1, 2, 3]], dtype=np.int32)
-    out = run1("stablehlo.broadcast_in_dim", [operand], tensor((2, 3, 2), "i32"),
+    out = run1("stablehlo.broadcast_in_dim", [operand], results=tensor((2, 3, 2), "i32"),
                broadcast_dimensions=i64s(2, 1))
     np.testing.assert_array_equal(out, [[[1, 1], [2, 2], [3, 3]],
                                         [[1, 1], [2, 2], [3, 3]]])
     # scalar to matrix
-    out = run1("stablehlo.broadcast_in_dim", [np.array(7, np.int8)], tensor((2, 2), "i8"),
+    out = run1("stablehlo.broadcast_in_dim", [np.array(7, np.int8)], results=tensor((2, 2), "i8"),
                broadcast_dimensions=i64s())
     np.testing.assert_array_equal(out, [[7, 7], [7, 7]])
     # transposing broadcast: dims = [1, 0]
     m = np.arange(6, dtype=np.float32).reshape(2, 3)
-    out = run1("stablehlo.broadcast_in_dim", [m], tensor((3, 2), "f32"),
+    out = run1("stablehlo.broadcast_in_dim", [m], results=tensor((3, 2), "f32"),
                broadcast_dimensions=i64s(1, 0))
     np.testing.assert_array_equal(out, m.T)
 
@@ -131,10 +105,8 @@ def test_broadcast_in_dim_dense_spelling_and_dynamic_result() -> None:
     m = np.arange(3, dtype=np.float32)
     dims = DenseElementsAttr(tensor((1,), "i64"), np.array([0], np.int64))
     op_t = TensorType((None,), element_type("f32"))
-    vals = [Value(op_t)]
-    op = Operation("stablehlo.broadcast_in_dim", vals, [TensorType((None, 2), element_type("f32"))],
-                   properties={"broadcast_dimensions": dims})
-    (out,) = PrepareContext(None).prepare(op)(m)
+    out = run1("stablehlo.broadcast_in_dim", [m], [op_t],
+               TensorType((None, 2), element_type("f32")), broadcast_dimensions=dims)
     np.testing.assert_array_equal(out, np.stack([m, m], axis=1))
 
 
@@ -146,11 +118,11 @@ def bits(a: np.ndarray) -> np.ndarray:
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 def test_data_movement_every_dtype(dtype: Any) -> None:
     x = sample((2, 3), dtype)
-    et = ttype(x).element_type
+    et = type_of(x).element_type
 
     def check(name: str, operands: list[np.ndarray], shape: tuple[int, ...],
               expected: np.ndarray, **props: Any) -> None:
-        out = run1(name, operands, TensorType(shape, et), **props)
+        out = run1(name, operands, results=TensorType(shape, et), **props)
         np.testing.assert_array_equal(bits(out), bits(expected))
 
     check("stablehlo.transpose", [x], (3, 2), x.T, permutation=i64s(1, 0))
@@ -173,7 +145,8 @@ def test_data_movement_every_dtype(dtype: Any) -> None:
 def test_concatenate_spec_example() -> None:
     a = np.array([[1, 2], [3, 4], [5, 6]], np.int64)
     b = np.array([[7, 8]], np.int64)
-    out = run1("stablehlo.concatenate", [a, b], tensor((4, 2), "i64"), dimension=IntegerAttr(0))
+    out = run1("stablehlo.concatenate", [a, b], results=tensor((4, 2), "i64"),
+               dimension=IntegerAttr(0))
     np.testing.assert_array_equal(out, [[1, 2], [3, 4], [5, 6], [7, 8]])
 
 
@@ -183,7 +156,7 @@ def test_concatenate_spec_example() -> None:
 def test_pad_spec_example() -> None:
     operand = np.array([[1, 2, 3], [4, 5, 6]], np.int64)
     # spec: low [0, 1], high [2, 1], interior [1, 2] -> 5x9
-    out = run1("stablehlo.pad", [operand, np.array(0, np.int64)], tensor((5, 9), "i64"),
+    out = run1("stablehlo.pad", [operand, np.array(0, np.int64)], results=tensor((5, 9), "i64"),
                edge_padding_low=i64s(0, 1), edge_padding_high=i64s(2, 1),
                interior_padding=i64s(1, 2))
     np.testing.assert_array_equal(out, [
@@ -216,14 +189,14 @@ def _pad_model(x: np.ndarray, v: Any, lo: list[int], hi: list[int], it: list[int
 def test_pad_negative_and_interior(lo: list[int], hi: list[int], it: list[int]) -> None:
     x = np.arange(12, dtype=np.int32).reshape(3, 4) + 1
     expected = _pad_model(x, -1, lo, hi, it)
-    out = run1("stablehlo.pad", [x, np.array(-1, np.int32)], tensor(expected.shape, "i32"),
+    out = run1("stablehlo.pad", [x, np.array(-1, np.int32)], results=tensor(expected.shape, "i32"),
                edge_padding_low=i64s(*lo), edge_padding_high=i64s(*hi), interior_padding=i64s(*it))
     np.testing.assert_array_equal(out, expected)
 
 
 def test_pad_empty_operand() -> None:
     x = np.zeros((0, 2), np.float32)
-    out = run1("stablehlo.pad", [x, np.array(1.5, np.float32)], tensor((3, 2), "f32"),
+    out = run1("stablehlo.pad", [x, np.array(1.5, np.float32)], results=tensor((3, 2), "f32"),
                edge_padding_low=i64s(1, 0), edge_padding_high=i64s(2, 0),
                interior_padding=i64s(4, 0))
     np.testing.assert_array_equal(out, np.full((3, 2), 1.5, np.float32))
@@ -234,32 +207,32 @@ def test_pad_empty_operand() -> None:
 
 def test_reshape_spec_example() -> None:
     x = np.array([[[1, 2, 3], [4, 5, 6]]], np.int32)
-    out = run1("stablehlo.reshape", [x], tensor((2, 3), "i32"))
+    out = run1("stablehlo.reshape", [x], results=tensor((2, 3), "i32"))
     np.testing.assert_array_equal(out, [[1, 2, 3], [4, 5, 6]])
-    out = run1("stablehlo.reshape", [x], tensor((3, 2), "i32"))
+    out = run1("stablehlo.reshape", [x], results=tensor((3, 2), "i32"))
     np.testing.assert_array_equal(out, [[1, 2], [3, 4], [5, 6]])
 
 
 def test_reverse_spec_example() -> None:
     x = np.array([[1, 2], [3, 4], [5, 6]], np.int32)
-    out = run1("stablehlo.reverse", [x], tensor((3, 2), "i32"), dimensions=i64s(1, 0))
+    out = run1("stablehlo.reverse", [x], results=tensor((3, 2), "i32"), dimensions=i64s(1, 0))
     np.testing.assert_array_equal(out, [[6, 5], [4, 3], [2, 1]])
 
 
 def test_slice_spec_example() -> None:
     x = np.array([[0, 0, 0, 0], [0, 0, 1, 1], [0, 0, 1, 1]], np.int64)
-    out = run1("stablehlo.slice", [x], tensor((2, 2), "i64"), start_indices=i64s(1, 2),
+    out = run1("stablehlo.slice", [x], results=tensor((2, 2), "i64"), start_indices=i64s(1, 2),
                limit_indices=i64s(3, 4), strides=i64s(1, 1))
     np.testing.assert_array_equal(out, [[1, 1], [1, 1]])
     y = np.arange(10, dtype=np.int32)
-    out = run1("stablehlo.slice", [y], tensor((3,), "i32"), start_indices=i64s(1),
+    out = run1("stablehlo.slice", [y], results=tensor((3,), "i32"), start_indices=i64s(1),
                limit_indices=i64s(8), strides=i64s(3))
     np.testing.assert_array_equal(out, [1, 4, 7])
 
 
 def test_slice_array_attr_spelling() -> None:
     y = np.arange(10, dtype=np.int32)
-    out = run1("stablehlo.slice", [y], tensor((2,), "i32"),
+    out = run1("stablehlo.slice", [y], results=tensor((2,), "i32"),
                start_indices=ArrayAttr((IntegerAttr(2),)), limit_indices=ArrayAttr(
                    (IntegerAttr(6),)), strides=ArrayAttr((IntegerAttr(2),)))
     np.testing.assert_array_equal(out, [2, 4])
@@ -267,22 +240,25 @@ def test_slice_array_attr_spelling() -> None:
 
 def test_transpose_spec_example() -> None:
     x = np.array([[[1, 2], [3, 4], [5, 6]], [[7, 8], [9, 10], [11, 12]]], np.int32)
-    out = run1("stablehlo.transpose", [x], tensor((3, 2, 2), "i32"), permutation=i64s(1, 0, 2))
+    out = run1("stablehlo.transpose", [x], results=tensor((3, 2, 2), "i32"),
+               permutation=i64s(1, 0, 2))
     np.testing.assert_array_equal(out, [[[1, 2], [7, 8]], [[3, 4], [9, 10]],
                                         [[5, 6], [11, 12]]])
 
 
 def test_get_dimension_size() -> None:
     x = np.zeros((2, 3), np.int64)
-    out = run1("stablehlo.get_dimension_size", [x], tensor((), "i32"), dimension=IntegerAttr(1))
+    out = run1("stablehlo.get_dimension_size", [x], results=tensor((), "i32"),
+               dimension=IntegerAttr(1))
     assert out == 3 and out.dtype == np.int32
 
 
 def test_results_never_alias_writable_constants() -> None:
     """Views of read-only inputs stay read-only: no kernel result lets callers write a constant."""
     t = tensor((2, 2), "f32")
-    c = run1("stablehlo.constant", [], t, value=DenseElementsAttr(t, np.eye(2, dtype=np.float32)))
-    out = run1("stablehlo.transpose", [c], t, permutation=i64s(1, 0))
+    c = run1("stablehlo.constant", [], results=t,
+             value=DenseElementsAttr(t, np.eye(2, dtype=np.float32)))
+    out = run1("stablehlo.transpose", [c], results=t, permutation=i64s(1, 0))
     assert not out.flags.writeable
 
 
@@ -301,7 +277,8 @@ def test_pad_random_against_spec_model_and_xla() -> None:
             continue
         x = rng.integers(1, 100, shape).astype(np.int32)
         expected = _pad_model(x, -1, lo, hi, it)
-        out = run1("stablehlo.pad", [x, np.array(-1, np.int32)], tensor(expected.shape, "i32"),
+        out = run1("stablehlo.pad", [x, np.array(-1, np.int32)],
+                   results=tensor(expected.shape, "i32"),
                    edge_padding_low=i64s(*lo), edge_padding_high=i64s(*hi),
                    interior_padding=i64s(*it))
         np.testing.assert_array_equal(out, expected)
@@ -338,10 +315,8 @@ def test_pad_random_against_spec_model_and_xla() -> None:
 
 def mlir(body: str, result_types: str) -> list[np.ndarray]:
     """Run ``body`` (ops ending in values named in the return) as `@main` with no arguments."""
-    import shlo
-
     text = f"func.func @main() -> ({result_types}) {{\n{body}\n}}"
-    return [np.asarray(r) for r in shlo.run(text)]
+    return run_text(text, verify=True)
 
 
 def test_program_broadcast_in_dim() -> None:
@@ -419,25 +394,18 @@ def test_quantized_data_movement_moves_storage_values() -> None:
     x = np.array([[-128, 5, 127], [0, -1, 42]], np.int8)
     xt = TensorType((2, 3), q)
 
-    def run(name: str, operands: list[np.ndarray], types: list[TensorType],
-            result: TensorType, **props: Any) -> np.ndarray:
-        op = Operation(name, [Value(t) for t in types], [result], properties=props)
-        (out,) = PrepareContext(None).prepare(op)(*operands)
-        assert np.asarray(out).dtype == np.int8
-        return np.asarray(out)
-
     np.testing.assert_array_equal(
-        run("stablehlo.transpose", [x], [xt], TensorType((3, 2), q), permutation=i64s(1, 0)),
+        run1("stablehlo.transpose", [x], [xt], TensorType((3, 2), q), permutation=i64s(1, 0)),
         x.T)
     pv = np.array(-3, np.int8)
     np.testing.assert_array_equal(
-        run("stablehlo.pad", [x, pv], [xt, TensorType((), q)], TensorType((2, 5), q),
+        run1("stablehlo.pad", [x, pv], [xt, TensorType((), q)], TensorType((2, 5), q),
             edge_padding_low=i64s(0, 1), edge_padding_high=i64s(0, 1),
             interior_padding=i64s(0, 0)),
         np.pad(x, ((0, 0), (1, 1)), constant_values=-3))
     np.testing.assert_array_equal(
-        run("stablehlo.broadcast_in_dim", [x], [xt], TensorType((2, 2, 3), q),
+        run1("stablehlo.broadcast_in_dim", [x], [xt], TensorType((2, 2, 3), q),
             broadcast_dimensions=i64s(1, 2)), np.broadcast_to(x, (2, 2, 3)))
     np.testing.assert_array_equal(
-        run("stablehlo.slice", [x], [xt], TensorType((1, 3), q), start_indices=i64s(1, 0),
+        run1("stablehlo.slice", [x], [xt], TensorType((1, 3), q), start_indices=i64s(1, 0),
             limit_indices=i64s(2, 3), strides=i64s(1, 1)), x[1:])

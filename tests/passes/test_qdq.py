@@ -119,7 +119,7 @@ QUANTIZED = sorted((CONFORMANCE / "testdata" / "quantized").glob("*.mlir")) \
 
 @pytest.mark.skipif(not QUANTIZED, reason="no ../shared/conformance")
 def test_round_trip_on_the_quantized_corpus():
-    from shlo.testing.runner import split_cases
+    from shlo.syntax.split import split_cases
 
     n = 0
     for path in QUANTIZED:

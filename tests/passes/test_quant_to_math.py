@@ -170,7 +170,8 @@ QUANTIZED = sorted((CONFORMANCE / "testdata" / "quantized").glob("*.mlir")) \
 @pytest.mark.skipif(not QUANTIZED, reason="no ../shared/conformance")
 @pytest.mark.parametrize("path", QUANTIZED, ids=lambda p: p.name[:60])
 def test_corpus_passes_after_lowering(path):
-    from shlo.testing.runner import run_case, split_cases
+    from shlo.syntax.split import split_cases
+    from shlo.testing.runner import run_case
 
     for line, chunk in split_cases(path.read_text()):
         module = shlo.parse(chunk, str(path))

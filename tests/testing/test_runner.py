@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from shlo.ops.check import compare_close, ulp_distance
-from shlo.testing.runner import main, run_file, split_cases
+from shlo.syntax.split import split_cases
+from shlo.testing.runner import main, run_file
 from shlo.types import element_type
 
 GOOD_AND_BAD = """\

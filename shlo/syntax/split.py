@@ -1,0 +1,42 @@
+"""Source text of programs and test files: reading it (`-` is standard input) and splitting it
+into cases on `// -----` lines (MLIR's `-split-input-file`).
+
+Used by :func:`shlo.load`, `shlo check` (shlo/testing/runner.py) and `shlo verify
+--split-input-file` (shlo/cli.py, shlo/testing/diagnostics.py). Each case keeps the line numbers
+of the file, so that diagnostics point at the right line.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from typing import Iterator
+
+__all__ = ["SPLIT", "split_cases", "read_source", "source_name"]
+
+SPLIT = re.compile(r"^// -----\s*$", re.MULTILINE)
+"""A separator line: `// -----` alone on its line (trailing blanks allowed)."""
+
+
+def split_cases(text: str) -> Iterator[tuple[int, str]]:
+    """(first line number, text padded with blank lines so line numbers match the file)."""
+    pos, line = 0, 1
+    for m in SPLIT.finditer(text):
+        chunk = text[pos:m.start()]
+        yield line, "\n" * (line - 1) + chunk
+        line += chunk.count("\n") + 1
+        pos = m.end()
+    yield line, "\n" * (line - 1) + text[pos:]
+
+
+def read_source(path: str) -> str:
+    """The text of the file at ``path`` (UTF-8); `-` reads standard input."""
+    if path == "-":
+        return sys.stdin.read()
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def source_name(path: str) -> str:
+    """The file name diagnostics show for ``path`` (`<stdin>` for `-`)."""
+    return "<stdin>" if path == "-" else path
