@@ -33,7 +33,6 @@ import numpy as np
 import pytest
 
 import shlo
-import shlo.ops  # noqa: F401  (the opset, before the evaluator: see the note below)
 from shlo.attributes import StringAttr, TypeAttr
 from shlo.errors import VerificationError
 from shlo.interpreter.evaluator import PrepareContext
@@ -42,11 +41,6 @@ from shlo.types import FunctionType, TensorType, Type, element_type_for_dtype, t
 
 __all__ = ["type_of", "build_op", "body", "verify_op", "prepare_op", "run_op", "run1",
            "run_text", "to_numpy"]
-
-# Note: `shlo.ops` is imported before `shlo.interpreter.evaluator` because importing the
-# evaluator first runs into the import cycle evaluator -> ops -> distributed -> process_grid ->
-# evaluator (issue 10 removes it; until then a test file that imports the evaluator first fails
-# to import when run alone).
 
 TypeLike = Union[Type, str]
 """A Type, or an element type name (``"f32"``, ``"complex<f64>"``) for a tensor of the

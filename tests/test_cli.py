@@ -19,7 +19,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import shlo.ops  # noqa: F401  (before the CLI runs the interpreter: see RUN_CYCLE below)
 from shlo.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -351,25 +350,17 @@ def test_program_fmt_verify_and_stdin(files):
     assert p.returncode == 0 and "stablehlo.add %arg0, %arg1" in p.stdout
 
 
-RUN_CYCLE = ("shlo bug (issue 10 item 3): in a fresh process `shlo run` and `shlo check` fail "
-             "with an internal error (exit 2), an ImportError from the import cycle "
-             "interpreter.evaluator -> ops -> ops.distributed -> interpreter.process_grid -> "
-             "interpreter.evaluator")
 
-
-@pytest.mark.xfail(strict=True, reason=RUN_CYCLE)
 def test_program_check(files):
     p = shlo(files, "check", "checks.mlir", "-q")
     assert p.returncode == 1 and p.stdout.splitlines()[-1] == "1 passed, 1 failed"
 
 
-@pytest.mark.xfail(strict=True, reason=RUN_CYCLE)
 def test_program_run(files):
     p = shlo(files, "run", "add.mlir", "a.npy", "b.npy")
     assert (p.returncode, p.stdout, p.stderr) == (0, PRINTED_SUM, "")
 
 
-@pytest.mark.xfail(strict=True, reason=RUN_CYCLE)
 def test_program_run_out_and_errors(files):
     p = shlo(files, "run", "add.mlir", "--args", "ab.npz", "--out", "r.npz")
     assert (p.returncode, p.stdout, p.stderr) == (0, "", "")

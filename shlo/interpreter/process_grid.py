@@ -131,7 +131,7 @@ def run_grid(module: Module, *args: Any, entry: str = "main", replicas: int | No
     Returns a list indexed by process id (``replica_id * partitions + partition_id``) of each
     process's list of results.
     """
-    from .api import check_argument
+    from .arguments import check_argument
 
     r, p = grid_shape(module, replicas, partitions, programs)
     n = r * p
