@@ -22,7 +22,7 @@ from shlo.interpreter.evaluator import PrepareContext
 from shlo.ir import Block, Operation, Region
 from shlo.ops import _regions
 from shlo.ops.reduction import _merge_sort_order, reduce_with_body
-from shlo.registry import kernel
+from shlo.registry import define, kernel
 from shlo.types import TensorType, element_type, tensor
 
 from harness import run_op, run_text, type_of
@@ -30,8 +30,14 @@ from harness import run_op, run_text, type_of
 # --- test-only kernels (numpy), so that bodies do not depend on elementwise.py -------------------
 
 
+def _test_op(name):
+    """Define a test-only op (a tiny ``test`` dialect) and register its kernel."""
+    define(name, summary="test-only op of tests/ops/test_reduction.py")
+    return kernel(name)
+
+
 def _binary(name, f):
-    @kernel(name)
+    @_test_op(name)
     def prepare(op, ctx):
         dt = op.results[0].type.element_type.dtype
         return lambda a, b: [np.asarray(f(np.asarray(a), np.asarray(b))).astype(dt)]
@@ -49,18 +55,18 @@ _binary("test.or", np.logical_or)
 _binary("test.and", np.logical_and)
 
 
-@kernel("test.select")
+@_test_op("test.select")
 def _select(op, ctx):
     dt = op.results[0].type.element_type.dtype
     return lambda p, a, b: [np.where(np.asarray(p), a, b).astype(dt)]
 
 
-@kernel("test.abs")
+@_test_op("test.abs")
 def _abs(op, ctx):
     return lambda a: [np.abs(a)]
 
 
-@kernel("test.const")
+@_test_op("test.const")
 def _const(op, ctx):
     v = op.attr("value").array
     return lambda: [v]
@@ -433,7 +439,7 @@ def concat_region(b):
     return b.op("test.add", b.op("test.mul", b[0], ten_pow), b[2]), b.op("test.add", b[1], b[3])
 
 
-@kernel("test.pow10")
+@_test_op("test.pow10")
 def _pow10(op, ctx):
     return lambda n: [np.power(np.int64(10), np.asarray(n, np.int64))]
 
