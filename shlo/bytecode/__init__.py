@@ -1,0 +1,1 @@
+"""MLIR bytecode <-> IR, and StableHLO portable artifacts (VHLO bytecode of every version)."""

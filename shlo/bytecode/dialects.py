@@ -1,0 +1,138 @@
+"""What the bytecode reader and writer need to know per dialect: the codec of its attributes
+and types, how its ops store their inherent attributes (properties), and which op names it
+knows.
+
+Properties of ODS ops are their inherent attributes in name order, each written as an
+attribute reference, or as an optional reference (0 = absent) when the attribute is optional or
+has a default; the layouts of the ops shlo reads are in :mod:`.properties`. Unregistered ops
+keep their properties as one dictionary attribute. Attributes and types of dialects without a
+codec are read from their assembly text with shlo's parser.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..attributes import DictAttr, OpaqueAttr
+from ..errors import Diagnostic
+from ..ir import UNKNOWN_LOC
+from .encoding import BytecodeError, Cursor
+
+__all__ = ["codec", "parse_text", "check_op", "split_inherent", "read_properties",
+           "property_layout", "UnknownOpError"]
+
+
+class _Module:
+    def __init__(self, mod: Any) -> None:
+        self.read_attr = mod.read_attr
+        self.read_type = mod.read_type
+        self.write_attr = mod.write_attr
+        self.write_type = mod.write_type
+        self.attr_refs = mod.attr_refs
+        self.type_refs = mod.type_refs
+
+
+_CODECS: dict[str, Any] = {}
+
+
+def codec(dialect: str) -> Any:
+    """The codec of ``dialect``'s attributes and types, or None."""
+    c = _CODECS.get(dialect)
+    if c is None and dialect not in _CODECS:
+        if dialect == "builtin":
+            from . import builtin as mod
+        elif dialect == "vhlo":
+            from .vhlo import codec as mod  # type: ignore[no-redef]
+        elif dialect in ("stablehlo", "chlo"):
+            from . import stablehlo_codec as mod  # type: ignore[no-redef]
+        else:
+            _CODECS[dialect] = None
+            return None
+        c = _CODECS[dialect] = _Module(mod)
+    return c
+
+
+def parse_text(text: str, is_attr: bool, cur: Cursor) -> Any:
+    """An attribute or type written as its assembly text (the bytecode fallback)."""
+    from ..errors import ParseError
+    from ..syntax.parser import Parser
+
+    try:
+        if text.startswith(("#vhlo", "!vhlo")):
+            from .vhlo.text import parse_attr, parse_type
+
+            return parse_attr(text) if is_attr else parse_type(text)
+        p = Parser(text, "<bytecode>")
+        value = p.parse_attribute() if is_attr else p.parse_type()
+        return value
+    except (ParseError, ValueError) as e:
+        if is_attr:
+            return OpaqueAttr(text)
+        raise cur.error(f"cannot read type '{text}': {e}") from None
+
+
+class UnknownOpError(BytecodeError):
+    """An op that the op's dialect does not define (a VHLO op from a newer version)."""
+
+
+def check_op(r: Any, name: str, registered: bool, cur: Cursor, start: int) -> None:
+    """Reject ops that their (known, closed) dialect does not have."""
+    if name.startswith("vhlo."):
+        from .vhlo.ops import OPS
+
+        if name not in OPS:
+            err = UnknownOpError(f"unregistered operation '{name}' found in dialect ('vhlo') "
+                                 "that does not allow unknown operations", start, cur.section,
+                                 r.filename)
+            err.diagnostics.append(Diagnostic(f"in bytecode version {r.version} produced by: "
+                                              f"{r.producer}", UNKNOWN_LOC, "note"))
+            raise err
+
+
+def split_inherent(name: str, attributes: dict[str, Any], properties: dict[str, Any]) -> None:
+    """Move the inherent attributes of a VHLO op out of the merged dictionary (bytecode < 5)."""
+    if not name.startswith("vhlo."):
+        return
+    from .vhlo.ops import OPS
+
+    info = OPS.get(name)
+    if info is None:
+        return
+    for k in info.attrs:
+        if k in attributes:
+            properties[k] = attributes.pop(k)
+
+
+def property_layout(name: str) -> tuple[tuple[str, bool], ...] | None:
+    """``((attr name, optional), ...)`` in the order the op's properties are written."""
+    if name.startswith("vhlo."):
+        from .vhlo.ops import OPS
+
+        info = OPS.get(name)
+        return None if info is None else tuple((a, False) for a in info.sorted_attrs)
+    from .properties import LAYOUTS
+
+    return LAYOUTS.get(name)
+
+
+def read_properties(r: Any, name: str, registered: bool, cur: Cursor,
+                    properties: dict[str, Any], attributes: dict[str, Any]) -> None:
+    if not registered:
+        a = r.attr(cur.varint("unregistered op properties"))
+        if isinstance(a, DictAttr):
+            properties.update(a.items)
+        return
+    layout = property_layout(name)
+    if layout is None:
+        raise cur.error(f"op '{name}' stores properties in an encoding shlo does not know")
+    for attr_name, optional in layout:
+        if optional:
+            v = cur.varint(f"property '{attr_name}'")
+            if v:
+                properties[attr_name] = r.attr(v >> 1)
+        else:
+            properties[attr_name] = r.attr(cur.varint(f"property '{attr_name}'"))
+    if not cur.at_end():
+        from .properties import read_segment_sizes
+
+        read_segment_sizes(name, cur, properties)

@@ -1,0 +1,89 @@
+"""VHLO programs in shlo's IR: ops named `vhlo.*_vN` whose attributes are the VHLO attribute
+classes and whose values have VHLO types.
+
+:func:`textualize` turns the VHLO attributes into their text (opaque attributes, as shlo's
+printer prints them), :func:`structurize` does the reverse for a VHLO program read from text.
+:func:`is_vhlo_module` tells whether a module holds VHLO ops.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...attributes import ArrayAttr, DictAttr, OpaqueAttr, TypeAttr
+from ...ir import Module, Operation
+from ...types import OpaqueType
+from .attrs import VhloAttr
+from .text import from_ir_attr, from_ir_type
+
+__all__ = ["textualize", "structurize", "is_vhlo_module", "walk_values"]
+
+
+def _text_attr(a: Any) -> Any:
+    if isinstance(a, VhloAttr):
+        return OpaqueAttr(a.text)
+    t = type(a)
+    if t is DictAttr:
+        return DictAttr(tuple((k, _text_attr(v)) for k, v in a.items))
+    if t is ArrayAttr:
+        return ArrayAttr(tuple(_text_attr(v) for v in a.values))
+    return a
+
+
+def textualize(module: Module | Operation) -> Module | Operation:
+    """Replace VHLO attributes by their printed text, in place (for printing)."""
+    root = module.op if isinstance(module, Module) else module
+    for op in root.walk():
+        if op.properties:
+            op.properties = {k: _text_attr(v) for k, v in op.properties.items()}
+        if op.attributes:
+            op.attributes = {k: _text_attr(v) for k, v in op.attributes.items()}
+    return module
+
+
+def _struct_attr(a: Any) -> Any:
+    a = from_ir_attr(a)
+    t = type(a)
+    if t is DictAttr:
+        return DictAttr(tuple((k, _struct_attr(v)) for k, v in a.items))
+    if t is ArrayAttr:
+        return ArrayAttr(tuple(_struct_attr(v) for v in a.values))
+    if t is TypeAttr and isinstance(a.type, OpaqueType):
+        return TypeAttr(from_ir_type(a.type))
+    return a
+
+
+def structurize(module: Module | Operation) -> Module | Operation:
+    """Replace VHLO attribute and type text (as shlo's parser keeps them) by VHLO objects, in
+    place."""
+    root = module.op if isinstance(module, Module) else module
+    for op in root.walk():
+        if op.properties:
+            op.properties = {k: _struct_attr(v) for k, v in op.properties.items()}
+        if op.attributes:
+            op.attributes = {k: _struct_attr(v) for k, v in op.attributes.items()}
+        for v in op.results:
+            if isinstance(v.type, OpaqueType):
+                v.type = from_ir_type(v.type)
+        for r in op.regions:
+            for b in r.blocks:
+                for v in b.arguments:
+                    if isinstance(v.type, OpaqueType):
+                        v.type = from_ir_type(v.type)
+    return module
+
+
+def is_vhlo_module(module: Module) -> bool:
+    """True when the module's body holds VHLO ops (a VHLO program)."""
+    for op in module.body.operations:
+        if op.name.startswith("vhlo."):
+            return True
+    return False
+
+
+def walk_values(op: Operation) -> Any:
+    for o in op.walk():
+        yield from o.results
+        for r in o.regions:
+            for b in r.blocks:
+                yield from b.arguments
