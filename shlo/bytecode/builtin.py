@@ -697,3 +697,21 @@ def builtin_dense_raw(a: DenseElementsAttr) -> bytes:
 
 
 _ = (Any, IntegerAttr)
+
+
+_WRITABLE_ATTRS = frozenset({StringAttr, UnknownLoc, DictAttr, ArrayAttr, IntegerAttr, BoolAttr,
+                             FloatAttr, TypeAttr, UnitAttr, SymbolRefAttr, FileLineColLoc,
+                             NameLoc, CallSiteLoc, FusedLoc, DenseElementsAttr, DenseArrayAttr})
+
+
+def can_write_attr(a: Any) -> bool:
+    return type(a) in _WRITABLE_ATTRS
+
+
+def can_write_type(t: Any) -> bool:
+    if isinstance(t, FloatType):
+        return t.name in _FLOAT_TO_CODE
+    if isinstance(t, QuantizedType):
+        return False
+    return isinstance(t, (IntegerType, IndexType, TensorType, ComplexType, FunctionType,
+                          TupleType)) or (isinstance(t, OpaqueType) and t.text == "none")

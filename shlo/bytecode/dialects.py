@@ -30,6 +30,8 @@ class _Module:
         self.write_type = mod.write_type
         self.attr_refs = mod.attr_refs
         self.type_refs = mod.type_refs
+        self.can_write_attr = mod.can_write_attr
+        self.can_write_type = mod.can_write_type
 
 
 _CODECS: dict[str, Any] = {}
@@ -136,3 +138,74 @@ def read_properties(r: Any, name: str, registered: bool, cur: Cursor,
         from .properties import read_segment_sizes
 
         read_segment_sizes(name, cur, properties)
+
+
+# --- writing ---------------------------------------------------------------------------------------
+
+_KNOWN_DIALECTS = ("builtin.", "func.", "stablehlo.", "chlo.")
+
+
+def is_registered(name: str) -> bool:
+    """Whether MLIR knows op ``name`` (writes it as a registered op)."""
+    if name.startswith("vhlo."):
+        from .vhlo.ops import OPS
+
+        return name in OPS
+    return name.startswith(_KNOWN_DIALECTS)
+
+
+def split(op: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The op's inherent attributes (in property order) and its discardable ones."""
+    registered = is_registered(op.name)
+    if not registered:
+        return dict(op.properties), dict(op.attributes)
+    layout = property_layout(op.name) or ()
+    names = {n for n, _ in layout}
+    props: dict[str, Any] = {}
+    disc: dict[str, Any] = {}
+    for d in (op.properties, op.attributes):
+        for k, v in d.items():
+            (props if k in names else disc)[k] = v
+    return props, disc
+
+
+def has_properties(op: Any) -> bool:
+    if not is_registered(op.name):
+        return True
+    return bool(property_layout(op.name))
+
+
+def property_refs(op: Any, registered: bool) -> list[Any]:
+    """The attributes the op's properties refer to, in the order they are written."""
+    props, _ = split(op)
+    if not registered:
+        return [DictAttr(tuple(sorted(props.items())))] if props else []
+    layout = property_layout(op.name) or ()
+    return [props[n] for n, _ in layout if n in props]
+
+
+def write_properties(w: Any, op: Any, registered: bool) -> bytes | None:
+    """The encoded properties of ``op`` (None: the op has no properties storage)."""
+    from .encoding import Emitter
+
+    props, _ = split(op)
+    e = Emitter()
+    if not registered:
+        if not props:
+            return None
+        e.varint(w.attr_index(DictAttr(tuple(sorted(props.items())))))
+        return bytes(e.out)
+    layout = property_layout(op.name)
+    if not layout:
+        return None
+    for n, optional in layout:
+        a = props.get(n)
+        if optional:
+            e.varint(0 if a is None else (w.attr_index(a) << 1) | 1)
+        else:
+            if a is None:
+                from .writer import WriteError
+
+                raise WriteError(f"op '{op.name}' lacks its required attribute '{n}'")
+            e.varint(w.attr_index(a))
+    return bytes(e.out)

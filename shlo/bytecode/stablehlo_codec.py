@@ -27,3 +27,11 @@ def attr_refs(a: Any) -> tuple:
 
 def type_refs(t: Any) -> tuple:
     return ()
+
+
+def can_write_attr(a: Any) -> bool:
+    return False
+
+
+def can_write_type(t: Any) -> bool:
+    return False

@@ -345,3 +345,11 @@ def tensor_blob(a: A.VTensorAttr) -> bytes:
 
 
 _ = (bits_f64, f64_bits)
+
+
+def can_write_attr(a: Any) -> bool:
+    return isinstance(a, A.VhloAttr)
+
+
+def can_write_type(t: Any) -> bool:
+    return isinstance(t, T.VhloType)
