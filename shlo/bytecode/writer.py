@@ -20,7 +20,7 @@ from ..types import OpaqueType, Type, element_type
 from .encoding import (
     ATTR_TYPE, ATTR_TYPE_OFFSET, DIALECT, DIALECT_VERSIONING, ELIDE_UNKNOWN_BLOCK_ARG_LOCATION,
     HAS_ATTRS, HAS_INLINE_REGIONS, HAS_OPERANDS, HAS_PROPERTIES, HAS_RESULTS, HAS_SUCCESSORS,
-    IR, LAZY_LOADING, MAGIC, MAX_VERSION, NATIVE_PROPERTIES, PROPERTIES, RESOURCE,
+    HAS_USE_LIST_ORDERS, IR, LAZY_LOADING, MAGIC, MAX_VERSION, NATIVE_PROPERTIES, PROPERTIES, RESOURCE,
     RESOURCE_OFFSET, STRING, USE_LIST_ORDERING, BytecodeError, Emitter,
 )
 
@@ -361,10 +361,15 @@ def attr_dict(op: Operation, version: int) -> DictAttr | None:
 
 
 class _Writer:
-    def __init__(self, root: Operation, version: int, producer: str) -> None:
+    def __init__(self, root: Operation, version: int, producer: str,
+                 rewritten: list[Operation] | None = None) -> None:
+        from .uselists import simulate
+
         self.version = version
         self.producer = producer
         self.n = _Numbering(root, version)
+        self.orders = simulate(root, rewritten or []) if version >= USE_LIST_ORDERING else {}
+        self.op_ids = {id(op): i for i, op in enumerate(root.walk())} if self.orders else {}
         self.strings: dict[str, int] = {}
         self.props: list[bytes] = []
         self.props_index: dict[bytes, int] = {}
@@ -522,6 +527,11 @@ class _Writer:
             e.varint(len(op.successors))
             for b in op.successors:
                 e.varint(n.block_ids[id(b)])
+        if self.orders and op.results:
+            from .uselists import encode
+
+            if encode(e, op.results, self.orders, self.op_ids):
+                mask |= HAS_USE_LIST_ORDERS
         if op.regions:
             mask |= HAS_INLINE_REGIONS
         e.out[mask_at] = mask
@@ -574,7 +584,13 @@ class _Writer:
                     e.varint(t)
                     e.varint(self.attr_index(loc))
             if self.version >= USE_LIST_ORDERING:
+                at = len(e.out)
                 e.byte(0)
+                if self.orders:
+                    from .uselists import encode
+
+                    if encode(e, args, self.orders, self.op_ids):
+                        e.out[at] = HAS_USE_LIST_ORDERS
         for op in block.operations:
             self._op(e, op)
 
@@ -612,10 +628,11 @@ def _text(x: Any, is_attr: bool) -> str:
 
 
 def write_bytecode(module: Module | Operation, version: int = MAX_VERSION,
-                   producer: str = "MLIR") -> bytes:
-    """The bytecode of ``module`` in bytecode format ``version`` with ``producer``."""
+                   producer: str = "MLIR", rewritten: list[Operation] | None = None) -> bytes:
+    """The bytecode of ``module`` in bytecode format ``version`` with ``producer``;
+    ``rewritten`` lists ops replaced by rewrites (for their use-list orders)."""
     root = module.op if isinstance(module, Module) else module
-    return _Writer(root, version, producer).write()
+    return _Writer(root, version, producer, rewritten).write()
 
 
 _ = (StringAttr, RESOURCE)

@@ -87,3 +87,56 @@ def walk_values(op: Operation) -> Any:
         for r in o.regions:
             for b in r.blocks:
                 yield from b.arguments
+
+
+def clone(module: Module) -> Module:
+    """A deep copy of ``module``'s IR (attributes and types are immutable and shared)."""
+    from ...ir import Block, Region
+
+    vmap: dict[int, Any] = {}
+
+    def copy_op(op: Operation) -> Operation:
+        new = Operation(op.name, [vmap.get(id(v), v) for v in op.operands],
+                        [r.type for r in op.results], op.properties, op.attributes, None, None,
+                        op.location)
+        for a, b in zip(op.results, new.results):
+            b.name = a.name
+            vmap[id(a)] = b
+        if op.regions:
+            regions = []
+            for r in op.regions:
+                nr = Region()
+                bmap = {}
+                for b in r.blocks:
+                    nb = Block(label=b.label)
+                    for a in b.arguments:
+                        vmap[id(a)] = nb.add_argument(a.type, a.name)
+                    nr.append(nb)
+                    bmap[id(b)] = nb
+                for b, nb in zip(r.blocks, nr.blocks):
+                    for o in b.operations:
+                        nb.append(copy_op(o))
+                for nb, b in zip(nr.blocks, r.blocks):
+                    for o, no in zip(b.operations, nb.operations):
+                        if o.successors:
+                            no.successors = [bmap.get(id(s), s) for s in o.successors]
+                regions.append(nr)
+            new.regions = regions
+            for nr in regions:
+                nr.parent = new
+        return new
+
+    new_op = copy_op(module.op)
+    # operands that referred to values defined later (graph regions) are fixed up here
+    for op in new_op.walk():
+        op.operands = [vmap.get(id(v), v) for v in op.operands]
+    return Module(new_op, module.filename, dict(module.aliases))
+
+
+def strip_debuginfo(module: Module) -> Module:
+    """Every location becomes `loc(unknown)`, in place (`--strip-debuginfo`)."""
+    from ...ir import UNKNOWN_LOC
+
+    for op in module.op.walk():
+        op.location = UNKNOWN_LOC
+    return module

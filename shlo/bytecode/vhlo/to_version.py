@@ -363,10 +363,13 @@ def _legalize(op: Operation, v: Version) -> str | None:
     return None
 
 
-def convert_to_version(module: Module, target: str | Version) -> Module:
+def convert_to_version(module: Module, target: str | Version,
+                       rewritten: list[Operation] | None = None) -> Module:
     """Rewrite the VHLO ops of ``module`` in place for ``target``; raises
     :class:`VersionConversionError` (upstream's messages, and a note saying why) when an op
-    cannot be expressed at the target."""
+    cannot be expressed at the target. The ops rewritten are appended to ``rewritten`` (in
+    the order upstream rewrites them: the bytecode writer reproduces the use-list orders that
+    the rewrites leave)."""
     if isinstance(target, Version):
         v = target
     else:
@@ -379,7 +382,10 @@ def convert_to_version(module: Module, target: str | Version) -> Module:
     for op in module.op.walk():
         if not op.name.startswith("vhlo."):
             continue
+        before = op.name
         why = _legalize(op, v)
+        if why is None and rewritten is not None and op.name != before:
+            rewritten.append(op)
         if why is not None:
             d = Diagnostic(f"failed to legalize operation '{op.name}' that was explicitly "
                            "marked illegal", op.location)
