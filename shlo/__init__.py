@@ -28,8 +28,13 @@ __all__ = ["parse", "load", "format", "verify", "run", "Module", "ShloError", "P
 __version__ = "0.1.0"
 
 
-def parse(text: str, filename: str | None = None) -> Module:
-    """Parse StableHLO text (pretty or generic form) into a Module; raises ParseError."""
+def parse(text: str | bytes, filename: str | None = None) -> Module:
+    """Parse StableHLO text (pretty or generic form) or MLIR bytecode (a portable artifact of
+    any version) into a Module; raises ParseError."""
+    if isinstance(text, (bytes, bytearray, memoryview)):
+        from .bytecode import load_bytes
+
+        return load_bytes(text, filename)
     from .syntax.parser import parse as _parse
 
     return _parse(text, filename)
@@ -40,8 +45,8 @@ def load(path: str) -> Module:
     import sys
 
     if path == "-":
-        return parse(sys.stdin.read(), "<stdin>")
-    with open(path, encoding="utf-8") as f:
+        return parse(sys.stdin.buffer.read(), "<stdin>")
+    with open(path, "rb") as f:
         return parse(f.read(), path)
 
 

@@ -362,9 +362,10 @@ def attr_dict(op: Operation, version: int) -> DictAttr | None:
 
 class _Writer:
     def __init__(self, root: Operation, version: int, producer: str,
-                 rewritten: list[Operation] | None = None) -> None:
+                 rewritten: list[Operation] | None = None, trace: Any = None) -> None:
         from .uselists import simulate
 
+        self.trace = trace
         self.version = version
         self.producer = producer
         self.n = _Numbering(root, version)
@@ -471,6 +472,9 @@ class _Writer:
                 ok = codec.write_attr(self, data, entry.value) if entry.is_attr else \
                     codec.write_type(self, data, entry.value)
                 custom = bool(ok)
+                if self.trace is not None and entry.dialect.name == "vhlo":
+                    self.trace.write(f"Called: write(mlir::vhlo::{_trace_name(entry)}, "
+                                     "mlir::DialectBytecodeWriter &) const\n")
             if not custom:
                 data.cstring(_text(entry.value, entry.is_attr))
             cur = len(data)
@@ -595,6 +599,14 @@ class _Writer:
             self._op(e, op)
 
 
+def _trace_name(entry: _Entry) -> str:
+    """`FloatF32V1Type`, `IntegerV1Attr`, ... (as upstream's -debug-only=vhlo-bytecode)."""
+    x = entry.value
+    mn = getattr(x, "mnemonic", "") or type(x).__name__
+    words = "".join(w[:1].upper() + w[1:] for w in mn.replace("_v1", "").split("_"))
+    return words + ("V1Attr" if entry.is_attr else "V1Type")
+
+
 def _grouped(e: Emitter, entries: list[_Entry], emit: Any) -> None:
     """`writeDialectGrouping`: runs of entries of one dialect, each run prefixed by its dialect
     number and length."""
@@ -628,11 +640,13 @@ def _text(x: Any, is_attr: bool) -> str:
 
 
 def write_bytecode(module: Module | Operation, version: int = MAX_VERSION,
-                   producer: str = "MLIR", rewritten: list[Operation] | None = None) -> bytes:
+                   producer: str = "MLIR", rewritten: list[Operation] | None = None,
+                   trace: Any = None) -> bytes:
     """The bytecode of ``module`` in bytecode format ``version`` with ``producer``;
-    ``rewritten`` lists ops replaced by rewrites (for their use-list orders)."""
+    ``rewritten`` lists ops replaced by rewrites (for their use-list orders); ``trace``, a
+    text stream, receives a line per VHLO attribute/type written (`-debug-only=vhlo-bytecode`)."""
     root = module.op if isinstance(module, Module) else module
-    return _Writer(root, version, producer, rewritten).write()
+    return _Writer(root, version, producer, rewritten, trace).write()
 
 
 _ = (StringAttr, RESOURCE)

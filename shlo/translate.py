@@ -1,0 +1,524 @@
+"""`shlo translate`, `shlo inspect` and the `stablehlo-opt` flags of `shlo opt`.
+
+`shlo translate` takes `stablehlo-translate`'s command line::
+
+    shlo translate --serialize --target=1.8.0 [--strip-debuginfo] [--allow-other-dialects] F
+    shlo translate --deserialize [--print-stablehlo-version] F.mlir.bc
+    shlo translate --interpret [--args="[dense<...> : tensor<...>, ...]"] [-split-input-file]
+                   [--probe-output-dir=DIR] F.mlir
+
+`shlo inspect F` describes a bytecode file (or program text). `shlo opt` also takes the flags of
+`stablehlo-opt` that the VHLO tests use: `--mlir-print-op-generic`, `--strip-debuginfo`,
+`-emit-bytecode`, `--split-input-file`, `-verify-diagnostics`, `--pass-pipeline=...`, and any
+registered pass as `--NAME[=OPTIONS]` (`--stablehlo-legalize-to-vhlo=allow-other-dialects`,
+`--vhlo-to-version=target=1.9.0`). Every command reads text or bytecode (from a file or stdin)
+and writes to stdout; errors go to stderr as diagnostics, and the exit code is 1.
+
+Each entry point takes ``(argv, stdin, stdout, stderr)`` with binary stdin/stdout, so that the
+RUN-line runner (:mod:`shlo.testing.runlines`) runs them in process.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO, Sequence, TextIO
+
+from .errors import ShloError
+
+__all__ = ["translate_main", "inspect_main", "opt_main", "is_upstream_opt", "main"]
+
+
+def _streams(stdin: BinaryIO | None, stdout: BinaryIO | None,
+             stderr: TextIO | None) -> tuple[BinaryIO, BinaryIO, TextIO]:
+    return (stdin or sys.stdin.buffer, stdout or sys.stdout.buffer, stderr or sys.stderr)
+
+
+def _read(path: str | None, stdin: BinaryIO) -> tuple[bytes, str]:
+    if path in (None, "-"):
+        return stdin.read(), "<stdin>"
+    with open(path, "rb") as f:
+        return f.read(), path
+
+
+def _flag(arg: str) -> tuple[str, str | None]:
+    """`--name=value` / `-name` -> ("name", value)."""
+    a = arg.lstrip("-")
+    if "=" in a:
+        k, v = a.split("=", 1)
+        return k, v.strip("'\"")
+    return a, None
+
+
+def _write_text(out: BinaryIO, text: str) -> None:
+    if not text.endswith("\n"):
+        text += "\n"
+    out.write(text.encode("utf-8", "surrogateescape"))
+
+
+def _report(e: ShloError, err: TextIO) -> None:
+    err.write(str(e).rstrip("\n") + "\n")
+
+
+# --- translate -----------------------------------------------------------------------------------
+
+
+@dataclass
+class _TranslateArgs:
+    mode: str | None = None
+    file: str | None = None
+    target: str = ""
+    strip: bool = False
+    print_version: bool = False
+    allow_other: bool = False
+    args: str = ""
+    split: bool = False
+    probe_dir: str = ""
+    output: str | None = None
+    print_dense: bool = False
+    verify_diagnostics: bool = False
+
+
+def _parse_translate(argv: Sequence[str]) -> _TranslateArgs:
+    a = _TranslateArgs()
+    it = iter(argv)
+    for arg in it:
+        if not arg.startswith("-") or arg == "-":
+            if a.file is not None:
+                raise ValueError(f"shlo translate: more than one input file ({a.file}, {arg})")
+            a.file = arg
+            continue
+        k, v = _flag(arg)
+        if k in ("deserialize", "serialize", "interpret"):
+            a.mode = k
+        elif k == "target":
+            a.target = v if v is not None else next(it, "")
+        elif k == "strip-debuginfo":
+            a.strip = True
+        elif k == "print-stablehlo-version":
+            a.print_version = True
+        elif k == "allow-other-dialects":
+            a.allow_other = True
+        elif k == "args":
+            a.args = v if v is not None else next(it, "")
+        elif k == "split-input-file":
+            a.split = True
+        elif k == "probe-output-dir":
+            a.probe_dir = v if v is not None else next(it, "")
+        elif k in ("o", "output"):
+            a.output = v if v is not None else next(it, None)
+        elif k == "interpreter-print-dense":
+            a.print_dense = True
+        elif k == "verify-diagnostics":
+            a.verify_diagnostics = True
+        else:
+            raise ValueError(f"shlo translate: unknown option '{arg}'")
+    if a.mode is None:
+        raise ValueError("shlo translate: give one of --serialize, --deserialize, --interpret")
+    return a
+
+
+def translate_main(argv: Sequence[str], stdin: BinaryIO | None = None,
+                   stdout: BinaryIO | None = None, stderr: TextIO | None = None) -> int:
+    """`stablehlo-translate`'s command line."""
+    stdin, stdout, stderr = _streams(stdin, stdout, stderr)
+    try:
+        a = _parse_translate(argv)
+        data, name = _read(a.file, stdin)
+        out = stdout
+        if a.output:
+            out = open(a.output, "wb")
+        try:
+            if a.mode == "serialize":
+                return _serialize(a, data, name, out)
+            if a.mode == "deserialize":
+                return _deserialize(a, data, name, out)
+            return _interpret(a, data, name, out, stderr)
+        finally:
+            if out is not stdout:
+                out.close()
+    except ShloError as e:
+        _report(e, stderr)
+        return 1
+    except (OSError, ValueError) as e:
+        stderr.write(f"error: {e}\n")
+        return 1
+
+
+def _load(data: bytes, name: str, keep_vhlo: bool = False) -> Any:
+    from .bytecode import load_bytes
+
+    return load_bytes(data, name, keep_vhlo=keep_vhlo)
+
+
+def _serialize(a: _TranslateArgs, data: bytes, name: str, out: BinaryIO) -> int:
+    from .bytecode.portable import serialize_portable_artifact
+
+    module = _load(data, name)
+    out.write(serialize_portable_artifact(module, a.target, a.allow_other, a.strip))
+    return 0
+
+
+def _deserialize(a: _TranslateArgs, data: bytes, name: str, out: BinaryIO) -> int:
+    from . import format as format_module
+    from .bytecode.portable import portable_artifact_version
+
+    if a.print_version:
+        v = portable_artifact_version(data)
+        if v is None:
+            out.write(b"// Failed parsing StableHLO version from portable artifact\n")
+        else:
+            out.write(f"// Reading portable artifact with StableHLO version: {v}\n".encode())
+    module = _load(data, name)
+    if a.strip:
+        from .bytecode.vhlo.ir import strip_debuginfo
+
+        strip_debuginfo(module)
+    _write_text(out, format_module(module))
+    return 0
+
+
+def _interpret(a: _TranslateArgs, data: bytes, name: str, out: BinaryIO, err: TextIO) -> int:
+    from .bytecode import is_bytecode
+
+    if is_bytecode(data):
+        chunks = [(1, data)]
+    else:
+        text = data.decode("utf-8", "surrogateescape")
+        if a.split:
+            from .testing.runner import split_cases
+
+            chunks = list(split_cases(text))  # type: ignore[arg-type]
+        else:
+            chunks = [(1, text)]  # type: ignore[list-item]
+    args = _interpreter_args(a.args)
+    status = 0
+    for i, (_, chunk) in enumerate(chunks):
+        if i:
+            out.write(b"// -----\n")
+        try:
+            module = _load(chunk if isinstance(chunk, bytes) else
+                           chunk.encode("utf-8", "surrogateescape"), name)
+            _run_main(module, args, a, out)
+        except ShloError as e:
+            _report(e, err)
+            status = 1
+    return status
+
+
+def _interpreter_args(text: str) -> list[Any]:
+    if not text:
+        return []
+    from .attributes import ArrayAttr, DenseElementsAttr
+    from .syntax.parser import Parser
+
+    attr = Parser(text).parse_attribute()
+    if not isinstance(attr, ArrayAttr) or not all(isinstance(x, DenseElementsAttr)
+                                                    for x in attr.values):
+        raise ValueError("expected array attribute string for args, i.e. "
+                         "--args=[dense<1> : tensor<2xi32>, ...]")
+    return [x.array for x in attr.values]
+
+
+def _run_main(module: Any, args: list[Any], a: _TranslateArgs, out: BinaryIO) -> None:
+    from .interpreter.api import run
+    from .interpreter.printing import format_value
+    from .ir import function_type
+    from .syntax.printer import format_attr
+
+    funcs = module.functions
+    entry = "main" if "main" in funcs else next(iter(funcs), None)
+    if entry is None:
+        return
+    results = run(module, *args, entry=entry)
+    types = function_type(funcs[entry]).results
+    for r, t in zip(results, types):
+        if a.print_dense:
+            from .attributes import DenseElementsAttr
+
+            _write_text(out, format_attr(DenseElementsAttr(t, r)))
+        else:
+            _write_text(out, format_value(r, t))
+    if a.probe_dir:
+        _write_probes(module, a.probe_dir)
+
+
+def _write_probes(module: Any, directory: str) -> None:
+    """The values `interpreter.probe` recorded: one `.npy` per value and an `index.csv`
+    (`probe_id,iteration,file`)."""
+    import numpy as np
+
+    from .interpreter.api import prepare_entry
+
+    os.makedirs(directory, exist_ok=True)
+    cache = module.__dict__.get("_prepared", {})
+    lines = []
+    for _, (_, process) in cache.items():
+        for probe_id, values in getattr(process, "probes", {}).items():
+            for i, v in enumerate(values):
+                fn = f"{probe_id}_{i}.npy"
+                np.save(os.path.join(directory, fn), np.asarray(v))
+                lines.append(f"{probe_id},{i},{fn}")
+    with open(os.path.join(directory, "index.csv"), "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + ("\n" if lines else ""))
+    _ = prepare_entry
+
+
+# --- inspect -------------------------------------------------------------------------------------
+
+
+def inspect_main(argv: Sequence[str], stdin: BinaryIO | None = None,
+                 stdout: BinaryIO | None = None, stderr: TextIO | None = None) -> int:
+    """`shlo inspect FILE`: what a portable artifact (or program) holds."""
+    stdin, stdout, stderr = _streams(stdin, stdout, stderr)
+    files = [x for x in argv if not x.startswith("--")] or ["-"]
+    try:
+        from .bytecode.inspect import describe
+
+        for path in files:
+            data, name = _read(path, stdin)
+            _write_text(stdout, describe(data, name))
+        return 0
+    except ShloError as e:
+        _report(e, stderr)
+        return 1
+    except (OSError, ValueError) as e:
+        stderr.write(f"error: {e}\n")
+        return 1
+
+
+# --- opt with stablehlo-opt's flags --------------------------------------------------------------
+
+_OPT_FLAGS = {"mlir-print-op-generic", "strip-debuginfo", "emit-bytecode", "split-input-file",
+              "verify-diagnostics", "pass-pipeline", "mlir-print-local-scope", "debug-only",
+              "allow-unregistered-dialect", "mlir-print-debuginfo", "o"}
+
+
+def is_upstream_opt(argv: Sequence[str]) -> bool:
+    """Whether an `opt` command line uses stablehlo-opt's flags (rather than shlo's
+    `--pass NAME`)."""
+    from .passes import PASSES, _load
+
+    _load()
+    for arg in argv:
+        if arg.startswith("-") and arg != "-":
+            k, _ = _flag(arg)
+            if k in ("pass", "list", "generic"):
+                return False
+            if k in _OPT_FLAGS or k in PASSES:
+                return True
+    return not argv or all(not a.startswith("-") or a == "-" for a in argv)
+
+
+@dataclass
+class _OptArgs:
+    file: str | None = None
+    passes: list[str] = field(default_factory=list)
+    generic: bool = False
+    emit_bytecode: bool = False
+    split: bool = False
+    verify: bool = False
+    debug_only: str = ""
+    output: str | None = None
+    debuginfo: bool = False
+
+
+def _parse_opt(argv: Sequence[str]) -> _OptArgs:
+    from .passes import PASSES, _load
+
+    _load()
+    a = _OptArgs()
+    it = iter(argv)
+    for arg in it:
+        if not arg.startswith("-") or arg == "-":
+            a.file = arg
+            continue
+        k, v = _flag(arg)
+        if k == "mlir-print-op-generic":
+            a.generic = True
+        elif k == "emit-bytecode":
+            a.emit_bytecode = True
+        elif k == "split-input-file":
+            a.split = True
+        elif k == "verify-diagnostics":
+            a.verify = True
+        elif k == "pass-pipeline":
+            a.passes.append(v if v is not None else next(it, ""))
+        elif k == "debug-only":
+            a.debug_only = v or ""
+        elif k == "o":
+            a.output = v if v is not None else next(it, None)
+        elif k == "mlir-print-debuginfo":
+            a.debuginfo = True
+        elif k in ("mlir-print-local-scope", "allow-unregistered-dialect"):
+            pass
+        elif k in PASSES:
+            a.passes.append(k if v is None else f"{k}{{{v}}}")
+        else:
+            raise ValueError(f"shlo opt: unknown option '{arg}' (not a registered pass or a "
+                             "supported stablehlo-opt flag)")
+    return a
+
+
+def opt_main(argv: Sequence[str], stdin: BinaryIO | None = None,
+             stdout: BinaryIO | None = None, stderr: TextIO | None = None) -> int:
+    """`stablehlo-opt`'s command line (the parts the VHLO tests use)."""
+    stdin, stdout, stderr = _streams(stdin, stdout, stderr)
+    try:
+        a = _parse_opt(argv)
+        data, name = _read(a.file, stdin)
+        return _run_opt(a, data, name, stdout, stderr)
+    except ShloError as e:
+        _report(e, stderr)
+        return 1
+    except (OSError, ValueError) as e:
+        stderr.write(f"error: {e}\n")
+        return 1
+
+
+def _chunks(a: _OptArgs, data: bytes) -> list[tuple[int, bytes | str]]:
+    from .bytecode import is_bytecode
+
+    if is_bytecode(data):
+        return [(1, data)]
+    text = data.decode("utf-8", "surrogateescape")
+    if not a.split:
+        return [(1, text)]
+    from .testing.runner import split_cases
+
+    return list(split_cases(text))
+
+
+def _run_opt(a: _OptArgs, data: bytes, name: str, out: BinaryIO, err: TextIO) -> int:
+    from . import format as format_module
+    from .passes import run_passes
+
+    status = 0
+    texts: list[bytes] = []
+    for _, chunk in _chunks(a, data):
+        expectations = _expectations(chunk) if a.verify else None
+        diags: list[Any] = []
+        module = None
+        try:
+            raw = chunk if isinstance(chunk, bytes) else chunk.encode("utf-8", "surrogateescape")
+            module = _load(raw, name, keep_vhlo=True)
+            for spec in a.passes:
+                module = run_passes(module, spec)
+        except ShloError as e:
+            diags = list(e.diagnostics)
+            module = None
+            if expectations is None:
+                _report(e, err)
+                status = 1
+        if expectations is not None:
+            problems = _match_expectations(expectations, diags, name)
+            for p in problems:
+                err.write(p + "\n")
+            if problems:
+                status = 1
+        if module is None:
+            continue
+        texts.append(_emit(module, a, err))
+    if texts:
+        if a.emit_bytecode:
+            out.write(texts[0])
+        else:
+            out.write(b"// -----\n".join(texts))
+    _ = format_module
+    return status
+
+
+def _emit(module: Any, a: _OptArgs, err: TextIO) -> bytes:
+    from . import format as format_module
+    from .bytecode.vhlo.ir import is_vhlo_module, textualize
+
+    if a.emit_bytecode:
+        from .bytecode.writer import write_bytecode
+        from .bytecode.vhlo.version import CURRENT
+
+        trace = err if "vhlo-bytecode" in a.debug_only.split(",") else None
+        return write_bytecode(module, producer=f"StableHLO_v{CURRENT}", trace=trace)
+    if is_vhlo_module(module) or any(op.name.startswith("vhlo.") for op in module.walk()):
+        textualize(module)
+    text = format_module(module, generic=a.generic)
+    return (text if text.endswith("\n") else text + "\n").encode("utf-8", "surrogateescape")
+
+
+def _expectations(chunk: bytes | str) -> list[Any]:
+    from .verifier import parse_expectations
+
+    if isinstance(chunk, bytes):
+        return []
+    return parse_expectations(chunk)
+
+
+def _match_expectations(expectations: list[Any], diags: list[Any], name: str) -> list[str]:
+    """`-verify-diagnostics`: every error must be expected on its line (a diagnostic without a
+    location matches expectations above the first line, as the implicit module's do), and
+    every expected error must occur. Notes are checked only when some are expected (shlo adds
+    notes that say why a conversion failed)."""
+    from .errors import format_location
+
+    problems: list[str] = []
+    want_notes = any(e.kind == "note" for e in expectations)
+    flat = []
+    for d in diags:
+        flat.append(d)
+        if want_notes:
+            flat.extend(d.notes)
+    for d in flat:
+        line = d.line or None
+        hits = [e for e in expectations if e.kind == d.severity and
+                ((line is None and e.line < 1) or e.line == line) and e.matches(d.message)]
+        for e in hits:
+            e.matched = True
+        if not hits:
+            problems.append(f"{format_location(d.location, name)}: error: unexpected "
+                            f"{d.severity}: {d.message}")
+    for e in expectations:
+        if not e.matched:
+            problems.append(f"{name}:{e.line}: error: expected {e.kind} \"{e.message}\" was "
+                            "not produced")
+    return problems
+
+
+def main(argv: Sequence[str], stdin: BinaryIO | None = None, stdout: BinaryIO | None = None,
+         stderr: TextIO | None = None) -> int:
+    """Dispatch `translate`, `inspect` and upstream-style `opt` command lines; a failure that
+    is a bug in shlo is reported in one line (SHLO_DEBUG=1 shows the traceback)."""
+    cmd, rest = argv[0], list(argv[1:])
+    fn = {"translate": translate_main, "inspect": inspect_main}.get(cmd, opt_main)
+    try:
+        return fn(rest, stdin, stdout, stderr)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as e:  # a bug in shlo: say so briefly
+        if os.environ.get("SHLO_DEBUG"):
+            raise
+        (stderr or sys.stderr).write(f"internal error: {type(e).__name__}: {e} (set "
+                                     "SHLO_DEBUG=1 for a traceback)\n")
+        return 2
+
+
+_ = io
+
+
+def emit_bytecode(module: Any, target: str | None, output: str | None) -> int:
+    """`shlo fmt --emit-bytecode [--target V]`: the module as MLIR bytecode (a portable
+    artifact for StableHLO V when a target is given)."""
+    from .bytecode.portable import serialize_portable_artifact
+    from .bytecode.writer import write_bytecode
+
+    if target:
+        data = serialize_portable_artifact(module, target)
+    else:
+        data = write_bytecode(module, producer="shlo")
+    if output:
+        with open(output, "wb") as f:
+            f.write(data)
+    else:
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    return 0
