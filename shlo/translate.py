@@ -397,13 +397,15 @@ def _run_opt(a: _OptArgs, data: bytes, name: str, out: BinaryIO, err: TextIO) ->
 
     status = 0
     texts: list[bytes] = []
-    for _, chunk in _chunks(a, data):
+    for first, chunk in _chunks(a, data):
         expectations = _expectations(chunk) if a.verify else None
         diags: list[Any] = []
         module = None
+        implicit = None
         try:
             raw = chunk if isinstance(chunk, bytes) else chunk.encode("utf-8", "surrogateescape")
             module = _load(raw, name, keep_vhlo=True)
+            implicit = _implicit_module_loc(module, chunk)
             for spec in a.passes:
                 module = run_passes(module, spec)
         except ShloError as e:
@@ -413,7 +415,7 @@ def _run_opt(a: _OptArgs, data: bytes, name: str, out: BinaryIO, err: TextIO) ->
                 _report(e, err)
                 status = 1
         if expectations is not None:
-            problems = _match_expectations(expectations, diags, name)
+            problems = _match_expectations(expectations, diags, name, first, implicit)
             for p in problems:
                 err.write(p + "\n")
             if problems:
@@ -440,10 +442,73 @@ def _emit(module: Any, a: _OptArgs, err: TextIO) -> bytes:
 
         trace = err if "vhlo-bytecode" in a.debug_only.split(",") else None
         return write_bytecode(module, producer=f"StableHLO_v{CURRENT}", trace=trace)
-    if is_vhlo_module(module) or any(op.name.startswith("vhlo.") for op in module.walk()):
-        textualize(module)
+    textualize(module)
+    elide_defaults(module)
     text = format_module(module, generic=a.generic)
     return (text if text.endswith("\n") else text + "\n").encode("utf-8", "surrogateescape")
+
+
+# StableHLO's default-valued attributes (ODS `DefaultValuedOptionalAttr`/`DefaultValuedStrAttr`):
+# MLIR's printer leaves them out when they hold the default, so stablehlo-opt does too.
+_DEFAULT_VALUED: dict[str, dict[str, Any]] = {}
+
+
+def _defaults_table() -> dict[str, dict[str, Any]]:
+    if _DEFAULT_VALUED:
+        return _DEFAULT_VALUED
+    from .attributes import (
+        ArrayAttr, BoolAttr, DictAttr, EnumAttr, IntegerAttr, StringAttr, StructAttr,
+    )
+    from .types import element_type
+
+    false = BoolAttr(False)
+    accuracy = StructAttr("stablehlo.result_accuracy", (
+        ("mode", EnumAttr("stablehlo", "result_accuracy_mode", "DEFAULT")),))
+    for op in ("cbrt", "cosine", "exponential", "exponential_minus_one", "log",
+               "log_plus_one", "logistic", "rsqrt", "sine", "sqrt", "tan", "tanh"):
+        _DEFAULT_VALUED["stablehlo." + op] = {"result_accuracy": accuracy}
+    i32 = element_type("i32")
+    _DEFAULT_VALUED.update({
+        "stablehlo.infeed": {"infeed_config": StringAttr("")},
+        "stablehlo.outfeed": {"outfeed_config": StringAttr("")},
+        "stablehlo.send": {"is_host_transfer": false},
+        "stablehlo.recv": {"is_host_transfer": false},
+        "stablehlo.cholesky": {"lower": false},
+        "stablehlo.composite": {"composite_attributes": DictAttr(()),
+                                "version": IntegerAttr(0, i32)},
+        "stablehlo.custom_call": {"has_side_effect": false, "api_version": IntegerAttr(1, i32),
+                                  "called_computations": ArrayAttr(()),
+                                  "output_operand_aliases": ArrayAttr(())},
+        "stablehlo.gather": {"indices_are_sorted": false},
+        "stablehlo.dynamic_gather": {"indices_are_sorted": false},
+        "stablehlo.scatter": {"indices_are_sorted": false, "unique_indices": false},
+        "stablehlo.sort": {"dimension": IntegerAttr(-1, element_type("i64")),
+                           "is_stable": false},
+    })
+    return _DEFAULT_VALUED
+
+
+def elide_defaults(module: Any) -> Any:
+    """Drop the StableHLO attributes that hold their ODS default (as MLIR's printer does not
+    print them), in place."""
+    table = _defaults_table()
+    for op in module.walk():
+        defaults = table.get(op.name)
+        if not defaults:
+            continue
+        for d in (op.properties, op.attributes):
+            for k in [k for k, v in d.items() if k in defaults and _same(v, defaults[k])]:
+                del d[k]
+    return module
+
+
+def _same(a: Any, b: Any) -> bool:
+    from .syntax.equivalence import first_difference  # noqa: F401  (shared normalisation)
+    from .attributes import IntegerAttr
+
+    if isinstance(a, IntegerAttr) and isinstance(b, IntegerAttr):
+        return a.value == b.value
+    return a == b
 
 
 def _expectations(chunk: bytes | str) -> list[Any]:
@@ -454,11 +519,26 @@ def _expectations(chunk: bytes | str) -> list[Any]:
     return parse_expectations(chunk)
 
 
-def _match_expectations(expectations: list[Any], diags: list[Any], name: str) -> list[str]:
-    """`-verify-diagnostics`: every error must be expected on its line (a diagnostic without a
-    location matches expectations above the first line, as the implicit module's do), and
-    every expected error must occur. Notes are checked only when some are expected (shlo adds
-    notes that say why a conversion failed)."""
+def _implicit_module_loc(module: Any, chunk: bytes | str) -> Any:
+    """The location of the module op when the text has no `module` (MLIR's implicit module has
+    no line: annotations point at it with an offset above the first line)."""
+    if isinstance(chunk, bytes):
+        return None
+    loc = module.op.location
+    flc = loc.file_line_col() if loc is not None else None
+    if flc is None:
+        return loc
+    lines = chunk.split("\n")
+    line = lines[flc[1] - 1] if 0 < flc[1] <= len(lines) else ""
+    return None if line[max(0, flc[2] - 1):].lstrip().startswith("module") else loc
+
+
+def _match_expectations(expectations: list[Any], diags: list[Any], name: str, first: int = 1,
+                        implicit: Any = None) -> list[str]:
+    """`-verify-diagnostics`: every error must be expected on its line (a diagnostic at the
+    implicit module, or without a location, matches expectations above the chunk's first
+    line), and every expected error must occur. Notes are checked only when some are expected
+    (shlo adds notes that say why a conversion failed)."""
     from .errors import format_location
 
     problems: list[str] = []
@@ -469,9 +549,9 @@ def _match_expectations(expectations: list[Any], diags: list[Any], name: str) ->
         if want_notes:
             flat.extend(d.notes)
     for d in flat:
-        line = d.line or None
+        line = None if implicit is not None and d.location == implicit else (d.line or None)
         hits = [e for e in expectations if e.kind == d.severity and
-                ((line is None and e.line < 1) or e.line == line) and e.matches(d.message)]
+                ((line is None and e.line < first) or e.line == line) and e.matches(d.message)]
         for e in hits:
             e.matched = True
         if not hits:
@@ -522,3 +602,33 @@ def emit_bytecode(module: Any, target: str | None, output: str | None) -> int:
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
     return 0
+
+
+def lit_tools() -> dict[str, Any]:
+    """The tools of :mod:`shlo.testing.runlines` for upstream RUN lines, run in process:
+    `stablehlo-translate` -> `shlo translate`, `stablehlo-opt` -> `shlo opt`, and `shlo`."""
+    from .testing.runlines import Unsupported
+
+    def wrap(fn: Any, check: Any = None) -> Any:
+        def tool(argv: Sequence[str], stdin: bytes) -> tuple[int, bytes, str]:
+            if check is not None:
+                try:
+                    check(list(argv))
+                except ValueError as e:
+                    raise Unsupported(str(e)) from None
+            out = io.BytesIO()
+            err = io.StringIO()
+            rc = fn(list(argv), io.BytesIO(stdin), out, err)
+            return rc, out.getvalue(), err.getvalue()
+
+        return tool
+
+    def shlo_cli(argv: Sequence[str], stdin: BinaryIO, stdout: BinaryIO, stderr: TextIO) -> int:
+        return main(list(argv), stdin, stdout, stderr)
+
+    return {
+        "stablehlo-translate": wrap(lambda a, i, o, e: main(["translate", *a], i, o, e),
+                                    _parse_translate),
+        "stablehlo-opt": wrap(lambda a, i, o, e: main(["opt", *a], i, o, e), _parse_opt),
+        "shlo": wrap(shlo_cli),
+    }

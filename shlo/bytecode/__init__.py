@@ -42,10 +42,13 @@ def load_bytes(data: bytes | bytearray | memoryview, filename: str | None = None
 
     text = bytes(data).decode("utf-8", "surrogateescape")
     module = parse(text, filename)
-    from .vhlo.ir import is_vhlo_module, structurize
+    if "vhlo" not in text:
+        return module
+    from .vhlo.ir import is_vhlo_module, structurize, validate
 
+    structurize(module)
+    validate(module, text)
     if is_vhlo_module(module):
-        structurize(module)
         if not keep_vhlo:
             from .vhlo.to_stablehlo import vhlo_to_stablehlo
             from .vhlo.to_version import convert_to_version

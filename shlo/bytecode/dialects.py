@@ -86,6 +86,9 @@ def check_op(r: Any, name: str, registered: bool, cur: Cursor, start: int) -> No
             err = UnknownOpError(f"unregistered operation '{name}' found in dialect ('vhlo') "
                                  "that does not allow unknown operations", start, cur.section,
                                  r.filename)
+            d = err.diagnostics[0]
+            d.message = (f"unregistered operation '{name}' found in dialect ('vhlo') that does "
+                         f"not allow unknown operations (byte {start}, section '{cur.section}')")
             err.diagnostics.append(Diagnostic(f"in bytecode version {r.version} produced by: "
                                               f"{r.producer}", UNKNOWN_LOC, "note"))
             raise err

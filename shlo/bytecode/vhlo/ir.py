@@ -15,6 +15,7 @@ from ...ir import Module, Operation
 from ...types import OpaqueType
 from .attrs import VhloAttr
 from .text import from_ir_attr, from_ir_type
+from . import syntax as _syntax  # noqa: F401  (declares vhlo.func_v1's pretty form)
 
 __all__ = ["textualize", "structurize", "is_vhlo_module", "walk_values"]
 
@@ -140,3 +141,59 @@ def strip_debuginfo(module: Module) -> Module:
     for op in module.op.walk():
         op.location = UNKNOWN_LOC
     return module
+
+
+def _attr_problem(a: Any) -> str | None:
+    """The verifier message of an ill-formed VHLO attribute (upstream `VhloAttrs.td`)."""
+    from . import attrs as A
+    from .types import VhloType
+
+    t = type(a)
+    if t is A.VDict:
+        for k, v in a.items:
+            if not isinstance(k, VhloAttr):
+                return "expected VHLO key attribute"
+            p = _attr_problem(v)
+            if p:
+                return p
+    elif t is A.VArray:
+        for v in a.values:
+            p = _attr_problem(v)
+            if p:
+                return p
+    elif t is A.VResultAccuracy and not isinstance(a.mode, VhloAttr):
+        return "expected VHLO result accuracy mode"
+    elif t in (A.VFloat, A.VInteger, A.VTensorAttr) and not isinstance(a.type, VhloType):
+        return "expected VHLO type"
+    elif t is A.VTypeAttr and not isinstance(a.value, VhloType):
+        return "expected VHLO type"
+    return None
+
+
+def validate(module: Module, text: str | None = None) -> None:
+    """Raise ShloError for VHLO attributes that upstream's verifiers reject (a dictionary with a
+    non-VHLO key, ...), located at the attribute's line in ``text`` when it can be found."""
+    from ...errors import Diagnostic, ParseError
+    from ...ir import FileLineColLoc
+
+    diags = []
+    lines = text.split("\n") if text else []
+    for op in module.op.walk():
+        for d in (op.properties, op.attributes):
+            for k, a in d.items():
+                if not isinstance(a, VhloAttr):
+                    continue
+                p = _attr_problem(a)
+                if p is None:
+                    continue
+                loc = op.location
+                flc = loc.file_line_col() if loc is not None else None
+                if flc is not None and lines:
+                    for i in range(flc[1] - 1, min(len(lines), flc[1] + 200)):
+                        col = lines[i].find(f"{k} = #vhlo")
+                        if col >= 0:
+                            loc = FileLineColLoc(flc[0], i + 1, col + 1)
+                            break
+                diags.append(Diagnostic(p, loc))
+    if diags:
+        raise ParseError(diags[0].message, diagnostics=diags, filename=module.filename)
