@@ -429,7 +429,29 @@ def vhlo_to_stablehlo(module: Module) -> Module:
             op.name = "func.return"
         else:
             op.name = target
+            if op.properties:
+                inherent = _inherent(target)
+                if inherent is None or any(k not in inherent for k in op.properties):
+                    # where shlo's parser puts them: inherent attributes (as its op definition
+                    # knows them) are properties, the others plain attributes
+                    props = {k: v for k, v in op.properties.items()
+                             if inherent is not None and k in inherent}
+                    rest = {k: v for k, v in op.properties.items() if k not in props}
+                    op.properties = props
+                    op.attributes = {**rest, **op.attributes}
     return module
+
+
+_INHERENT: dict[str, Any] = {}
+
+
+def _inherent(name: str) -> Any:
+    if name not in _INHERENT:
+        from ...registry import lookup
+
+        d = lookup(name)
+        _INHERENT[name] = d.inherent if d is not None else None
+    return _INHERENT[name]
 
 
 _ = (DenseElementsAttr,)
