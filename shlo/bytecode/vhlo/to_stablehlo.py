@@ -398,7 +398,10 @@ def _retype(op: Operation) -> None:
 
 def vhlo_to_stablehlo(module: Module) -> Module:
     """Convert the (current-version) VHLO ops of ``module`` to StableHLO, in place."""
+    casts = False
     for op in module.op.walk():
+        if op.name == "builtin.unrealized_conversion_cast":
+            casts = True
         name = op.name
         if not name.startswith("vhlo."):
             _retype(op)
@@ -439,6 +442,10 @@ def vhlo_to_stablehlo(module: Module) -> Module:
                     rest = {k: v for k, v in op.properties.items() if k not in props}
                     op.properties = props
                     op.attributes = {**rest, **op.attributes}
+    if casts:
+        from .mixed import remove_casts
+
+        remove_casts(module)
     return module
 
 
