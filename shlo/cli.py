@@ -59,6 +59,10 @@ def format_result(value: Any, type: Any = None) -> str:
 
 
 def _cmd_run(a: argparse.Namespace) -> int:
+    from .translate import run_jax_exported
+
+    if run_jax_exported(a, _load_args, format_result) is not None:  # jax.export artifacts
+        return 0
     from . import load
     from .interpreter.api import run
     from .ir import function_type
@@ -124,7 +128,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     r = sub.add_parser("run", help="run a function on numpy inputs and print its results")
-    r.add_argument("file", help="program text (.mlir); - reads stdin")
+    r.add_argument("file", help="program text (.mlir), bytecode, or a jax.export artifact; "
+                                "- reads stdin")
     r.add_argument("inputs", nargs="*", help="one .npy file per argument")
     r.add_argument("--args", help="an .npz holding the arguments (in name order)")
     r.add_argument("--entry", default="main", help="function to run (default: main)")

@@ -223,6 +223,7 @@ def _interpreter_args(text: str) -> list[Any]:
 
 
 def _run_main(module: Any, args: list[Any], a: _TranslateArgs, out: BinaryIO) -> None:
+    from . import ops  # noqa: F401  (load the opset before the interpreter)
     from .interpreter.api import run
     from .interpreter.printing import format_value
     from .ir import function_type
@@ -632,3 +633,76 @@ def lit_tools() -> dict[str, Any]:
         "stablehlo-opt": wrap(lambda a, i, o, e: main(["opt", *a], i, o, e), _parse_opt),
         "shlo": wrap(shlo_cli),
     }
+
+
+def run_jax_exported(a: Any, load_args: Any, format_result: Any) -> int | None:
+    """`shlo run model.jax_exported ARGS`: run a serialized `jax.export.Exported` with its
+    calling convention and print (or save) the results; None when the file is not one."""
+    if a.file == "-":
+        return None
+    with open(a.file, "rb") as f:
+        head = f.read(4)
+    if head == b"ML\xefR":
+        return None
+    with open(a.file, "rb") as f:
+        data = f.read()
+    from .bytecode.jax_export import is_jax_exported, load_exported
+
+    if not is_jax_exported(data):
+        return None
+    import numpy as np
+
+    module, exp = load_exported(data, a.file)
+    results = run_exported((module, exp), *load_args(a), verify=not a.no_verify)
+    if a.out:
+        np.savez(a.out, **{f"result{i}": np.asarray(r) for i, r in enumerate(results)})
+        return 0
+    from .ir import function_type
+
+    types = function_type(module.function("main")).results[len(exp.ordered_effects):]
+    for r, t in zip(results, types):
+        print(format_result(r, t))
+    return 0
+
+
+def run_exported(data: Any, *args: Any, platform: str = "cpu", **options: Any) -> list[Any]:
+    """Run a serialized `jax.export.Exported` (bytes, or a `load_exported` result) on numpy
+    arguments, with jax's module calling convention: the platform index (when exported for
+    several platforms), one token per ordered effect, then the arguments the module keeps
+    (``args`` may be all of the function's flattened arguments or only those). Returns the
+    results without the effect tokens."""
+    import numpy as np
+
+    from . import ops  # noqa: F401  (load the opset before the interpreter)
+    from .bytecode.jax_export import load_exported
+    from .errors import ExecutionError
+    from .interpreter.api import run
+    from .ir import function_type
+    from .types import TOKEN, TokenType
+
+    module, e = load_exported(bytes(data)) if isinstance(data, (bytes, bytearray)) else data
+    main = module.functions.get("main")
+    if main is None:
+        raise ExecutionError("the exported module has no @main")
+    inputs = list(function_type(main).inputs)
+    call: list[Any] = []
+    if len(e.platforms) > 1:
+        if platform not in e.platforms:
+            raise ExecutionError(f"exported for platforms {e.platforms}, not '{platform}'")
+        call.append(np.asarray(e.platforms.index(platform),
+                               dtype=inputs[0].element_type.dtype))
+    n_tokens = len(e.ordered_effects)
+    call += [TOKEN] * n_tokens
+    args_l = list(args)
+    kept = e.module_kept_var_idx
+    if len(args_l) == len(e.in_avals) and len(kept) != len(e.in_avals):
+        args_l = [args_l[i] for i in kept]
+    if len(args_l) != len(inputs) - len(call):
+        raise ExecutionError(f"the exported function takes {len(e.in_avals)} arguments "
+                             f"({len(kept)} used by the module), got {len(args_l)}")
+    call += args_l
+    for i, (v, t) in enumerate(zip(call, inputs)):
+        if isinstance(t, TokenType) and v is not TOKEN:
+            raise ExecutionError(f"argument {i} of @main must be a token")
+    results = run(module, *call, entry="main", **options)
+    return results[n_tokens:]
