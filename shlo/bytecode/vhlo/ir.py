@@ -75,11 +75,11 @@ def structurize(module: Module | Operation) -> Module | Operation:
 
 
 def is_vhlo_module(module: Module) -> bool:
-    """True when the module's body holds VHLO ops (a VHLO program)."""
+    """True when the module holds VHLO ops (a VHLO program)."""
     for op in module.body.operations:
         if op.name.startswith("vhlo."):
             return True
-    return False
+    return any(op.name.startswith("vhlo.") for op in module.op.walk())
 
 
 def walk_values(op: Operation) -> Any:
