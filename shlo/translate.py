@@ -435,7 +435,7 @@ def _run_opt(a: _OptArgs, data: bytes, name: str, out: BinaryIO, err: TextIO) ->
 
 def _emit(module: Any, a: _OptArgs, err: TextIO) -> bytes:
     from . import format as format_module
-    from .bytecode.vhlo.ir import is_vhlo_module, textualize
+    from .bytecode.vhlo.ir import textualize
 
     if a.emit_bytecode:
         from .bytecode.writer import write_bytecode
@@ -504,7 +504,6 @@ def elide_defaults(module: Any) -> Any:
 
 
 def _same(a: Any, b: Any) -> bool:
-    from .syntax.equivalence import first_difference  # noqa: F401  (shared normalisation)
     from .attributes import IntegerAttr
 
     if isinstance(a, IntegerAttr) and isinstance(b, IntegerAttr):

@@ -207,7 +207,7 @@ def write_properties(w: Any, op: Any, registered: bool) -> bytes | None:
             e.varint(0 if a is None else (w.attr_index(a) << 1) | 1)
         else:
             if a is None:
-                from .writer import WriteError
+                from .encoding import WriteError
 
                 raise WriteError(f"op '{op.name}' lacks its required attribute '{n}'")
             e.varint(w.attr_index(a))

@@ -12,7 +12,7 @@ from __future__ import annotations
 from ..errors import ParseError
 
 __all__ = [
-    "MAGIC", "BytecodeError", "Cursor", "Emitter", "SECTION_NAMES", "STRING", "DIALECT",
+    "MAGIC", "BytecodeError", "WriteError", "Cursor", "Emitter", "SECTION_NAMES", "STRING", "DIALECT",
     "ATTR_TYPE", "ATTR_TYPE_OFFSET", "IR", "RESOURCE", "RESOURCE_OFFSET", "DIALECT_VERSIONS",
     "PROPERTIES", "HAS_ATTRS", "HAS_RESULTS", "HAS_OPERANDS", "HAS_SUCCESSORS",
     "HAS_INLINE_REGIONS", "HAS_USE_LIST_ORDERS", "HAS_PROPERTIES", "MAX_VERSION",
@@ -68,6 +68,10 @@ class BytecodeError(ParseError):
 def zigzag(value: int) -> int:
     """The signed value of a zigzag-encoded varint."""
     return (value >> 1) ^ -(value & 1)
+
+
+class WriteError(BytecodeError):
+    """The IR holds something the bytecode writer cannot encode."""
 
 
 class Cursor:

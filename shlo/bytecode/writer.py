@@ -21,7 +21,7 @@ from .encoding import (
     ATTR_TYPE, ATTR_TYPE_OFFSET, DIALECT, DIALECT_VERSIONING, ELIDE_UNKNOWN_BLOCK_ARG_LOCATION,
     HAS_ATTRS, HAS_INLINE_REGIONS, HAS_OPERANDS, HAS_PROPERTIES, HAS_RESULTS, HAS_SUCCESSORS,
     HAS_USE_LIST_ORDERS, IR, LAZY_LOADING, MAGIC, MAX_VERSION, NATIVE_PROPERTIES, PROPERTIES, RESOURCE,
-    RESOURCE_OFFSET, STRING, USE_LIST_ORDERING, BytecodeError, Emitter,
+    RESOURCE_OFFSET, STRING, USE_LIST_ORDERING, Emitter, WriteError,
 )
 
 __all__ = ["write_bytecode", "WriteError"]
@@ -29,10 +29,6 @@ __all__ = ["write_bytecode", "WriteError"]
 _I64 = element_type("i64")
 _F64 = element_type("f64")
 _TRAIT_ISOLATED = frozenset({"builtin.module", "func.func"})
-
-
-class WriteError(BytecodeError):
-    """The IR holds something the bytecode writer cannot encode."""
 
 
 class _Entry:

@@ -18,6 +18,7 @@ from ..builtin import dense_from_raw, read_apint, write_apint
 from ..encoding import Cursor, Emitter
 from . import attrs as A
 from . import types as T
+from .text import to_builtin_type
 from .types import bits_f64, f64_bits
 
 __all__ = ["read_attr", "read_type", "write_attr", "write_type", "attr_refs", "type_refs"]
@@ -169,7 +170,7 @@ def read_attr(r: Any, cur: Cursor) -> Any:
 
 
 def _tensor_data(t: Any, blob: memoryview, cur: Cursor) -> DenseElementsAttr:
-    bt = T.to_builtin_type(t)
+    bt = to_builtin_type(t)
     if isinstance(t, T.VTensor) and t.element is T.BOOL and bt.is_static:
         n = t.num_elements
         packed = (n + 7) // 8

@@ -15,7 +15,8 @@ from __future__ import annotations
 from typing import Any
 
 from ...ir import Block, Module, Operation, Value
-from .types import VhloType, to_builtin_type
+from .text import to_builtin_type, to_vhlo_type
+from .types import VhloType
 
 __all__ = ["insert_casts", "remove_casts", "CAST"]
 
@@ -76,7 +77,7 @@ def insert_casts(module: Module) -> Module:
                             bad = [(u, i) for u, i in users.get(id(res), ()) if _is_vhlo_op(u)]
                             if not bad or _is_vhlo_value(res):
                                 continue
-                            from .types import to_vhlo_type
+
 
                             c = cast_after(res, to_vhlo_type(res.type, True), b, k)
                         k += 1

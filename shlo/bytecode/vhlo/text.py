@@ -17,12 +17,21 @@ from ...attributes import (
     ArrayAttr, BoolAttr, DenseElementsAttr, EnumAttr, FloatAttr, IntegerAttr, OpaqueAttr,
     StringAttr, StructAttr,
 )
-from ...types import OpaqueType, Type
+from ...types import (
+    ComplexType, ElementType, FunctionType, IndexType, IntegerType, OpaqueType, QuantizedType,
+    TensorType, TokenType, TupleType, Type, element_type,
+)
 from . import attrs as A
 from . import types as T
+from .attrs import VTypeExtensions, VhloAttr
+from .types import (
+    _BUILTIN_TO_SCALAR, NONE, SCALARS, TypeConversionError, VBuffer, VComplex, VFunction,
+    VFuture, VhloType, VQuant, VQuantPerAxis, VScalar, VTensor, VTuple, VUnranked, bits_f64,
+    f64_bits, type_text,
+)
 
 __all__ = ["parse_attr", "parse_type", "from_ir_attr", "from_ir_type", "VhloTextError",
-           "split_top", "parse_builtin_shaped"]
+           "split_top", "parse_builtin_shaped", "to_vhlo_type", "to_builtin_type", "index_type"]
 
 
 class VhloTextError(ValueError):
@@ -312,7 +321,7 @@ def _composite_attr(mn: str, inner: str) -> Any:
         return A.VDict(tuple(items))
     if mn == "integer_v1":
         a = _builtin_attr(inner)
-        t = T.to_vhlo_type(a.type if a.type is not None else _builtin_type("i64"))
+        t = to_vhlo_type(a.type if a.type is not None else _builtin_type("i64"))
         return A.VInteger(t, int(a.value))
     if mn == "float_v1":
         value, _, ty = inner.rpartition(":")
@@ -325,7 +334,7 @@ def _composite_attr(mn: str, inner: str) -> Any:
         d = _builtin_attr(inner)
         if not isinstance(d, DenseElementsAttr):
             raise VhloTextError(f"expected a dense elements attribute in {inner!r}")
-        return A.VTensorAttr(T.to_vhlo_type(d.type), d)
+        return A.VTensorAttr(to_vhlo_type(d.type), d)
     if mn == "type_v1":
         return A.VTypeAttr(parse_type(inner.strip()))
     if mn == "type_extensions_v1":
@@ -404,3 +413,187 @@ def from_ir_type(t: Any) -> Any:
 
 
 _ = (ArrayAttr, BoolAttr, FloatAttr, IntegerAttr, StringAttr)
+
+
+# --- builtin <-> VHLO -----------------------------------------------------------------------------
+
+_to_vhlo_cache: dict[Any, Any] = {}
+_to_builtin_cache: dict[Any, Any] = {}
+
+
+def to_vhlo_type(t: Any, allow_other: bool = False) -> Any:
+    """The VHLO type of shlo type ``t`` (as `stablehlo-legalize-to-vhlo` converts it).
+
+    A type without counterpart raises :class:`TypeConversionError`, unless ``allow_other``
+    (other dialects allowed) and it is not a builtin or StableHLO type: then it stays as is."""
+    try:
+        r = _to_vhlo_cache.get(t)
+    except TypeError:
+        r = None
+    if r is not None:
+        return r
+    r = _to_vhlo(t, allow_other)
+    if len(_to_vhlo_cache) < 200_000:
+        try:
+            _to_vhlo_cache[t] = r
+        except TypeError:
+            pass
+    return r
+
+
+def _to_vhlo(t: Any, allow_other: bool) -> Any:
+    if isinstance(t, VhloType):
+        return t
+    s = _BUILTIN_TO_SCALAR.get(t) if isinstance(t, (ElementType, TokenType)) else None
+    if s is not None:
+        return s
+    if isinstance(t, TensorType):
+        el = to_vhlo_type(t.element_type, allow_other)
+        if t.shape is None:
+            return VUnranked(el)
+        enc = None
+        if t.encoding is not None:
+            enc = _convert_encoding(t.encoding)
+        return VTensor(t.shape, el, enc)
+    if isinstance(t, QuantizedType):
+        # quant storage types are signless in MLIR; signedness is the `Signed` flag.
+        st = to_vhlo_type(IntegerType(t.storage_type.width))
+        et = to_vhlo_type(t.expressed_type)
+        flags = 0 if t.storage_type.is_unsigned else 1
+        if t.quantization_dimension is None:
+            return VQuant(flags, st, et, f64_bits(t.scales[0]), int(t.zero_points[0]), t.min,
+                          t.max)
+        return VQuantPerAxis(flags, st, et, t.quantization_dimension,
+                             tuple(f64_bits(s) for s in t.scales),
+                             tuple(int(z) for z in t.zero_points), t.min, t.max)
+    if isinstance(t, ComplexType):
+        return VComplex(to_vhlo_type(t.element, allow_other))
+    if isinstance(t, TupleType):
+        return VTuple(tuple(to_vhlo_type(x, allow_other) for x in t.types))
+    if isinstance(t, FunctionType):
+        return VFunction(tuple(to_vhlo_type(x, allow_other) for x in t.inputs),
+                         tuple(to_vhlo_type(x, allow_other) for x in t.results))
+    if isinstance(t, OpaqueType):
+        return _opaque_to_vhlo(t, allow_other)
+    if isinstance(t, IntegerType):
+        raise TypeConversionError(f"type {t} has no VHLO counterpart (signed integers are "
+                                  "not StableHLO types)")
+    raise TypeConversionError(f"type {type_text(t)} has no VHLO counterpart")
+
+
+def _convert_encoding(enc: Any) -> Any:
+    if isinstance(enc, VhloAttr):
+        return enc
+    name = getattr(enc, "name", None)
+    if name == "stablehlo.bounds":
+        bounds = enc.get("bounds", ())
+        return VTypeExtensions(tuple(bounds))
+    raise TypeConversionError("tensor encoding is not a VHLO encoding or #stablehlo.bounds")
+
+
+def _opaque_to_vhlo(t: OpaqueType, allow_other: bool) -> Any:
+    text = t.text.strip()
+    if text == "none":
+        return NONE
+    if text == "!shape.witness":
+        return SCALARS["witness_v1"]
+    if text.startswith("!vhlo."):
+        return parse_type(text)
+    if text.startswith("memref<"):
+        shape, el = parse_builtin_shaped(text[len("memref<"):-1])
+        return VBuffer(shape, to_vhlo_type(el, allow_other))
+    if text.startswith("!stablehlo.future<"):
+        inner = text[len("!stablehlo.future<"):-1]
+        return VFuture(tuple(to_vhlo_type(_builtin_type(x), allow_other)
+                             for x in split_top(inner)))
+    if allow_other and not text.startswith("!stablehlo."):
+        return t
+    raise TypeConversionError(f"type {text} has no VHLO counterpart")
+
+
+def to_builtin_type(t: Any) -> Any:
+    """The shlo type of VHLO type ``t`` (`vhlo-legalize-to-stablehlo`); non-VHLO types pass."""
+    if type(t) is VScalar:
+        return t.builtin
+    try:
+        r = _to_builtin_cache.get(t)
+    except TypeError:
+        r = None
+    if r is None:
+        r = _to_builtin(t)
+        if len(_to_builtin_cache) < 200_000:
+            try:
+                _to_builtin_cache[t] = r
+            except TypeError:
+                pass
+    return r
+
+
+def _to_builtin(t: Any) -> Any:
+    if isinstance(t, VScalar):
+        return t.builtin
+    if isinstance(t, VTensor):
+        enc = t.encoding
+        if enc is not None:
+            from ...attributes import StructAttr
+
+            if isinstance(enc, VTypeExtensions):
+                enc = StructAttr("stablehlo.bounds", (("bounds", enc.bounds),))
+        return TensorType(t.shape, _element(t.element), enc)
+    if isinstance(t, VUnranked):
+        return TensorType(None, _element(t.element))
+    if isinstance(t, VComplex):
+        el = to_builtin_type(t.element)
+        return ComplexType(el)
+    if isinstance(t, VTuple):
+        return TupleType(tuple(to_builtin_type(x) for x in t.types))
+    if isinstance(t, VFunction):
+        return FunctionType(tuple(to_builtin_type(x) for x in t.inputs),
+                            tuple(to_builtin_type(x) for x in t.outputs))
+    if isinstance(t, VQuant):
+        st = to_builtin_type(t.storage)
+        if t.flags == 0 and isinstance(st, IntegerType) and st.signedness == "signless":
+            st = IntegerType(st.width, "unsigned")
+        return QuantizedType(st, to_builtin_type(t.expressed), (bits_f64(t.scale_bits),),
+                             (t.zero_point,), None, _opt_min(st, t.storage_min),
+                             _opt_max(st, t.storage_max))
+    if isinstance(t, VQuantPerAxis):
+        st = to_builtin_type(t.storage)
+        if t.flags == 0 and isinstance(st, IntegerType) and st.signedness == "signless":
+            st = IntegerType(st.width, "unsigned")
+        return QuantizedType(st, to_builtin_type(t.expressed),
+                             tuple(bits_f64(b) for b in t.scale_bits), t.zero_points,
+                             t.quantized_dimension, _opt_min(st, t.storage_min),
+                             _opt_max(st, t.storage_max))
+    if isinstance(t, VFuture):
+        from ...syntax.printer import format_type
+
+        return OpaqueType("!stablehlo.future<" + ", ".join(
+            format_type(to_builtin_type(x)) for x in t.types) + ">")
+    if isinstance(t, VBuffer):
+        from ...syntax.printer import format_type
+
+        return OpaqueType(f"memref<{T._dims(t.shape)}{format_type(to_builtin_type(t.element))}>")
+    return t
+
+
+def _element(t: Any) -> Any:
+    b = to_builtin_type(t)
+    if not isinstance(b, ElementType):
+        from ...syntax.printer import format_type
+
+        raise TypeConversionError(f"tensor element type {format_type(b)} is not an element "
+                                  "type shlo supports")
+    return b
+
+
+def _opt_min(st: Any, v: int) -> int | None:
+    return None if isinstance(st, IntegerType) and v == st.min else v
+
+
+def _opt_max(st: Any, v: int) -> int | None:
+    return None if isinstance(st, IntegerType) and v == st.max else v
+
+
+def index_type() -> IndexType:
+    return element_type("index")  # type: ignore[return-value]

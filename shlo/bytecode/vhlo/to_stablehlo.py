@@ -25,6 +25,7 @@ from ...ir import Module, Operation
 from ...types import element_type
 from . import attrs as A
 from . import types as T
+from .text import to_builtin_type
 from .ops import STABLEHLO_OP
 
 __all__ = ["vhlo_to_stablehlo", "convert_attr", "LegalizeError"]
@@ -64,7 +65,7 @@ def _builtin_container(a: Any) -> Any:
     if t is ArrayAttr:
         return ArrayAttr(tuple(convert_attr(v) for v in a.values))
     if t is TypeAttr:
-        return TypeAttr(T.to_builtin_type(a.type))
+        return TypeAttr(to_builtin_type(a.type))
     return a
 
 
@@ -81,7 +82,7 @@ def _convert(a: Any) -> Any:
     if t is A.VTensorAttr:
         return a.data
     if t is A.VInteger:
-        return IntegerAttr(a.value, T.to_builtin_type(a.type))
+        return IntegerAttr(a.value, to_builtin_type(a.type))
     if t is A.VBool:
         return BoolAttr(a.value)
     if t is A.VString:
@@ -93,7 +94,7 @@ def _convert(a: Any) -> Any:
             return IntegerAttr(a.number, _I32)
         return EnumAttr("stablehlo", _ENUM_NAMES[a.kind], a.value)
     if t is A.VTypeAttr:
-        return TypeAttr(T.to_builtin_type(a.value))
+        return TypeAttr(to_builtin_type(a.value))
     if t is A.VDict:
         items = []
         for k, v in a.items:
@@ -103,7 +104,7 @@ def _convert(a: Any) -> Any:
             items.append((kk.value, convert_attr(v)))
         return DictAttr(tuple(items))
     if t is A.VFloat:
-        return FloatAttr(a.value, T.to_builtin_type(a.type))
+        return FloatAttr(a.value, to_builtin_type(a.type))
     if t is A.VOutputOperandAlias:
         return StructAttr("stablehlo.output_operand_alias", (
             ("output_tuple_indices", a.output_tuple_indices),
@@ -389,11 +390,11 @@ def _convert_props(base: str, props: dict[str, Any]) -> dict[str, Any]:
 
 def _retype(op: Operation) -> None:
     for v in op.results:
-        v.type = T.to_builtin_type(v.type)
+        v.type = to_builtin_type(v.type)
     for r in op.regions:
         for b in r.blocks:
             for v in b.arguments:
-                v.type = T.to_builtin_type(v.type)
+                v.type = to_builtin_type(v.type)
 
 
 def vhlo_to_stablehlo(module: Module) -> Module:

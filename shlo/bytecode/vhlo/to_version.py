@@ -23,6 +23,7 @@ from ...ir import Module, Operation, UNKNOWN_LOC
 from ...types import TensorType, element_type
 from . import attrs as A
 from . import types as T
+from .text import to_builtin_type
 from .ops import OPS, CONSTRAINED
 from .version import CURRENT, Version, validate_target
 
@@ -55,7 +56,7 @@ _EMPTY_ARRAY = A.VArray(())
 
 def _describe(x: Any) -> str:
     if isinstance(x, T.VhloType):
-        b = T.to_builtin_type(x) if isinstance(x, T.VScalar) else None
+        b = to_builtin_type(x) if isinstance(x, T.VScalar) else None
         from ...syntax.printer import format_type
 
         extra = f" ({format_type(b)})" if b is not None and not isinstance(b, T.VhloType) \

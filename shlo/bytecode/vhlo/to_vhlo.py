@@ -25,6 +25,7 @@ from ...ir import Module, Operation, Value
 from ...types import IntegerType, TensorType, element_type
 from . import attrs as A
 from . import types as T
+from .text import to_vhlo_type
 from .ops import CURRENT_OP, OPS
 from .to_version import default_result_accuracy, empty_i64_tensor
 
@@ -55,12 +56,12 @@ def to_vhlo_attr(a: Any, allow_other: bool = False) -> Any:
         return a
     t = type(a)
     if t is DenseElementsAttr:
-        return A.VTensorAttr(T.to_vhlo_type(a.type), a)
+        return A.VTensorAttr(to_vhlo_type(a.type), a)
     if t is IntegerAttr:
         ty = a.type if a.type is not None else _I64
         if isinstance(ty, IntegerType) and ty.width == 1:
             return A.VBool(bool(a.value))
-        return A.VInteger(T.to_vhlo_type(ty), a.value)
+        return A.VInteger(to_vhlo_type(ty), a.value)
     if t is BoolAttr:
         return A.VBool(a.value)
     if t is StringAttr:
@@ -81,14 +82,14 @@ def to_vhlo_attr(a: Any, allow_other: bool = False) -> Any:
         return A.VDict(tuple((A.VString(k), to_vhlo_attr(v, allow_other)) for k, v in a.items))
     if t is FloatAttr:
         ty = a.type if a.type is not None else _F64
-        vt = T.to_vhlo_type(ty)
+        vt = to_vhlo_type(ty)
         return A.VFloat(vt, A.float_bits(vt, a.value))
     if t is SymbolRefAttr:
         if a.nested:
             raise _Fail(f"nested symbol reference @{a.root} has no VHLO counterpart")
         return A.VString(a.root)
     if t is TypeAttr:
-        return A.VTypeAttr(T.to_vhlo_type(a.type, allow_other))
+        return A.VTypeAttr(to_vhlo_type(a.type, allow_other))
     if t is StructAttr:
         return _struct(a, allow_other)
     if t is OpaqueAttr and a.text.startswith("#stablehlo.axis_ref"):
@@ -484,7 +485,7 @@ def _convert_op(op: Operation, target: str, allow_other: bool) -> None:
 
 def _retype(values: list[Value], allow_other: bool) -> None:
     for v in values:
-        v.type = T.to_vhlo_type(v.type, allow_other)
+        v.type = to_vhlo_type(v.type, allow_other)
 
 
 def stablehlo_to_vhlo(module: Module, allow_other_dialects: bool = False) -> Module:

@@ -11,16 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...types import (
-    ComplexType, ElementType, FloatType, FunctionType, IndexType, IntegerType, OpaqueType,
-    QuantizedType, TensorType, TokenType, TupleType, Type, element_type,
-)
+from ...types import ElementType, FloatType, OpaqueType, TokenType, Type, element_type
 from .version import Version
 
 __all__ = [
     "VhloType", "VScalar", "VComplex", "VFunction", "VTensor", "VUnranked", "VTuple",
-    "VFuture", "VQuant", "VQuantPerAxis", "VBuffer", "SCALARS", "scalar", "to_vhlo_type",
-    "to_builtin_type", "TypeConversionError", "is_vhlo", "type_text", "FLOAT_MNEMONICS",
+    "VFuture", "VQuant", "VQuantPerAxis", "VBuffer", "SCALARS", "scalar",
+    "TypeConversionError", "is_vhlo", "type_text", "FLOAT_MNEMONICS",
     "SCALAR_CODES",
 ]
 
@@ -243,9 +240,13 @@ class VTensor(_Composite):
     def _text(self) -> str:
         enc = ""
         if self.encoding is not None:
-            from .attrs import attr_text
+            # a VHLO attribute knows its text; a builtin one is printed by shlo's printer
+            text = getattr(self.encoding, "text", None)
+            if not isinstance(text, str):
+                from ...syntax.printer import format_attr
 
-            enc = ", " + attr_text(self.encoding)
+                text = format_attr(self.encoding)
+            enc = ", " + text
         return f"!vhlo.tensor_v1<{_dims(self.shape)}{type_text(self.element)}{enc}>"
 
     @property
@@ -426,202 +427,3 @@ class VBuffer(_Composite):
 
     def children(self) -> tuple:
         return (self.element,)
-
-
-# --- builtin <-> VHLO -----------------------------------------------------------------------------
-
-_to_vhlo_cache: dict[Any, Any] = {}
-_to_builtin_cache: dict[Any, Any] = {}
-
-
-def to_vhlo_type(t: Any, allow_other: bool = False) -> Any:
-    """The VHLO type of shlo type ``t`` (as `stablehlo-legalize-to-vhlo` converts it).
-
-    A type without counterpart raises :class:`TypeConversionError`, unless ``allow_other``
-    (other dialects allowed) and it is not a builtin or StableHLO type: then it stays as is."""
-    try:
-        r = _to_vhlo_cache.get(t)
-    except TypeError:
-        r = None
-    if r is not None:
-        return r
-    r = _to_vhlo(t, allow_other)
-    if len(_to_vhlo_cache) < 200_000:
-        try:
-            _to_vhlo_cache[t] = r
-        except TypeError:
-            pass
-    return r
-
-
-def _to_vhlo(t: Any, allow_other: bool) -> Any:
-    if isinstance(t, VhloType):
-        return t
-    s = _BUILTIN_TO_SCALAR.get(t) if isinstance(t, (ElementType, TokenType)) else None
-    if s is not None:
-        return s
-    if isinstance(t, TensorType):
-        el = to_vhlo_type(t.element_type, allow_other)
-        if t.shape is None:
-            return VUnranked(el)
-        enc = None
-        if t.encoding is not None:
-            enc = _convert_encoding(t.encoding)
-        return VTensor(t.shape, el, enc)
-    if isinstance(t, QuantizedType):
-        # quant storage types are signless in MLIR; signedness is the `Signed` flag.
-        st = to_vhlo_type(IntegerType(t.storage_type.width))
-        et = to_vhlo_type(t.expressed_type)
-        flags = 0 if t.storage_type.is_unsigned else 1
-        if t.quantization_dimension is None:
-            return VQuant(flags, st, et, f64_bits(t.scales[0]), int(t.zero_points[0]), t.min,
-                          t.max)
-        return VQuantPerAxis(flags, st, et, t.quantization_dimension,
-                             tuple(f64_bits(s) for s in t.scales),
-                             tuple(int(z) for z in t.zero_points), t.min, t.max)
-    if isinstance(t, ComplexType):
-        return VComplex(to_vhlo_type(t.element, allow_other))
-    if isinstance(t, TupleType):
-        return VTuple(tuple(to_vhlo_type(x, allow_other) for x in t.types))
-    if isinstance(t, FunctionType):
-        return VFunction(tuple(to_vhlo_type(x, allow_other) for x in t.inputs),
-                         tuple(to_vhlo_type(x, allow_other) for x in t.results))
-    if isinstance(t, OpaqueType):
-        return _opaque_to_vhlo(t, allow_other)
-    if isinstance(t, IntegerType):
-        raise TypeConversionError(f"type {t} has no VHLO counterpart (signed integers are "
-                                  "not StableHLO types)")
-    raise TypeConversionError(f"type {type_text(t)} has no VHLO counterpart")
-
-
-def _convert_encoding(enc: Any) -> Any:
-    from .attrs import VTypeExtensions, VhloAttr
-
-    if isinstance(enc, VhloAttr):
-        return enc
-    name = getattr(enc, "name", None)
-    if name == "stablehlo.bounds":
-        bounds = enc.get("bounds", ())
-        return VTypeExtensions(tuple(bounds))
-    raise TypeConversionError("tensor encoding is not a VHLO encoding or #stablehlo.bounds")
-
-
-def _opaque_to_vhlo(t: OpaqueType, allow_other: bool) -> Any:
-    text = t.text.strip()
-    if text == "none":
-        return NONE
-    if text == "!shape.witness":
-        return SCALARS["witness_v1"]
-    if text.startswith("!vhlo."):
-        from .text import parse_type
-
-        return parse_type(text)
-    if text.startswith("memref<"):
-        from .text import parse_builtin_shaped
-
-        shape, el = parse_builtin_shaped(text[len("memref<"):-1])
-        return VBuffer(shape, to_vhlo_type(el, allow_other))
-    if text.startswith("!stablehlo.future<"):
-        from .text import split_top
-
-        inner = text[len("!stablehlo.future<"):-1]
-        return VFuture(tuple(to_vhlo_type(_builtin_type(x), allow_other)
-                             for x in split_top(inner)))
-    if allow_other and not text.startswith("!stablehlo."):
-        return t
-    raise TypeConversionError(f"type {text} has no VHLO counterpart")
-
-
-def _builtin_type(text: str) -> Any:
-    from ...syntax.parser import Parser
-
-    return Parser(text).parse_type()
-
-
-def to_builtin_type(t: Any) -> Any:
-    """The shlo type of VHLO type ``t`` (`vhlo-legalize-to-stablehlo`); non-VHLO types pass."""
-    if type(t) is VScalar:
-        return t.builtin
-    try:
-        r = _to_builtin_cache.get(t)
-    except TypeError:
-        r = None
-    if r is None:
-        r = _to_builtin(t)
-        if len(_to_builtin_cache) < 200_000:
-            try:
-                _to_builtin_cache[t] = r
-            except TypeError:
-                pass
-    return r
-
-
-def _to_builtin(t: Any) -> Any:
-    if isinstance(t, VScalar):
-        return t.builtin
-    if isinstance(t, VTensor):
-        enc = t.encoding
-        if enc is not None:
-            from .attrs import VTypeExtensions
-            from ...attributes import StructAttr
-
-            if isinstance(enc, VTypeExtensions):
-                enc = StructAttr("stablehlo.bounds", (("bounds", enc.bounds),))
-        return TensorType(t.shape, _element(t.element), enc)
-    if isinstance(t, VUnranked):
-        return TensorType(None, _element(t.element))
-    if isinstance(t, VComplex):
-        el = to_builtin_type(t.element)
-        return ComplexType(el)
-    if isinstance(t, VTuple):
-        return TupleType(tuple(to_builtin_type(x) for x in t.types))
-    if isinstance(t, VFunction):
-        return FunctionType(tuple(to_builtin_type(x) for x in t.inputs),
-                            tuple(to_builtin_type(x) for x in t.outputs))
-    if isinstance(t, VQuant):
-        st = to_builtin_type(t.storage)
-        if t.flags == 0 and isinstance(st, IntegerType) and st.signedness == "signless":
-            st = IntegerType(st.width, "unsigned")
-        return QuantizedType(st, to_builtin_type(t.expressed), (bits_f64(t.scale_bits),),
-                             (t.zero_point,), None, _opt_min(st, t.storage_min),
-                             _opt_max(st, t.storage_max))
-    if isinstance(t, VQuantPerAxis):
-        st = to_builtin_type(t.storage)
-        if t.flags == 0 and isinstance(st, IntegerType) and st.signedness == "signless":
-            st = IntegerType(st.width, "unsigned")
-        return QuantizedType(st, to_builtin_type(t.expressed),
-                             tuple(bits_f64(b) for b in t.scale_bits), t.zero_points,
-                             t.quantized_dimension, _opt_min(st, t.storage_min),
-                             _opt_max(st, t.storage_max))
-    if isinstance(t, VFuture):
-        from ...syntax.printer import format_type
-
-        return OpaqueType("!stablehlo.future<" + ", ".join(
-            format_type(to_builtin_type(x)) for x in t.types) + ">")
-    if isinstance(t, VBuffer):
-        from ...syntax.printer import format_type
-
-        return OpaqueType(f"memref<{_dims(t.shape)}{format_type(to_builtin_type(t.element))}>")
-    return t
-
-
-def _element(t: Any) -> Any:
-    b = to_builtin_type(t)
-    if not isinstance(b, ElementType):
-        from ...syntax.printer import format_type
-
-        raise TypeConversionError(f"tensor element type {format_type(b)} is not an element "
-                                  "type shlo supports")
-    return b
-
-
-def _opt_min(st: Any, v: int) -> int | None:
-    return None if isinstance(st, IntegerType) and v == st.min else v
-
-
-def _opt_max(st: Any, v: int) -> int | None:
-    return None if isinstance(st, IntegerType) and v == st.max else v
-
-
-def index_type() -> IndexType:
-    return element_type("index")  # type: ignore[return-value]
