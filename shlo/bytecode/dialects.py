@@ -46,7 +46,10 @@ def codec(dialect: str) -> Any:
         elif dialect == "vhlo":
             from .vhlo import codec as mod  # type: ignore[no-redef]
         elif dialect in ("stablehlo", "chlo"):
-            from . import stablehlo_codec as mod  # type: ignore[no-redef]
+            from . import stablehlo_codec
+
+            c = _CODECS[dialect] = getattr(stablehlo_codec, dialect.upper())
+            return c
         else:
             _CODECS[dialect] = None
             return None
@@ -130,7 +133,12 @@ def read_properties(r: Any, name: str, registered: bool, cur: Cursor,
     layout = property_layout(name)
     if layout is None:
         raise cur.error(f"op '{name}' stores properties in an encoding shlo does not know")
-    for attr_name, optional in layout:
+    for i, (attr_name, optional) in enumerate(layout):
+        if cur.at_end() and all(opt for _, opt in layout[i:]):
+            # an older producer whose op definition lacked these trailing optional properties
+            # (plain StableHLO bytecode follows the producer's op definitions; e.g. jaxlib's
+            # stablehlo.custom_call has no `result_tilings` yet)
+            break
         if optional:
             v = cur.varint(f"property '{attr_name}'")
             if v:
