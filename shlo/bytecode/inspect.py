@@ -101,7 +101,26 @@ def _constants(m: Module) -> dict[str, int]:
 
 
 def describe(data: bytes, filename: str | None = None) -> str:
-    """A human-readable report of :func:`summary`."""
+    """A human-readable report of :func:`summary` (for a serialized `jax.export.Exported`:
+    its calling convention, then the report of the artifact inside)."""
+    from .jax_export import is_jax_exported, read_exported
+
+    if is_jax_exported(data):
+        e = read_exported(data)
+        head = [f"file: {filename or '<stdin>'} ({len(data)} bytes, jax.export.Exported "
+                f"serialization version {e.serialization_version})",
+                f"function: {e.function_name}",
+                f"calling convention version: {e.calling_convention_version}",
+                "platforms: " + ", ".join(e.platforms),
+                "inputs: " + ", ".join(str(a) for a in e.in_avals),
+                "outputs: " + ", ".join(str(a) for a in e.out_avals),
+                "arguments kept by the module: " + str(list(e.module_kept_var_idx)),
+                "ordered effects: " + (", ".join(e.ordered_effects) or "none"),
+                "unordered effects: " + (", ".join(e.unordered_effects) or "none"),
+                f"devices: {e.nr_devices}",
+                "module:"]
+        inner = describe(bytes(e.mlir_module_serialized), "<mlir_module_serialized>")
+        return "\n".join(head + ["  " + x for x in inner.splitlines()])
     s = summary(data, filename)
     lines = [f"file: {s['file']} ({s['size']} bytes, {s['format']})"]
     if s["format"] != "text":
