@@ -49,6 +49,9 @@ def load_bytes(data: bytes | bytearray | memoryview, filename: str | None = None
     structurize(module)
     validate(module, text)
     if is_vhlo_module(module):
+        from .vhlo.verify import verify_structure
+
+        verify_structure(module)
         if not keep_vhlo:
             from .vhlo.to_stablehlo import vhlo_to_stablehlo
             from .vhlo.to_version import convert_to_version

@@ -224,7 +224,10 @@ def _dims_text(shape: tuple) -> str:
 def _text(t: Any) -> str:
     from ..syntax.printer import format_type
 
-    return format_type(t)
+    try:
+        return format_type(t)
+    except (AttributeError, TypeError, KeyError, ValueError):  # a malformed type
+        return repr(t)
 
 
 def _attr_text(a: Any) -> str:
@@ -450,7 +453,10 @@ def _dense_array(t: Any, size: int, blob: memoryview, cur: Cursor) -> DenseArray
         return DenseArrayAttr(t, vals)
     if not isinstance(t, (IntegerType, FloatType)):
         raise cur.error(f"dense array of element type {_text(t)}")
-    dt = t.dtype
+    try:
+        dt = t.dtype
+    except (KeyError, TypeError, ValueError):
+        raise cur.error(f"dense array of element type {_text(t)}") from None
     if len(blob) != size * dt.itemsize:
         raise cur.error(f"dense array data of {len(blob)} bytes for {size} elements")
     arr = np.frombuffer(blob, dt)

@@ -16,6 +16,7 @@ from .vhlo import ir as vir
 from .vhlo.to_stablehlo import vhlo_to_stablehlo
 from .vhlo.to_version import convert_to_version
 from .vhlo.to_vhlo import stablehlo_to_vhlo
+from .vhlo.verify import verify_structure
 from .vhlo.version import CURRENT, Version, bytecode_version_for, parse_version, validate_target
 from .writer import write_bytecode
 
@@ -74,6 +75,7 @@ def deserialize_portable_artifact(data: bytes, filename: str | None = None) -> M
     try:
         m, _ = read_vhlo(data, filename)
         if vir.is_vhlo_module(m):
+            verify_structure(m)
             convert_to_version(m, CURRENT)
             vhlo_to_stablehlo(m)
         return m

@@ -296,6 +296,9 @@ class BytecodeReader:
         op = self._op(cur)
         if self._fixups:
             self._resolve_fixups(cur)
+        if op.name == "builtin.module" and (len(op.regions) != 1 or
+                                            len(op.regions[0].blocks) != 1):
+            raise cur.error("'builtin.module' op must have one region with one block")
         if op.name != "builtin.module":
             wrapper = Operation("builtin.module", regions=[Region([Block(operations=[op])])])
             op = wrapper

@@ -170,7 +170,10 @@ def read_attr(r: Any, cur: Cursor) -> Any:
 
 
 def _tensor_data(t: Any, blob: memoryview, cur: Cursor) -> DenseElementsAttr:
-    bt = to_builtin_type(t)
+    try:
+        bt = to_builtin_type(t)
+    except T.TypeConversionError as e:
+        raise cur.error(f"invalid tensor attribute type: {e}") from None
     if isinstance(t, T.VTensor) and t.element is T.BOOL and bt.is_static:
         n = t.num_elements
         packed = (n + 7) // 8

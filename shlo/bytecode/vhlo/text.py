@@ -18,7 +18,7 @@ from ...attributes import (
     StringAttr, StructAttr,
 )
 from ...types import (
-    ComplexType, ElementType, FunctionType, IndexType, IntegerType, OpaqueType, QuantizedType,
+    ComplexType, ElementType, FloatType, FunctionType, IndexType, IntegerType, OpaqueType, QuantizedType,
     TensorType, TokenType, TupleType, Type, element_type,
 )
 from . import attrs as A
@@ -544,6 +544,9 @@ def _to_builtin(t: Any) -> Any:
         return TensorType(None, _element(t.element))
     if isinstance(t, VComplex):
         el = to_builtin_type(t.element)
+        if not isinstance(el, FloatType):
+            raise TypeConversionError(f"complex element type {type_text(t.element)} is not a "
+                                      "float type")
         return ComplexType(el)
     if isinstance(t, VTuple):
         return TupleType(tuple(to_builtin_type(x) for x in t.types))

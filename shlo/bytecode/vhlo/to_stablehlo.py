@@ -427,6 +427,11 @@ def vhlo_to_stablehlo(module: Module) -> Module:
         except (LegalizeError, T.TypeConversionError, ValueError) as e:
             d = Diagnostic(f"failed to legalize operation '{name}': {e}", op.location)
             raise LegalizeError(d.message, diagnostics=[d], filename=module.filename) from None
+        except (KeyError, TypeError, AttributeError, IndexError) as e:
+            # an attribute of the wrong kind (only a corrupt input gets past the VHLO checks)
+            d = Diagnostic(f"failed to legalize operation '{name}': malformed attribute "
+                           f"({type(e).__name__}: {e})", op.location)
+            raise LegalizeError(d.message, diagnostics=[d], filename=module.filename) from None
         if base == "return_v1" and op.parent is not None and op.parent.parent is not None and \
                 op.parent.parent.parent is not None and \
                 op.parent.parent.parent.name in ("vhlo.func_v1", "func.func"):

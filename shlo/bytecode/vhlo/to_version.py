@@ -384,7 +384,10 @@ def convert_to_version(module: Module, target: str | Version,
         if not op.name.startswith("vhlo."):
             continue
         before = op.name
-        why = _legalize(op, v)
+        try:
+            why = _legalize(op, v)
+        except (KeyError, TypeError, AttributeError, IndexError, ValueError) as e:
+            why = f"malformed attribute ({type(e).__name__}: {e})"
         if why is None and rewritten is not None and op.name != before:
             rewritten.append(op)
         if why is not None:

@@ -10,11 +10,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ...errors import ShloError
+
 __all__ = ["Version", "CURRENT", "MINIMUM", "parse_version", "bytecode_version_for",
            "VersionError", "VERSION_LOG", "WEEK_4", "WEEK_12", "validate_target"]
 
 
-class VersionError(ValueError):
+class VersionError(ShloError, ValueError):
     """A target version that is malformed or outside the supported window."""
 
 
