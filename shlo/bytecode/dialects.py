@@ -45,6 +45,11 @@ def codec(dialect: str) -> Any:
             from . import builtin as mod
         elif dialect == "vhlo":
             from .vhlo import codec as mod  # type: ignore[no-redef]
+        elif dialect == "quant":
+            from .quant_codec import QUANT
+
+            c = _CODECS[dialect] = QUANT
+            return c
         elif dialect in ("stablehlo", "chlo"):
             from . import stablehlo_codec
 
