@@ -127,18 +127,17 @@ def translate_main(argv: Sequence[str], stdin: BinaryIO | None = None,
     try:
         a = _parse_translate(argv)
         data, name = _read(a.file, stdin)
-        out = stdout
-        if a.output:
-            out = open(a.output, "wb")
-        try:
-            if a.mode == "serialize":
-                return _serialize(a, data, name, out)
-            if a.mode == "deserialize":
-                return _deserialize(a, data, name, out)
-            return _interpret(a, data, name, out, stderr)
-        finally:
-            if out is not stdout:
-                out.close()
+        out: Any = io.BytesIO() if a.output else stdout
+        if a.mode == "serialize":
+            rc = _serialize(a, data, name, out)
+        elif a.mode == "deserialize":
+            rc = _deserialize(a, data, name, out)
+        else:
+            rc = _interpret(a, data, name, out, stderr)
+        if a.output and rc == 0:  # like MLIR's ToolOutputFile: kept only on success
+            with open(a.output, "wb") as f:
+                f.write(out.getvalue())
+        return rc
     except ShloError as e:
         _report(e, stderr)
         return 1
@@ -637,6 +636,10 @@ def lit_tools() -> dict[str, Any]:
 def run_jax_exported(a: Any, load_args: Any, format_result: Any) -> int | None:
     """`shlo run model.jax_exported ARGS`: run a serialized `jax.export.Exported` with its
     calling convention and print (or save) the results; None when the file is not one."""
+    # the opset first: shlo.interpreter imports cleanly only after shlo.ops (a cycle
+    # evaluator -> ops.distributed -> process_grid -> evaluator outside this module)
+    from . import ops  # noqa: F401
+
     if a.file == "-":
         return None
     with open(a.file, "rb") as f:
