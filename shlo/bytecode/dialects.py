@@ -16,7 +16,9 @@ from typing import Any
 from ..attributes import DictAttr, OpaqueAttr
 from ..errors import Diagnostic
 from ..ir import UNKNOWN_LOC
-from .encoding import BytecodeError, Cursor
+from .encoding import BytecodeError, Cursor, Emitter, WriteError
+from .properties import LAYOUTS
+from .vhlo.ops import OPS
 
 __all__ = ["codec", "parse_text", "check_op", "split_inherent", "read_properties",
            "property_layout", "UnknownOpError"]
@@ -88,8 +90,6 @@ class UnknownOpError(BytecodeError):
 def check_op(r: Any, name: str, registered: bool, cur: Cursor, start: int) -> None:
     """Reject ops that their (known, closed) dialect does not have."""
     if name.startswith("vhlo."):
-        from .vhlo.ops import OPS
-
         if name not in OPS:
             err = UnknownOpError(f"unregistered operation '{name}' found in dialect ('vhlo') "
                                  "that does not allow unknown operations", start, cur.section,
@@ -106,8 +106,6 @@ def split_inherent(name: str, attributes: dict[str, Any], properties: dict[str, 
     """Move the inherent attributes of a VHLO op out of the merged dictionary (bytecode < 5)."""
     if not name.startswith("vhlo."):
         return
-    from .vhlo.ops import OPS
-
     info = OPS.get(name)
     if info is None:
         return
@@ -116,16 +114,31 @@ def split_inherent(name: str, attributes: dict[str, Any], properties: dict[str, 
             properties[k] = attributes.pop(k)
 
 
+_LAYOUTS: dict[str, Any] = {}
+_NAMES: dict[str, frozenset[str]] = {}
+
+
 def property_layout(name: str) -> tuple[tuple[str, bool], ...] | None:
     """``((attr name, optional), ...)`` in the order the op's properties are written."""
+    try:
+        return _LAYOUTS[name]
+    except KeyError:
+        pass
     if name.startswith("vhlo."):
-        from .vhlo.ops import OPS
-
         info = OPS.get(name)
-        return None if info is None else tuple((a, False) for a in info.sorted_attrs)
-    from .properties import LAYOUTS
+        layout = None if info is None else tuple((a, False) for a in info.sorted_attrs)
+    else:
+        layout = LAYOUTS.get(name)
+    if len(_LAYOUTS) < 100_000:
+        _LAYOUTS[name] = layout
+    return layout
 
-    return LAYOUTS.get(name)
+
+def _property_names(name: str) -> frozenset[str]:
+    names = _NAMES.get(name)
+    if names is None:
+        names = _NAMES[name] = frozenset(n for n, _ in property_layout(name) or ())
+    return names
 
 
 def read_properties(r: Any, name: str, registered: bool, cur: Cursor,
@@ -164,8 +177,6 @@ _KNOWN_DIALECTS = ("builtin.", "func.", "stablehlo.", "chlo.")
 def is_registered(name: str) -> bool:
     """Whether MLIR knows op ``name`` (writes it as a registered op)."""
     if name.startswith("vhlo."):
-        from .vhlo.ops import OPS
-
         return name in OPS
     return name.startswith(_KNOWN_DIALECTS)
 
@@ -175,8 +186,9 @@ def split(op: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     registered = is_registered(op.name)
     if not registered:
         return dict(op.properties), dict(op.attributes)
-    layout = property_layout(op.name) or ()
-    names = {n for n, _ in layout}
+    names = _property_names(op.name)
+    if not op.attributes and all(k in names for k in op.properties):
+        return op.properties, op.attributes
     props: dict[str, Any] = {}
     disc: dict[str, Any] = {}
     for d in (op.properties, op.attributes):
@@ -202,8 +214,6 @@ def property_refs(op: Any, registered: bool) -> list[Any]:
 
 def write_properties(w: Any, op: Any, registered: bool) -> bytes | None:
     """The encoded properties of ``op`` (None: the op has no properties storage)."""
-    from .encoding import Emitter
-
     props, _ = split(op)
     e = Emitter()
     if not registered:
@@ -220,8 +230,6 @@ def write_properties(w: Any, op: Any, registered: bool) -> bytes | None:
             e.varint(0 if a is None else (w.attr_index(a) << 1) | 1)
         else:
             if a is None:
-                from .encoding import WriteError
-
                 raise WriteError(f"op '{op.name}' lacks its required attribute '{n}'")
             e.varint(w.attr_index(a))
     return bytes(e.out)

@@ -9,10 +9,14 @@ sections and alignment padding (0xCB), as MLIR's ``EncodingEmitter`` does.
 
 from __future__ import annotations
 
+import gc
+from contextlib import contextmanager
+from typing import Iterator
+
 from ..errors import ParseError
 
 __all__ = [
-    "MAGIC", "BytecodeError", "WriteError", "Cursor", "Emitter", "SECTION_NAMES", "STRING", "DIALECT",
+    "MAGIC", "BytecodeError", "WriteError", "Cursor", "gc_paused", "Emitter", "SECTION_NAMES", "STRING", "DIALECT",
     "ATTR_TYPE", "ATTR_TYPE_OFFSET", "IR", "RESOURCE", "RESOURCE_OFFSET", "DIALECT_VERSIONS",
     "PROPERTIES", "HAS_ATTRS", "HAS_RESULTS", "HAS_OPERANDS", "HAS_SUCCESSORS",
     "HAS_INLINE_REGIONS", "HAS_USE_LIST_ORDERS", "HAS_PROPERTIES", "MAX_VERSION",
@@ -68,6 +72,20 @@ class BytecodeError(ParseError):
 def zigzag(value: int) -> int:
     """The signed value of a zigzag-encoded varint."""
     return (value >> 1) ^ -(value & 1)
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while a module is read or written: that builds
+    many objects and no garbage cycles, and the collector's passes over the growing heap cost
+    more than the work itself (reference counting still frees everything as usual)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 class WriteError(BytecodeError):
@@ -132,6 +150,15 @@ class Cursor:
 
     def _multi_byte_varint(self, b: int, what: str) -> int:
         p = self.pos
+        data = self.data
+        if b & 2:  # two bytes (values below 2^14): the common case after one byte
+            if p + 2 <= self.end:
+                self.pos = p + 2
+                return (b | (data[p + 1] << 8)) >> 2
+        elif b & 4:  # three bytes
+            if p + 3 <= self.end:
+                self.pos = p + 3
+                return (b | (data[p + 1] << 8) | (data[p + 2] << 16)) >> 3
         if b == 0:
             n = 9
         else:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from ..errors import Diagnostic, ShloError
 from ..ir import Module, UNKNOWN_LOC
+from .encoding import gc_paused
 from .reader import BytecodeReader
 from .vhlo import ir as vir
 from .vhlo.to_stablehlo import vhlo_to_stablehlo
@@ -50,20 +51,22 @@ def serialize_portable_artifact(module: Module, target: str | Version = "current
     Raises ShloError naming the op, attribute or type that the target cannot express, and the
     first version that has it."""
     v, text = _target(target)
-    m = vir.clone(module)
-    if strip_debuginfo:
-        vir.strip_debuginfo(m)
-    stablehlo_to_vhlo(m, allow_other_dialects)
-    rewritten: list = []
-    convert_to_version(m, v, rewritten)
-    return write_bytecode(m, bytecode_version_for(v), "StableHLO_v" + text, rewritten)
+    with gc_paused():
+        m = vir.clone(module)
+        if strip_debuginfo:
+            vir.strip_debuginfo(m)
+        stablehlo_to_vhlo(m, allow_other_dialects)
+        rewritten: list = []
+        convert_to_version(m, v, rewritten)
+        return write_bytecode(m, bytecode_version_for(v), "StableHLO_v" + text, rewritten)
 
 
 def read_vhlo(data: bytes, filename: str | None = None) -> tuple[Module, BytecodeReader]:
     """The IR of bytecode ``data`` as written (a VHLO program stays VHLO)."""
     r = BytecodeReader(data, filename)
     try:
-        return r.module(), r
+        with gc_paused():
+            return r.module(), r
     except RecursionError:
         from .encoding import BytecodeError
 
@@ -73,11 +76,12 @@ def read_vhlo(data: bytes, filename: str | None = None) -> tuple[Module, Bytecod
 def deserialize_portable_artifact(data: bytes, filename: str | None = None) -> Module:
     """The StableHLO module of a portable artifact (any version from 0.9.0)."""
     try:
-        m, _ = read_vhlo(data, filename)
-        if vir.is_vhlo_module(m):
-            verify_structure(m)
-            convert_to_version(m, CURRENT)
-            vhlo_to_stablehlo(m)
+        with gc_paused():
+            m, _ = read_vhlo(data, filename)
+            if vir.is_vhlo_module(m):
+                verify_structure(m)
+                convert_to_version(m, CURRENT)
+                vhlo_to_stablehlo(m)
         return m
     except ShloError as e:
         diags = list(e.diagnostics)

@@ -20,6 +20,7 @@ from .encoding import (
     HAS_ATTRS, HAS_INLINE_REGIONS, HAS_OPERANDS, HAS_PROPERTIES, HAS_RESULTS, HAS_SUCCESSORS,
     HAS_USE_LIST_ORDERS, IR, LAZY_LOADING, MAGIC, MAX_VERSION, NATIVE_PROPERTIES, PROPERTIES,
     RESOURCE, RESOURCE_OFFSET, SECTION_NAMES, STRING, USE_LIST_ORDERING, BytecodeError, Cursor,
+    gc_paused,
 )
 
 __all__ = ["BytecodeReader", "read_module", "is_bytecode", "header"]
@@ -493,9 +494,9 @@ class BytecodeReader:
 def read_module(data: bytes, filename: str | None = None) -> Module:
     """The IR of bytecode ``data``, as written (VHLO stays VHLO; see
     :func:`shlo.bytecode.load_bytecode` for the conversion to StableHLO)."""
-    r = BytecodeReader(data, filename)
     try:
-        return r.module()
+        with gc_paused():
+            return BytecodeReader(data, filename).module()
     except RecursionError:
         raise BytecodeError("IR nesting too deep", None, "ir", filename) from None
 

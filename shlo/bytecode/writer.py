@@ -17,12 +17,16 @@ from typing import Any
 from ..attributes import DictAttr, FloatAttr, IntegerAttr, OpaqueAttr, StringAttr
 from ..ir import Block, Location, Module, Operation, Region, UNKNOWN_LOC, UnknownLoc, Value
 from ..types import OpaqueType, Type, element_type
+from . import dialects
 from .encoding import (
     ATTR_TYPE, ATTR_TYPE_OFFSET, DIALECT, DIALECT_VERSIONING, ELIDE_UNKNOWN_BLOCK_ARG_LOCATION,
     HAS_ATTRS, HAS_INLINE_REGIONS, HAS_OPERANDS, HAS_PROPERTIES, HAS_RESULTS, HAS_SUCCESSORS,
     HAS_USE_LIST_ORDERS, IR, LAZY_LOADING, MAGIC, MAX_VERSION, NATIVE_PROPERTIES, PROPERTIES, RESOURCE,
-    RESOURCE_OFFSET, STRING, USE_LIST_ORDERING, Emitter, WriteError,
+    RESOURCE_OFFSET, STRING, USE_LIST_ORDERING, Emitter, WriteError, gc_paused,
 )
+
+from .vhlo.attrs import VhloAttr
+from .vhlo.types import VhloType
 
 __all__ = ["write_bytecode", "WriteError"]
 
@@ -63,8 +67,6 @@ def _norm_attr(a: Any) -> Any:
 
 def attr_dialect(a: Any) -> str:
     """The dialect an attribute belongs to."""
-    from .vhlo.attrs import VhloAttr
-
     if isinstance(a, VhloAttr):
         return "vhlo"
     if isinstance(a, OpaqueAttr):
@@ -80,8 +82,6 @@ def attr_dialect(a: Any) -> str:
 
 
 def type_dialect(t: Any) -> str:
-    from .vhlo.types import VhloType
-
     if isinstance(t, VhloType):
         return "vhlo"
     if isinstance(t, OpaqueType):
@@ -113,8 +113,6 @@ class _Numbering:
     """MLIR's IRNumberingState for one root op."""
 
     def __init__(self, root: Operation, version: int) -> None:
-        from . import dialects
-
         self.version = version
         self._codec = dialects.codec
         self.dialects: dict[str, _Dialect] = {}
@@ -125,6 +123,7 @@ class _Numbering:
         self.op_names: dict[tuple[str, bool], _Entry] = {}
         self.ordered_op_names: list[_Entry] = []
         self.value_ids: dict[int, int] = {}
+        self.attr_dicts: dict[int, DictAttr] = {}  # op id -> its attribute dictionary
         self.block_ids: dict[int, int] = {}
         self.block_op_counts: dict[int, int] = {}
         self.region_counts: dict[int, tuple[int, int]] = {}
@@ -226,8 +225,6 @@ class _Numbering:
         self.block_op_counts[id(block)] = n
 
     def _op(self, op: Operation) -> None:
-        from . import dialects
-
         registered = dialects.is_registered(op.name)
         self.op_name(op.name, registered)
         for r in op.results:
@@ -237,6 +234,7 @@ class _Numbering:
         d = attr_dict(op, self.version)
         if d is not None:
             self.attr(d)
+            self.attr_dicts[id(op)] = d
         if self.version >= NATIVE_PROPERTIES:
             for a in dialects.property_refs(op, registered):
                 self.attr(a)
@@ -343,11 +341,9 @@ def _defining_region(v: Value) -> Region | None:
 def attr_dict(op: Operation, version: int) -> DictAttr | None:
     """The attribute dictionary the op writes: its discardable attributes (version >= 5),
     or all its attributes (older versions), sorted by name; None when empty."""
-    from . import dialects
-
-    props, items = dialects.split(op)
+    props, items = dialects.split(op)  # (not copies: read only)
     if version < NATIVE_PROPERTIES or not dialects.has_properties(op):
-        items.update(props)
+        items = {**items, **props}
     if not items:
         return None
     return DictAttr(tuple(sorted(items.items(), key=lambda kv: kv[0])))
@@ -490,8 +486,6 @@ class _Writer:
 
     # IR
     def _op(self, e: Emitter, op: Operation) -> None:
-        from . import dialects
-
         n = self.n
         registered = dialects.is_registered(op.name)
         e.varint(n.op_names[(op.name, registered)].number)
@@ -499,7 +493,7 @@ class _Writer:
         e.byte(0)
         mask = 0
         e.varint(self.attr_index(op.location if op.location is not None else UNKNOWN_LOC))
-        d = attr_dict(op, self.version)
+        d = n.attr_dicts.get(id(op))
         if d is not None:
             mask |= HAS_ATTRS
             e.varint(self.attr_index(d))
@@ -642,7 +636,8 @@ def write_bytecode(module: Module | Operation, version: int = MAX_VERSION,
     ``rewritten`` lists ops replaced by rewrites (for their use-list orders); ``trace``, a
     text stream, receives a line per VHLO attribute/type written (`-debug-only=vhlo-bytecode`)."""
     root = module.op if isinstance(module, Module) else module
-    return _Writer(root, version, producer, rewritten, trace).write()
+    with gc_paused():
+        return _Writer(root, version, producer, rewritten, trace).write()
 
 
 _ = (StringAttr, RESOURCE)

@@ -104,10 +104,25 @@ def attr_problem(a: Any, v: Version) -> str | None:
     return None
 
 
+_TYPE_PROBLEMS: dict[tuple[Any, Version], str | None] = {}
+
+
 def type_problem(t: Any, v: Version) -> str | None:
     """Why type ``t`` cannot be written at version ``v`` (None: it can)."""
     if not isinstance(t, T.VhloType):
         return None
+    key = (t, v)
+    try:
+        return _TYPE_PROBLEMS[key]
+    except KeyError:
+        pass
+    p = _type_problem(t, v)
+    if len(_TYPE_PROBLEMS) < 100_000:
+        _TYPE_PROBLEMS[key] = p
+    return p
+
+
+def _type_problem(t: Any, v: Version) -> str | None:
     p = _version_problem(t, v)
     if p:
         return p
