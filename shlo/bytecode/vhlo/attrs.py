@@ -396,7 +396,20 @@ class VTensorAttr(VhloAttr):
         self.type = type
         self.data = data
         object.__setattr__(self, "_bytes", None)
-        self._init()
+        # the hash (over the data) is computed when first needed: reading never needs it
+        object.__setattr__(self, "_hash", None)
+        object.__setattr__(self, "_text", None)
+
+    def __hash__(self) -> int:
+        h = self._hash
+        if h is None:
+            h = hash((type(self).__name__,) + self._key())
+            object.__setattr__(self, "_hash", h)
+        return h
+
+    def __eq__(self, other: object) -> bool:
+        return self is other or (type(other) is type(self) and hash(other) == hash(self)
+                                 and other._key() == self._key())
 
     def raw(self) -> bytes:
         """The element bytes as MLIR stores them: one element when all are equal."""
@@ -428,7 +441,8 @@ def dense_raw(d: DenseElementsAttr) -> bytes:
     flat = arr.reshape(-1)
     if n > 1:
         u = flat.view(np.uint8).reshape(n, -1)
-        if (u == u[:1]).all():
+        # a splat only if the last element equals the first (cheap) and then all do
+        if u[0].tobytes() == u[-1].tobytes() and (u == u[:1]).all():
             return u[0].tobytes()
     return flat.tobytes()
 
