@@ -45,9 +45,16 @@ def load(path: str) -> Module:
     import sys
 
     if path == "-":
-        return parse(sys.stdin.buffer.read(), "<stdin>")
-    with open(path, "rb") as f:
-        return parse(f.read(), path)
+        data, name = sys.stdin.buffer.read(), "<stdin>"
+    else:
+        with open(path, "rb") as f:
+            data, name = f.read(), path
+    try:
+        if data[:4] != b"ML\xefR":  # text, read as before (UTF-8, universal newlines)
+            return parse(data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n"), name)
+    except UnicodeDecodeError:
+        pass
+    return parse(data, name)  # MLIR bytecode, a jax.export file, or an error saying what it is
 
 
 def format(module: Module, generic: bool = False) -> str:  # noqa: A001 - the API's name

@@ -33,14 +33,23 @@ def is_bytecode(data: bytes | bytearray | memoryview) -> bool:
 def load_bytes(data: bytes | bytearray | memoryview, filename: str | None = None,
                keep_vhlo: bool = False) -> Module:
     """The module in ``data``: MLIR bytecode (a VHLO program is converted to StableHLO unless
-    ``keep_vhlo``) or program text (UTF-8)."""
+    ``keep_vhlo``), a serialized `jax.export.Exported` (its module) or program text (UTF-8)."""
     if is_bytecode(data):
         if keep_vhlo:
             return read_module(bytes(data), filename)
         return deserialize_portable_artifact(bytes(data), filename)
+    from .jax_export import is_jax_exported, load_exported
+
+    if is_jax_exported(bytes(data)):  # `jax.export.Exported.serialize()`: its module
+        return load_exported(bytes(data), filename)[0]
+    from ..errors import ParseError
     from ..syntax.parser import parse
 
-    text = bytes(data).decode("utf-8", "surrogateescape")
+    try:
+        text = bytes(data).decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ParseError(f"neither MLIR bytecode nor UTF-8 program text (byte {e.start} is not "
+                         "UTF-8)", filename=filename) from None
     module = parse(text, filename)
     if "vhlo" not in text:
         return module
