@@ -63,8 +63,13 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
 
 
-def parse(text: str, filename: str | None = None) -> Module:
-    """Parse StableHLO text (pretty or generic form) into a Module; raises ParseError."""
+def parse(text: str | bytes, filename: str | None = None) -> Module:
+    """Parse StableHLO text (pretty or generic form) or MLIR bytecode (a portable artifact of
+    any version) into a Module; raises ParseError."""
+    if isinstance(text, (bytes, bytearray, memoryview)):
+        from .bytecode import load_bytes
+
+        return load_bytes(text, filename)
     from .syntax.parser import parse as _parse
 
     return _parse(text, filename)
@@ -72,9 +77,9 @@ def parse(text: str, filename: str | None = None) -> Module:
 
 def load(path: str) -> Module:
     """Read and parse the file at ``path`` (`-` reads standard input)."""
-    from .syntax.split import read_source, source_name
+    from .syntax.split import read_program, source_name
 
-    return parse(read_source(path), source_name(path))
+    return parse(read_program(path), source_name(path))
 
 
 def format(module: Module, generic: bool = False) -> str:  # noqa: A001 - the API's name

@@ -1,4 +1,4 @@
-"""The `shlo` command: run | check | verify | fmt | opt.
+"""The `shlo` command: run | check | verify | fmt | opt | translate | inspect.
 
 Bad input never shows a Python traceback: errors print as `file:line:col: error: ...` and the
 command exits 1. Set SHLO_DEBUG=1 to see tracebacks of internal errors.
@@ -20,6 +20,10 @@ __all__ = ["main", "format_result"]
 def _cmd_fmt(a: argparse.Namespace) -> int:
     from . import format, load
 
+    if a.emit_bytecode or a.target:
+        from .translate import emit_bytecode
+
+        return emit_bytecode(load(a.file), a.target, a.output)
     text = format(load(a.file), generic=a.generic)
     if a.output:
         with open(a.output, "w", encoding="utf-8") as f:
@@ -58,6 +62,10 @@ def format_result(value: Any, type: Any = None) -> str:
 def _cmd_run(a: argparse.Namespace) -> int:
     import numpy as np
 
+    from .translate import run_jax_exported
+
+    if run_jax_exported(a, _load_args, format_result) is not None:  # jax.export artifacts
+        return 0
     from . import load
     from .interpreter.api import run
     from .ir import function_type
@@ -144,7 +152,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     r = sub.add_parser("run", help="run a function on numpy inputs and print its results")
-    r.add_argument("file", help="program text (.mlir); - reads stdin")
+    r.add_argument("file", help="program text (.mlir), bytecode, or a jax.export artifact; "
+                                "- reads stdin")
     r.add_argument("inputs", nargs="*", help="one .npy file per argument")
     r.add_argument("--args", help="an .npz holding the arguments (in name order)")
     r.add_argument("--entry", default="main", help="function to run (default: main)")
@@ -173,6 +182,9 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("file")
     f.add_argument("--generic", action="store_true", help="print the generic op form")
     f.add_argument("-o", "--output", help="write to this file instead of stdout")
+    f.add_argument("--emit-bytecode", action="store_true",
+                   help="write MLIR bytecode (a portable artifact with --target)")
+    f.add_argument("--target", help="StableHLO version of the portable artifact (X.Y.Z|current)")
     f.set_defaults(fn=_cmd_fmt)
 
     o = sub.add_parser("opt", help="transform a program with passes")
@@ -182,10 +194,20 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("--list", action="store_true", help="list the registered passes")
     o.add_argument("--generic", action="store_true")
     o.set_defaults(fn=_cmd_opt)
+
+    for name, text in (("translate", "stablehlo-translate: --serialize --target=V, "
+                                     "--deserialize, --interpret"),
+                       ("inspect", "describe a portable artifact (or program)")):
+        sub.add_parser(name, help=text, add_help=False)
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and (argv[0] in ("translate", "inspect") or (argv[0] == "opt" and _upstream(argv))):
+        from .translate import main as translate_main
+
+        return translate_main(argv)  # stablehlo-translate / stablehlo-opt command lines
     args = build_parser().parse_args(argv)
     from .errors import ShloError
 
@@ -205,6 +227,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"internal error: {type(e).__name__}: {e} (set SHLO_DEBUG=1 for a traceback)",
               file=sys.stderr)
         return 2
+
+
+def _upstream(argv: list[str]) -> bool:
+    from .translate import is_upstream_opt
+
+    return is_upstream_opt(argv[1:])
 
 
 if __name__ == "__main__":  # pragma: no cover

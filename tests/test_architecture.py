@@ -19,7 +19,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("shlo.ops",),
     ("shlo.verifier", "shlo.interpreter"),
     ("shlo.passes", "shlo.testing", "shlo.debug", "shlo.quantization"),
-    ("shlo.cli", "shlo.__main__", "shlo.api", "shlo"),
+    ("shlo.cli", "shlo.__main__", "shlo.api", "shlo.translate", "shlo"),
 ]
 
 MAX_LINES = 800

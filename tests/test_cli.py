@@ -293,7 +293,10 @@ def test_opt_runs_pipelines_and_rejects_unknown_passes(files, capsys):
     assert (rc, err) == (0, "") and "stablehlo.add %arg0, %arg1 : tensor<2xf32>" in out
     rc, out, err = cli(capsys, "opt", files / "add.mlir", "--pass", "no-such-pass")
     assert (rc, out) == (1, "") and err.startswith("error: unknown pass 'no-such-pass' (known: ")
-    assert cli(capsys, "opt") == (1, "", "error: shlo opt: no input file\n")
+    # no file: stdin, as stablehlo-opt reads it
+    proc = shlo(files, "opt", stdin=(files / "add.mlir").read_text())
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert "stablehlo.add %arg0, %arg1 : tensor<2xf32>" in proc.stdout
 
 
 # --- usage errors ----------------------------------------------------------------------------
@@ -314,7 +317,7 @@ def test_usage_errors_exit_2(capsys, args):
 def test_program_help_and_usage_error(tmp_path):
     p = shlo(tmp_path, "--help")
     assert p.returncode == 0 and p.stderr == ""
-    assert p.stdout.startswith("usage: shlo [-h] {run,check,verify,fmt,opt} ...")
+    assert p.stdout.startswith("usage: shlo [-h] {run,check,verify,fmt,opt,translate,inspect} ...")
     p = shlo(tmp_path, "bogus")
     assert p.returncode == 2 and p.stdout == "" and "invalid choice: 'bogus'" in p.stderr
 

@@ -12,7 +12,7 @@ import re
 import sys
 from typing import Iterator
 
-__all__ = ["SPLIT", "split_cases", "read_source", "source_name"]
+__all__ = ["SPLIT", "split_cases", "read_source", "read_program", "source_name"]
 
 SPLIT = re.compile(r"^// -----\s*$", re.MULTILINE)
 """A separator line: `// -----` alone on its line (trailing blanks allowed)."""
@@ -35,6 +35,22 @@ def read_source(path: str) -> str:
         return sys.stdin.read()
     with open(path, encoding="utf-8") as f:
         return f.read()
+
+
+def read_program(path: str) -> str | bytes:
+    """The program at ``path``: its text (UTF-8, universal newlines), or its bytes when it is MLIR
+    bytecode, a jax.export file or not UTF-8 (the bytecode reader then says what it is)."""
+    if path == "-":
+        data = sys.stdin.buffer.read()
+    else:
+        with open(path, "rb") as f:
+            data = f.read()
+    if data[:4] == b"ML\xefR":
+        return data
+    try:
+        return data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+    except UnicodeDecodeError:
+        return data
 
 
 def source_name(path: str) -> str:

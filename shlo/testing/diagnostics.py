@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Any, Iterable
 
 from ..errors import Diagnostic, format_location
 from ..syntax.split import read_source, split_cases
 from ..verifier import verify_text
 
-__all__ = ["Expectation", "parse_expectations", "check_expectations", "ChunkReport",
+__all__ = ["Expectation", "parse_expectations", "check_expectations", "match_diagnostics", "ChunkReport",
            "verify_file_diagnostics", "main"]
 
 _LABEL_RE = re.compile(r"\((?:[CI]\d+[^)]*)\) ")
@@ -119,27 +119,41 @@ def check_expectations(path: str, text: str, first_line: int = 1,
     diagnostic on the line matches every annotation of the line."""
     expectations = parse_expectations(text)
     diags = verify_text(text, path)
-    want_notes = any(e.kind == "note" for e in expectations)
     report = ChunkReport(path, first_line, expectations, diags)
+    report.mismatches = match_diagnostics(expectations, diags, path, strict_messages)
+    return report
+
+
+def match_diagnostics(expectations: list[Expectation], diags: Iterable[Diagnostic], path: str,
+                      strict_messages: bool = True, first_line: int = 1,
+                      implicit: Any = None) -> list[str]:
+    """The mismatches between ``diags`` and ``expectations``, as `-verify-diagnostics` reports
+    them: every diagnostic needs an annotation of its kind on its line, and every annotation a
+    diagnostic. Notes are checked only when some are expected (shlo adds notes that say why).
+    A diagnostic at ``implicit`` (MLIR's implicit module) or without a line matches annotations
+    above ``first_line``."""
+    want_notes = any(e.kind == "note" for e in expectations)
     flat = _flatten(diags, want_notes)
+    problems: list[str] = []
     for d in flat:
-        line = d.line
-        hits = [e for e in expectations if e.kind == d.severity and e.line == line and
+        line = None if implicit is not None and d.location == implicit else (d.line or None)
+        hits = [e for e in expectations if e.kind == d.severity and
+                ((line is None and e.line < first_line) or e.line == line) and
                 (not strict_messages or e.matches(d.message))]
         for e in hits:
             e.matched = True
         if not hits:
-            report.mismatches.append(f"{format_location(d.location, path)}: error: unexpected "
-                                     f"{d.severity}: {d.message}")
+            problems.append(f"{format_location(d.location, path)}: error: unexpected "
+                            f"{d.severity}: {d.message}")
     for e in expectations:
         if not e.matched and strict_messages and _INFER_FAILURE in e.message:
             # MLIR adds "failed to infer returned types" to the error of a type inference; shlo
             # reports the error itself, which any diagnostic of the line stands for.
             e.matched = any(d.severity == e.kind and d.line == e.line for d in flat)
         if not e.matched:
-            report.mismatches.append(f"{path}:{e.line}: error: expected {e.kind} \"{e.message}\""
-                                     f" was not produced")
-    return report
+            problems.append(f"{path}:{e.line}: error: expected {e.kind} \"{e.message}\""
+                            f" was not produced")
+    return problems
 
 
 _INFER_FAILURE = "failed to infer returned types"

@@ -1,0 +1,504 @@
+"""The MLIR bytecode reader (`mlir/docs/BytecodeFormat.md`, versions 0 to 6): header, string,
+dialect, attr_type (+ offsets), ir, resource (+ offsets), dialect_versions and properties
+sections, into shlo's IR.
+
+Attributes and types are decoded on first use by their dialect's codec (:mod:`.dialects`) and
+cached by index. Every count and length is checked against the bytes that are left before
+anything is allocated for it, and every failure is a :class:`BytecodeError` that names the byte
+offset, the section and what was expected.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..attributes import DictAttr, StringAttr
+from ..errors import Diagnostic
+from ..ir import Block, Location, Module, Operation, Region, UNKNOWN_LOC, Value
+from .encoding import (
+    ATTR_TYPE, ATTR_TYPE_OFFSET, DIALECT, DIALECT_VERSIONING, ELIDE_UNKNOWN_BLOCK_ARG_LOCATION,
+    HAS_ATTRS, HAS_INLINE_REGIONS, HAS_OPERANDS, HAS_PROPERTIES, HAS_RESULTS, HAS_SUCCESSORS,
+    HAS_USE_LIST_ORDERS, IR, LAZY_LOADING, MAGIC, MAX_VERSION, NATIVE_PROPERTIES, PROPERTIES,
+    RESOURCE, RESOURCE_OFFSET, SECTION_NAMES, STRING, USE_LIST_ORDERING, BytecodeError, Cursor,
+    gc_paused,
+)
+
+__all__ = ["BytecodeReader", "read_module", "is_bytecode", "header"]
+
+
+def is_bytecode(data: bytes | bytearray | memoryview) -> bool:
+    return bytes(data[:4]) == MAGIC
+
+
+def header(data: bytes, filename: str | None = None) -> tuple[int, str]:
+    """The bytecode version and producer string of ``data``."""
+    cur = Cursor(data, filename=filename)
+    if bytes(cur.bytes(4, "magic number")) != MAGIC:
+        raise cur.error("not MLIR bytecode (the file does not start with 'ML\\xefR')", 0)
+    version = cur.varint("bytecode version")
+    producer = cur.cstring("producer string")
+    return version, producer
+
+
+class _Dialect:
+    __slots__ = ("name", "version", "codec")
+
+    def __init__(self, name: str, version: bytes | None, codec: Any) -> None:
+        self.name = name
+        self.version = version
+        self.codec = codec
+
+
+class BytecodeReader:
+    """One bytecode file; :meth:`module` reads its IR."""
+
+    def __init__(self, data: bytes | bytearray | memoryview, filename: str | None = None) -> None:
+        from . import dialects
+
+        self._dialects = dialects
+        if isinstance(data, (bytearray, memoryview)):
+            data = bytes(data)
+        self.data = data
+        self.filename = filename
+        cur = Cursor(data, filename=filename)
+        if len(data) < 4 or bytes(cur.bytes(4, "magic number")) != MAGIC:
+            raise cur.error("not MLIR bytecode (the file does not start with 'ML\\xefR')", 0)
+        self.version = cur.varint("bytecode version")
+        if self.version > MAX_VERSION:
+            raise cur.error(f"bytecode version {self.version} is newer than the current "
+                            f"version {MAX_VERSION}")
+        self.producer = cur.cstring("producer string")
+        self.sections: dict[int, Cursor] = {}
+        while not cur.at_end():
+            start = cur.pos
+            sid, sub = cur.read_section()
+            if sid in self.sections:
+                raise cur.error(f"duplicate section '{SECTION_NAMES[sid]}'", start)
+            self.sections[sid] = sub
+        for sid in (STRING, DIALECT, ATTR_TYPE, ATTR_TYPE_OFFSET, IR):
+            if sid not in self.sections:
+                raise cur.error(f"missing required section '{SECTION_NAMES[sid]}'")
+        if self.version >= NATIVE_PROPERTIES and PROPERTIES not in self.sections:
+            raise cur.error("missing required section 'properties'")
+        self._read_strings()
+        self._read_dialects()
+        self._read_attr_type_offsets()
+        self._read_resource_offsets()
+        self._read_properties()
+
+    # --- sections ------------------------------------------------------------------------------
+
+    def _read_strings(self) -> None:
+        cur = self.sections[STRING]
+        n = cur.count("string count")
+        sizes = [cur.varint("string size") for _ in range(n)]
+        sizes.reverse()
+        offsets = []
+        pos = cur.pos
+        for size in sizes:
+            if size == 0 or size > cur.end - pos:
+                raise cur.error(f"string of {size} bytes runs past the end of the section", pos)
+            if self.data[pos + size - 1] != 0:
+                raise cur.error("string is not nul-terminated", pos + size - 1)
+            offsets.append((pos, pos + size - 1))
+            pos += size
+        self._string_offsets = offsets
+        self._strings: list[str | None] = [None] * n
+
+    def string(self, i: int) -> str:
+        try:
+            s = self._strings[i]
+        except IndexError:
+            raise BytecodeError(f"string index {i} out of range ({len(self._strings)} strings)",
+                                None, "string", self.filename) from None
+        if s is None:
+            a, b = self._string_offsets[i]
+            s = self.data[a:b].decode("utf-8", "surrogateescape")
+            self._strings[i] = s
+        return s
+
+    def _read_dialects(self) -> None:
+        cur = self.sections[DIALECT]
+        n = cur.count("dialect count")
+        self.dialects: list[_Dialect] = []
+        for _ in range(n):
+            if self.version < DIALECT_VERSIONING:
+                name_id, versioned = cur.varint("dialect name"), False
+            else:
+                name_id, versioned = cur.varint_flag("dialect name")
+            name = self.string(name_id)
+            version = None
+            if versioned:
+                sid, sub = cur.read_section()
+                version = bytes(sub.bytes(sub.remaining, "dialect version"))
+            self.dialects.append(_Dialect(name, version, self._dialects.codec(name)))
+        if self.version >= ELIDE_UNKNOWN_BLOCK_ARG_LOCATION:
+            cur.count("op name count")
+        self.op_names: list[tuple[str, bool]] = []
+        while not cur.at_end():
+            d = self._dialect(cur.varint("dialect of op names"), cur)
+            for _ in range(cur.count("op name count")):
+                if self.version < NATIVE_PROPERTIES:
+                    sid, registered = cur.varint("op name"), True
+                else:
+                    sid, registered = cur.varint_flag("op name")
+                self.op_names.append((f"{d.name}.{self.string(sid)}", registered))
+
+    def _dialect(self, i: int, cur: Cursor) -> _Dialect:
+        if i >= len(self.dialects):
+            raise cur.error(f"dialect index {i} out of range ({len(self.dialects)} dialects)")
+        return self.dialects[i]
+
+    def _read_attr_type_offsets(self) -> None:
+        cur = self.sections[ATTR_TYPE_OFFSET]
+        data_cur = self.sections[ATTR_TYPE]
+        n_attrs = cur.count("attribute count")
+        n_types = cur.count("type count")
+        total = n_attrs + n_types
+        if total > data_cur.remaining + cur.remaining:
+            raise cur.error(f"{total} attributes and types exceed the section sizes")
+        entries: list[tuple[int, int, int, bool]] = []
+        pos = data_cur.pos
+        while not cur.at_end() and len(entries) < total:
+            d = cur.varint("dialect of attributes/types")
+            self._dialect(d, cur)
+            count = cur.count("group size")
+            for _ in range(count):
+                size, custom = cur.varint_flag("attribute/type size")
+                if size > data_cur.end - pos:
+                    raise cur.error("attribute/type entry runs past the end of the "
+                                    "attr_type section")
+                entries.append((d, pos, size, custom))
+                pos += size
+        if len(entries) != total:
+            raise cur.error(f"expected {total} attribute/type entries, found {len(entries)}")
+        self._attr_entries = entries[:n_attrs]
+        self._type_entries = entries[n_attrs:]
+        self._attrs: list[Any] = [None] * n_attrs
+        self._types: list[Any] = [None] * n_types
+        self._depth = 0
+
+    def _read_resource_offsets(self) -> None:
+        self._dialect_resources: list[tuple[int, int, int]] = []
+        if RESOURCE_OFFSET not in self.sections:
+            return
+        cur = self.sections[RESOURCE_OFFSET]
+        data_cur = self.sections.get(RESOURCE)
+        if data_cur is None:
+            raise cur.error("resource offsets without a resource section")
+        pos = data_cur.pos
+        n_external = cur.count("external resource groups")
+        groups = 0
+        while not cur.at_end():
+            key = cur.varint("resource group key")
+            external = groups < n_external
+            if external:
+                self.string(key)
+            else:
+                self._dialect(key, cur)
+            groups += 1
+            for _ in range(cur.count("resource count")):
+                self.string(cur.varint("resource key"))
+                size = cur.varint("resource size")
+                kind = cur.byte("resource kind")
+                if size > data_cur.end - pos:
+                    raise cur.error("resource entry runs past the end of the resource section")
+                if not external:
+                    self._dialect_resources.append((pos, size, kind))
+                pos += size
+
+    def dense_resource(self, t: Any, handle: int, cur: Cursor) -> Any:
+        """The DenseElementsAttr a `dense_resource<key>` handle refers to (its blob)."""
+        from .builtin import dense_from_raw
+
+        if handle >= len(self._dialect_resources):
+            raise cur.error(f"dense resource handle {handle} has no resource data")
+        pos, size, kind = self._dialect_resources[handle]
+        if kind != 0:
+            raise cur.error("dense resource is not a blob")
+        rc = Cursor(self.data, pos, pos + size, "resource", self.filename)
+        align = rc.varint("blob alignment")
+        n = rc.varint("blob size")
+        rc.align(align)
+        return dense_from_raw(t, rc.bytes(n, "resource blob"), rc)
+
+    def _read_properties(self) -> None:
+        self._props: list[tuple[int, int]] = []
+        cur = self.sections.get(PROPERTIES)
+        if cur is None:
+            return
+        n = cur.count("properties count")
+        for _ in range(n):
+            size = cur.varint("properties size")
+            start = cur.pos
+            cur.bytes(size, "properties")
+            self._props.append((start, size))
+
+    # --- attributes and types ------------------------------------------------------------------
+
+    def attr(self, i: int) -> Any:
+        try:
+            a = self._attrs[i]
+        except (IndexError, TypeError):
+            raise BytecodeError(f"attribute index {i} out of range ({len(self._attrs)} "
+                                "attributes)", None, "attr_type", self.filename) from None
+        if a is None:
+            a = self._attrs[i] = self._decode(self._attr_entries[i], True, i)
+        return a
+
+    def type(self, i: int) -> Any:
+        try:
+            t = self._types[i]
+        except (IndexError, TypeError):
+            raise BytecodeError(f"type index {i} out of range ({len(self._types)} types)",
+                                None, "attr_type", self.filename) from None
+        if t is None:
+            t = self._types[i] = self._decode(self._type_entries[i], False, i)
+        return t
+
+    def _decode(self, entry: tuple[int, int, int, bool], is_attr: bool, index: int) -> Any:
+        d, pos, size, custom = entry
+        dialect = self.dialects[d]
+        what = "attribute" if is_attr else "type"
+        cur = Cursor(self.data, pos, pos + size, "attr_type", self.filename)
+        self._depth += 1
+        if self._depth > 200:
+            self._depth = 0
+            raise cur.error(f"{what} nesting too deep (or a cycle of {what} references)")
+        try:
+            if custom:
+                codec = dialect.codec
+                if codec is None:
+                    raise cur.error(f"{what} #{index} of dialect '{dialect.name}' uses a custom "
+                                    "bytecode encoding shlo does not know")
+                value = codec.read_attr(self, cur) if is_attr else codec.read_type(self, cur)
+            else:
+                text = cur.cstring(f"{what} assembly text")
+                value = self._dialects.parse_text(text, is_attr, cur)
+            if custom and not cur.at_end():
+                raise cur.error(f"{cur.end - cur.pos} unread bytes at the end of {what} #{index}")
+            return value
+        finally:
+            self._depth -= 1
+
+    # --- IR --------------------------------------------------------------------------------------
+
+    def module(self) -> Module:
+        cur = self.sections[IR]
+        n, has_args = cur.varint_flag("top-level block")
+        if n != 1 or has_args:
+            raise cur.error("the IR section must hold a single block with one op and no "
+                            "arguments")
+        self._values: list[Any] = []
+        self._fixups: list[tuple[Operation, int, int]] = []
+        self._pending: list[tuple[int, int]] = []
+        self._blocks: list[list[Block]] = []
+        self._scope: list[int] = [0, 0]
+        op = self._op(cur)
+        if self._fixups:
+            self._resolve_fixups(cur)
+        if op.name == "builtin.module" and (len(op.regions) != 1 or
+                                            len(op.regions[0].blocks) != 1):
+            raise cur.error("'builtin.module' op must have one region with one block")
+        if op.name != "builtin.module":
+            wrapper = Operation("builtin.module", regions=[Region([Block(operations=[op])])])
+            op = wrapper
+        return Module(op, filename=self.filename)
+
+    def _resolve_fixups(self, cur: Cursor) -> None:
+        for op, k, vid in self._fixups:
+            v = self._values[vid] if vid < len(self._values) else None
+            if not isinstance(v, Value):
+                raise cur.error(f"operand refers to value #{vid}, which is never defined")
+            op.operands[k] = v
+
+    def _op(self, cur: Cursor) -> Operation:
+        start = cur.pos
+        idx = cur.varint("op name")
+        if idx >= len(self.op_names):
+            raise cur.error(f"op name index {idx} out of range ({len(self.op_names)} names)",
+                            start)
+        name, registered = self.op_names[idx]
+        mask = cur.byte("op encoding mask")
+        if mask & 0x80:
+            raise cur.error(f"invalid op encoding mask {mask:#x}")
+        self._dialects.check_op(self, name, registered, cur, start)
+        loc = self.attr(cur.varint("op location"))
+        if not isinstance(loc, Location):
+            raise cur.error("op location is not a location attribute")
+        attributes: dict[str, Any] = {}
+        properties: dict[str, Any] = {}
+        if mask & HAS_ATTRS:
+            d = self.attr(cur.varint("op attribute dictionary"))
+            if not isinstance(d, DictAttr):
+                raise cur.error("op attributes are not a dictionary")
+            attributes = dict(d.items)
+            if self.version < NATIVE_PROPERTIES:
+                self._dialects.split_inherent(name, attributes, properties)
+        if mask & HAS_PROPERTIES:
+            if self.version < NATIVE_PROPERTIES:
+                raise cur.error("op properties in bytecode version < 5")
+            p = cur.varint("op properties")
+            if p >= len(self._props):
+                raise cur.error(f"properties index {p} out of range ({len(self._props)})")
+            pstart, psize = self._props[p]
+            pc = Cursor(self.data, pstart, pstart + psize, "properties", self.filename)
+            self._dialects.read_properties(self, name, registered, pc, properties, attributes)
+        result_types: list[Any] = []
+        if mask & HAS_RESULTS:
+            n = cur.count("result count")
+            result_types = [self.type(cur.varint("result type")) for _ in range(n)]
+        operands: list[Any] = []
+        if mask & HAS_OPERANDS:
+            n = cur.count("operand count")
+            values = self._values
+            nvals = len(values)
+            for k in range(n):
+                vid = cur.varint("operand")
+                v = values[vid] if vid < nvals else None
+                if v is None:
+                    if vid >= nvals:
+                        raise cur.error(f"operand refers to value #{vid}, outside the "
+                                        f"{nvals} values in scope")
+                    operands.append(None)
+                    self._pending.append((k, vid))
+                else:
+                    operands.append(v)
+        successors: list[int] = []
+        if mask & HAS_SUCCESSORS:
+            n = cur.count("successor count")
+            successors = [cur.varint("successor") for _ in range(n)]
+        if mask & HAS_USE_LIST_ORDERS:
+            if self.version < USE_LIST_ORDERING:
+                raise cur.error("use-list orders in bytecode version < 3")
+            self._skip_use_lists(cur, len(result_types))
+        op = Operation(name, operands, result_types, properties, attributes, None, None, loc)
+        if self._pending:
+            for k, vid in self._pending:
+                self._fixups.append((op, k, vid))
+            self._pending = []
+        for r in op.results:
+            self._define(r, cur)
+        if successors:
+            blocks = self._blocks[-1] if self._blocks else []
+            for b in successors:
+                if b >= len(blocks):
+                    raise cur.error(f"successor block #{b} out of range")
+            op.successors = [blocks[b] for b in successors]
+        if mask & HAS_INLINE_REGIONS:
+            n, isolated = cur.varint_flag("region count")
+            if n > cur.remaining + 1:
+                raise cur.error(f"region count {n} exceeds the data")
+            if isolated and self.version >= LAZY_LOADING:
+                sid, sub = cur.read_section()
+                if sid != IR:
+                    raise sub.error("expected an 'ir' section for isolated regions")
+                regions = self._regions(sub, n, True)
+                if not sub.at_end():
+                    raise sub.error("unread bytes after isolated regions")
+            else:
+                regions = self._regions(cur, n, isolated)
+            op.regions = regions
+            for r in regions:
+                r.parent = op
+        return op
+
+    def _define(self, v: Value, cur: Cursor) -> None:
+        scope = self._scope
+        i = scope[0]
+        if i >= scope[1]:
+            raise cur.error("more values defined in the region than it declares")
+        self._values[i] = v
+        scope[0] = i + 1
+
+    def _regions(self, cur: Cursor, n: int, isolated: bool) -> list[Region]:
+        saved_values = saved_fix = None
+        if isolated:
+            saved_values, self._values = self._values, []
+            saved_fix, self._fixups = self._fixups, []
+        saved_scope = self._scope
+        base = len(self._values)
+        out = []
+        for _ in range(n):
+            out.append(self._region(cur, base))
+        self._scope = saved_scope
+        if isolated:
+            if self._fixups:
+                self._resolve_fixups(cur)
+            self._values = saved_values  # type: ignore[assignment]
+            self._fixups = saved_fix  # type: ignore[assignment]
+        else:
+            del self._values[base:]
+        return out
+
+    def _region(self, cur: Cursor, base: int) -> Region:
+        nblocks = cur.count("block count")
+        region = Region()
+        if nblocks == 0:
+            return region
+        nvalues = cur.varint("region value count")
+        if nvalues > cur.remaining * 2 + 1:
+            raise cur.error(f"region value count {nvalues} exceeds the data")
+        del self._values[base:]
+        self._values.extend([None] * nvalues)
+        self._scope = [base, base + nvalues]
+        blocks = [Block() for _ in range(nblocks)]
+        for b in blocks:
+            region.append(b)
+        self._blocks.append(blocks)
+        try:
+            for b in blocks:
+                self._block(cur, b)
+        finally:
+            self._blocks.pop()
+        return region
+
+    def _block(self, cur: Cursor, block: Block) -> None:
+        nops, has_args = cur.varint_flag("block op count")
+        if nops > cur.remaining:
+            raise cur.error(f"block op count {nops} exceeds the data")
+        if has_args:
+            nargs = cur.count("block argument count")
+            for _ in range(nargs):
+                if self.version >= ELIDE_UNKNOWN_BLOCK_ARG_LOCATION:
+                    t, has_loc = cur.varint_flag("block argument type")
+                    loc = self.attr(cur.varint("block argument location")) if has_loc else \
+                        UNKNOWN_LOC
+                else:
+                    t = cur.varint("block argument type")
+                    loc = self.attr(cur.varint("block argument location"))
+                v = block.add_argument(self.type(t))
+                if not isinstance(loc, Location):
+                    raise cur.error("block argument location is not a location")
+                self._define(v, cur)
+            if self.version >= USE_LIST_ORDERING:
+                m = cur.byte("block use-list mask")
+                if m & HAS_USE_LIST_ORDERS:
+                    self._skip_use_lists(cur, nargs)
+        ops = block.operations
+        for _ in range(nops):
+            op = self._op(cur)
+            op.parent = block
+            ops.append(op)
+
+    def _skip_use_lists(self, cur: Cursor, nvalues: int) -> None:
+        n = cur.count("use-list count") if nvalues != 1 else 1
+        for _ in range(n):
+            if nvalues != 1:
+                cur.varint("use-list value index")
+            k, pairs = cur.varint_flag("use-list size")
+            for _ in range(k):
+                cur.varint("use-list index")
+
+
+def read_module(data: bytes, filename: str | None = None) -> Module:
+    """The IR of bytecode ``data``, as written (VHLO stays VHLO; see
+    :func:`shlo.bytecode.load_bytecode` for the conversion to StableHLO)."""
+    try:
+        with gc_paused():
+            return BytecodeReader(data, filename).module()
+    except RecursionError:
+        raise BytecodeError("IR nesting too deep", None, "ir", filename) from None
+
+
+_ = (Diagnostic, StringAttr)

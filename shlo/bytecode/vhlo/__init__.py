@@ -1,0 +1,1 @@
+"""The VHLO dialect: versioned StableHLO, the content of portable artifacts."""

@@ -1,0 +1,687 @@
+"""`shlo translate`, `shlo inspect` and the `stablehlo-opt` flags of `shlo opt`.
+
+`shlo translate` takes `stablehlo-translate`'s command line::
+
+    shlo translate --serialize --target=1.8.0 [--strip-debuginfo] [--allow-other-dialects] F
+    shlo translate --deserialize [--print-stablehlo-version] F.mlir.bc
+    shlo translate --interpret [--args="[dense<...> : tensor<...>, ...]"] [-split-input-file]
+                   [--probe-output-dir=DIR] F.mlir
+
+`shlo inspect F` describes a bytecode file (or program text). `shlo opt` also takes the flags of
+`stablehlo-opt` that the VHLO tests use: `--mlir-print-op-generic`, `--strip-debuginfo`,
+`-emit-bytecode`, `--split-input-file`, `-verify-diagnostics`, `--pass-pipeline=...`, and any
+registered pass as `--NAME[=OPTIONS]` (`--stablehlo-legalize-to-vhlo=allow-other-dialects`,
+`--vhlo-to-version=target=1.9.0`). Every command reads text or bytecode (from a file or stdin)
+and writes to stdout; errors go to stderr as diagnostics, and the exit code is 1.
+
+Each entry point takes ``(argv, stdin, stdout, stderr)`` with binary stdin/stdout, so that the
+RUN-line runner (:mod:`shlo.testing.runlines`) runs them in process.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO, Sequence, TextIO
+
+from .errors import ShloError
+
+__all__ = ["translate_main", "inspect_main", "opt_main", "is_upstream_opt", "main"]
+
+
+def _streams(stdin: BinaryIO | None, stdout: BinaryIO | None,
+             stderr: TextIO | None) -> tuple[BinaryIO, BinaryIO, TextIO]:
+    return (stdin or sys.stdin.buffer, stdout or sys.stdout.buffer, stderr or sys.stderr)
+
+
+def _read(path: str | None, stdin: BinaryIO) -> tuple[bytes, str]:
+    if path in (None, "-"):
+        return stdin.read(), "<stdin>"
+    with open(path, "rb") as f:
+        return f.read(), path
+
+
+def _flag(arg: str) -> tuple[str, str | None]:
+    """`--name=value` / `-name` -> ("name", value)."""
+    a = arg.lstrip("-")
+    if "=" in a:
+        k, v = a.split("=", 1)
+        return k, v.strip("'\"")
+    return a, None
+
+
+def _write_text(out: BinaryIO, text: str) -> None:
+    if not text.endswith("\n"):
+        text += "\n"
+    out.write(text.encode("utf-8", "surrogateescape"))
+
+
+def _report(e: ShloError, err: TextIO) -> None:
+    err.write(str(e).rstrip("\n") + "\n")
+
+
+# --- translate -----------------------------------------------------------------------------------
+
+
+@dataclass
+class _TranslateArgs:
+    mode: str | None = None
+    file: str | None = None
+    target: str = ""
+    strip: bool = False
+    print_version: bool = False
+    allow_other: bool = False
+    args: str = ""
+    split: bool = False
+    probe_dir: str = ""
+    output: str | None = None
+    print_dense: bool = False
+    verify_diagnostics: bool = False
+
+
+def _parse_translate(argv: Sequence[str]) -> _TranslateArgs:
+    a = _TranslateArgs()
+    it = iter(argv)
+    for arg in it:
+        if not arg.startswith("-") or arg == "-":
+            if a.file is not None:
+                raise ValueError(f"shlo translate: more than one input file ({a.file}, {arg})")
+            a.file = arg
+            continue
+        k, v = _flag(arg)
+        if k in ("deserialize", "serialize", "interpret"):
+            a.mode = k
+        elif k == "target":
+            a.target = v if v is not None else next(it, "")
+        elif k == "strip-debuginfo":
+            a.strip = True
+        elif k == "print-stablehlo-version":
+            a.print_version = True
+        elif k == "allow-other-dialects":
+            a.allow_other = True
+        elif k == "args":
+            a.args = v if v is not None else next(it, "")
+        elif k == "split-input-file":
+            a.split = True
+        elif k == "probe-output-dir":
+            a.probe_dir = v if v is not None else next(it, "")
+        elif k in ("o", "output"):
+            a.output = v if v is not None else next(it, None)
+        elif k == "interpreter-print-dense":
+            a.print_dense = True
+        elif k == "verify-diagnostics":
+            a.verify_diagnostics = True
+        else:
+            raise ValueError(f"shlo translate: unknown option '{arg}'")
+    if a.mode is None:
+        raise ValueError("shlo translate: give one of --serialize, --deserialize, --interpret")
+    return a
+
+
+def translate_main(argv: Sequence[str], stdin: BinaryIO | None = None,
+                   stdout: BinaryIO | None = None, stderr: TextIO | None = None) -> int:
+    """`stablehlo-translate`'s command line."""
+    stdin, stdout, stderr = _streams(stdin, stdout, stderr)
+    try:
+        a = _parse_translate(argv)
+        data, name = _read(a.file, stdin)
+        out: Any = io.BytesIO() if a.output else stdout
+        if a.mode == "serialize":
+            rc = _serialize(a, data, name, out)
+        elif a.mode == "deserialize":
+            rc = _deserialize(a, data, name, out)
+        else:
+            rc = _interpret(a, data, name, out, stderr)
+        if a.output and rc == 0:  # like MLIR's ToolOutputFile: kept only on success
+            with open(a.output, "wb") as f:
+                f.write(out.getvalue())
+        return rc
+    except ShloError as e:
+        _report(e, stderr)
+        return 1
+    except (OSError, ValueError) as e:
+        stderr.write(f"error: {e}\n")
+        return 1
+
+
+def _load(data: bytes, name: str, keep_vhlo: bool = False) -> Any:
+    from .bytecode import load_bytes
+
+    return load_bytes(data, name, keep_vhlo=keep_vhlo)
+
+
+def _serialize(a: _TranslateArgs, data: bytes, name: str, out: BinaryIO) -> int:
+    from .bytecode.portable import serialize_portable_artifact
+
+    module = _load(data, name)
+    out.write(serialize_portable_artifact(module, a.target, a.allow_other, a.strip))
+    return 0
+
+
+def _deserialize(a: _TranslateArgs, data: bytes, name: str, out: BinaryIO) -> int:
+    from . import format as format_module
+    from .bytecode.portable import portable_artifact_version
+
+    if a.print_version:
+        v = portable_artifact_version(data)
+        if v is None:
+            out.write(b"// Failed parsing StableHLO version from portable artifact\n")
+        else:
+            out.write(f"// Reading portable artifact with StableHLO version: {v}\n".encode())
+    module = _load(data, name)
+    if a.strip:
+        from .bytecode.vhlo.ir import strip_debuginfo
+
+        strip_debuginfo(module)
+    _write_text(out, format_module(module))
+    return 0
+
+
+def _interpret(a: _TranslateArgs, data: bytes, name: str, out: BinaryIO, err: TextIO) -> int:
+    from .bytecode import is_bytecode
+
+    if is_bytecode(data):
+        chunks = [(1, data)]
+    else:
+        text = data.decode("utf-8", "surrogateescape")
+        if a.split:
+            from .testing.runner import split_cases
+
+            chunks = list(split_cases(text))  # type: ignore[arg-type]
+        else:
+            chunks = [(1, text)]  # type: ignore[list-item]
+    args = _interpreter_args(a.args)
+    status = 0
+    for i, (_, chunk) in enumerate(chunks):
+        if i:
+            out.write(b"// -----\n")
+        try:
+            module = _load(chunk if isinstance(chunk, bytes) else
+                           chunk.encode("utf-8", "surrogateescape"), name)
+            _run_main(module, args, a, out)
+        except ShloError as e:
+            _report(e, err)
+            status = 1
+    return status
+
+
+def _interpreter_args(text: str) -> list[Any]:
+    if not text:
+        return []
+    from .attributes import ArrayAttr, DenseElementsAttr
+    from .syntax.parser import Parser
+
+    attr = Parser(text).parse_attribute()
+    if not isinstance(attr, ArrayAttr) or not all(isinstance(x, DenseElementsAttr)
+                                                    for x in attr.values):
+        raise ValueError("expected array attribute string for args, i.e. "
+                         "--args=[dense<1> : tensor<2xi32>, ...]")
+    return [x.array for x in attr.values]
+
+
+def _run_main(module: Any, args: list[Any], a: _TranslateArgs, out: BinaryIO) -> None:
+    from . import ops  # noqa: F401  (load the opset before the interpreter)
+    from .interpreter.api import run
+    from .interpreter.printing import format_value
+    from .ir import function_type
+    from .syntax.printer import format_attr
+
+    funcs = module.functions
+    entry = "main" if "main" in funcs else next(iter(funcs), None)
+    if entry is None:
+        return
+    results = run(module, *args, entry=entry)
+    types = function_type(funcs[entry]).results
+    for r, t in zip(results, types):
+        if a.print_dense:
+            from .attributes import DenseElementsAttr
+
+            _write_text(out, format_attr(DenseElementsAttr(t, r)))
+        else:
+            _write_text(out, format_value(r, t))
+    if a.probe_dir:
+        _write_probes(module, a.probe_dir)
+
+
+def _write_probes(module: Any, directory: str) -> None:
+    """The values `interpreter.probe` recorded: one `.npy` per value and an `index.csv`
+    (`probe_id,iteration,file`)."""
+    import numpy as np
+
+    from .interpreter.api import prepare_entry
+
+    os.makedirs(directory, exist_ok=True)
+    cache = module.__dict__.get("_prepared", {})
+    lines = []
+    for _, (_, process) in cache.items():
+        for probe_id, values in getattr(process, "probes", {}).items():
+            for i, v in enumerate(values):
+                fn = f"{probe_id}_{i}.npy"
+                np.save(os.path.join(directory, fn), np.asarray(v))
+                lines.append(f"{probe_id},{i},{fn}")
+    with open(os.path.join(directory, "index.csv"), "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + ("\n" if lines else ""))
+    _ = prepare_entry
+
+
+# --- inspect -------------------------------------------------------------------------------------
+
+
+def inspect_main(argv: Sequence[str], stdin: BinaryIO | None = None,
+                 stdout: BinaryIO | None = None, stderr: TextIO | None = None) -> int:
+    """`shlo inspect FILE`: what a portable artifact (or program) holds."""
+    stdin, stdout, stderr = _streams(stdin, stdout, stderr)
+    files = [x for x in argv if not x.startswith("--")] or ["-"]
+    try:
+        from .bytecode.inspect import describe
+
+        for path in files:
+            data, name = _read(path, stdin)
+            _write_text(stdout, describe(data, name))
+        return 0
+    except ShloError as e:
+        _report(e, stderr)
+        return 1
+    except (OSError, ValueError) as e:
+        stderr.write(f"error: {e}\n")
+        return 1
+
+
+# --- opt with stablehlo-opt's flags --------------------------------------------------------------
+
+_OPT_FLAGS = {"mlir-print-op-generic", "strip-debuginfo", "emit-bytecode", "split-input-file",
+              "verify-diagnostics", "pass-pipeline", "mlir-print-local-scope", "debug-only",
+              "allow-unregistered-dialect", "mlir-print-debuginfo", "o"}
+
+
+def is_upstream_opt(argv: Sequence[str]) -> bool:
+    """Whether an `opt` command line uses stablehlo-opt's flags (rather than shlo's
+    `--pass NAME`)."""
+    from .passes import PASSES, _load
+
+    _load()
+    for arg in argv:
+        if arg.startswith("-") and arg != "-":
+            k, _ = _flag(arg)
+            if k in ("pass", "list", "generic"):
+                return False
+            if k in _OPT_FLAGS or k in PASSES:
+                return True
+    return not argv or all(not a.startswith("-") or a == "-" for a in argv)
+
+
+@dataclass
+class _OptArgs:
+    file: str | None = None
+    passes: list[str] = field(default_factory=list)
+    generic: bool = False
+    emit_bytecode: bool = False
+    split: bool = False
+    verify: bool = False
+    debug_only: str = ""
+    output: str | None = None
+    debuginfo: bool = False
+
+
+def _parse_opt(argv: Sequence[str]) -> _OptArgs:
+    from .passes import PASSES, _load
+
+    _load()
+    a = _OptArgs()
+    it = iter(argv)
+    for arg in it:
+        if not arg.startswith("-") or arg == "-":
+            a.file = arg
+            continue
+        k, v = _flag(arg)
+        if k == "mlir-print-op-generic":
+            a.generic = True
+        elif k == "emit-bytecode":
+            a.emit_bytecode = True
+        elif k == "split-input-file":
+            a.split = True
+        elif k == "verify-diagnostics":
+            a.verify = True
+        elif k == "pass-pipeline":
+            a.passes.append(v if v is not None else next(it, ""))
+        elif k == "debug-only":
+            a.debug_only = v or ""
+        elif k == "o":
+            a.output = v if v is not None else next(it, None)
+        elif k == "mlir-print-debuginfo":
+            a.debuginfo = True
+        elif k in ("mlir-print-local-scope", "allow-unregistered-dialect"):
+            pass
+        elif k in PASSES:
+            a.passes.append(k if v is None else f"{k}{{{v}}}")
+        else:
+            raise ValueError(f"shlo opt: unknown option '{arg}' (not a registered pass or a "
+                             "supported stablehlo-opt flag)")
+    return a
+
+
+def opt_main(argv: Sequence[str], stdin: BinaryIO | None = None,
+             stdout: BinaryIO | None = None, stderr: TextIO | None = None) -> int:
+    """`stablehlo-opt`'s command line (the parts the VHLO tests use)."""
+    stdin, stdout, stderr = _streams(stdin, stdout, stderr)
+    try:
+        a = _parse_opt(argv)
+        data, name = _read(a.file, stdin)
+        return _run_opt(a, data, name, stdout, stderr)
+    except ShloError as e:
+        _report(e, stderr)
+        return 1
+    except (OSError, ValueError) as e:
+        stderr.write(f"error: {e}\n")
+        return 1
+
+
+def _chunks(a: _OptArgs, data: bytes) -> list[tuple[int, bytes | str]]:
+    from .bytecode import is_bytecode
+
+    if is_bytecode(data):
+        return [(1, data)]
+    text = data.decode("utf-8", "surrogateescape")
+    if not a.split:
+        return [(1, text)]
+    from .testing.runner import split_cases
+
+    return list(split_cases(text))
+
+
+def _run_opt(a: _OptArgs, data: bytes, name: str, out: BinaryIO, err: TextIO) -> int:
+    from . import format as format_module
+    from .passes import run_passes
+
+    status = 0
+    texts: list[bytes] = []
+    for first, chunk in _chunks(a, data):
+        expectations = _expectations(chunk) if a.verify else None
+        diags: list[Any] = []
+        module = None
+        implicit = None
+        try:
+            raw = chunk if isinstance(chunk, bytes) else chunk.encode("utf-8", "surrogateescape")
+            module = _load(raw, name, keep_vhlo=True)
+            implicit = _implicit_module_loc(module, chunk)
+            for spec in a.passes:
+                module = run_passes(module, spec)
+        except ShloError as e:
+            diags = list(e.diagnostics)
+            module = None
+            if expectations is None:
+                _report(e, err)
+                status = 1
+        if expectations is not None:
+            problems = _match_expectations(expectations, diags, name, first, implicit)
+            for p in problems:
+                err.write(p + "\n")
+            if problems:
+                status = 1
+        if module is None:
+            continue
+        texts.append(_emit(module, a, err))
+    if texts:
+        if a.emit_bytecode:
+            out.write(texts[0])
+        else:
+            out.write(b"// -----\n".join(texts))
+    _ = format_module
+    return status
+
+
+def _emit(module: Any, a: _OptArgs, err: TextIO) -> bytes:
+    from . import format as format_module
+    from .bytecode.vhlo.ir import textualize
+
+    if a.emit_bytecode:
+        from .bytecode.writer import write_bytecode
+        from .bytecode.vhlo.version import CURRENT
+
+        trace = err if "vhlo-bytecode" in a.debug_only.split(",") else None
+        return write_bytecode(module, producer=f"StableHLO_v{CURRENT}", trace=trace)
+    textualize(module)
+    elide_defaults(module)
+    text = format_module(module, generic=a.generic)
+    return (text if text.endswith("\n") else text + "\n").encode("utf-8", "surrogateescape")
+
+
+# StableHLO's default-valued attributes (ODS `DefaultValuedOptionalAttr`/`DefaultValuedStrAttr`):
+# MLIR's printer leaves them out when they hold the default, so stablehlo-opt does too.
+_DEFAULT_VALUED: dict[str, dict[str, Any]] = {}
+
+
+def _defaults_table() -> dict[str, dict[str, Any]]:
+    if _DEFAULT_VALUED:
+        return _DEFAULT_VALUED
+    from .attributes import (
+        ArrayAttr, BoolAttr, DictAttr, EnumAttr, IntegerAttr, StringAttr, StructAttr,
+    )
+    from .types import element_type
+
+    false = BoolAttr(False)
+    accuracy = StructAttr("stablehlo.result_accuracy", (
+        ("mode", EnumAttr("stablehlo", "result_accuracy_mode", "DEFAULT")),))
+    for op in ("cbrt", "cosine", "exponential", "exponential_minus_one", "log",
+               "log_plus_one", "logistic", "rsqrt", "sine", "sqrt", "tan", "tanh"):
+        _DEFAULT_VALUED["stablehlo." + op] = {"result_accuracy": accuracy}
+    i32 = element_type("i32")
+    _DEFAULT_VALUED.update({
+        "stablehlo.infeed": {"infeed_config": StringAttr("")},
+        "stablehlo.outfeed": {"outfeed_config": StringAttr("")},
+        "stablehlo.send": {"is_host_transfer": false},
+        "stablehlo.recv": {"is_host_transfer": false},
+        "stablehlo.cholesky": {"lower": false},
+        "stablehlo.composite": {"composite_attributes": DictAttr(()),
+                                "version": IntegerAttr(0, i32)},
+        "stablehlo.custom_call": {"has_side_effect": false, "api_version": IntegerAttr(1, i32),
+                                  "called_computations": ArrayAttr(()),
+                                  "output_operand_aliases": ArrayAttr(())},
+        "stablehlo.gather": {"indices_are_sorted": false},
+        "stablehlo.dynamic_gather": {"indices_are_sorted": false},
+        "stablehlo.scatter": {"indices_are_sorted": false, "unique_indices": false},
+        "stablehlo.sort": {"dimension": IntegerAttr(-1, element_type("i64")),
+                           "is_stable": false},
+    })
+    return _DEFAULT_VALUED
+
+
+def elide_defaults(module: Any) -> Any:
+    """Drop the StableHLO attributes that hold their ODS default (as MLIR's printer does not
+    print them), in place."""
+    table = _defaults_table()
+    for op in module.walk():
+        defaults = table.get(op.name)
+        if not defaults:
+            continue
+        for d in (op.properties, op.attributes):
+            for k in [k for k, v in d.items() if k in defaults and _same(v, defaults[k])]:
+                del d[k]
+    return module
+
+
+def _same(a: Any, b: Any) -> bool:
+    from .attributes import IntegerAttr
+
+    if isinstance(a, IntegerAttr) and isinstance(b, IntegerAttr):
+        return a.value == b.value
+    return a == b
+
+
+def _expectations(chunk: bytes | str) -> list[Any]:
+    from .testing.diagnostics import parse_expectations
+
+    if isinstance(chunk, bytes):
+        return []
+    return parse_expectations(chunk)
+
+
+def _implicit_module_loc(module: Any, chunk: bytes | str) -> Any:
+    """The location of the module op when the text has no `module` (MLIR's implicit module has
+    no line: annotations point at it with an offset above the first line)."""
+    if isinstance(chunk, bytes):
+        return None
+    loc = module.op.location
+    flc = loc.file_line_col() if loc is not None else None
+    if flc is None:
+        return loc
+    lines = chunk.split("\n")
+    line = lines[flc[1] - 1] if 0 < flc[1] <= len(lines) else ""
+    return None if line[max(0, flc[2] - 1):].lstrip().startswith("module") else loc
+
+
+def _match_expectations(expectations: list[Any], diags: list[Any], name: str, first: int = 1,
+                        implicit: Any = None) -> list[str]:
+    """`-verify-diagnostics` on a translated chunk (messages are matched)."""
+    from .testing.diagnostics import match_diagnostics
+
+    return match_diagnostics(expectations, diags, name, True, first, implicit)
+
+
+def main(argv: Sequence[str], stdin: BinaryIO | None = None, stdout: BinaryIO | None = None,
+         stderr: TextIO | None = None) -> int:
+    """Dispatch `translate`, `inspect` and upstream-style `opt` command lines; a failure that
+    is a bug in shlo is reported in one line (SHLO_DEBUG=1 shows the traceback)."""
+    cmd, rest = argv[0], list(argv[1:])
+    fn = {"translate": translate_main, "inspect": inspect_main}.get(cmd, opt_main)
+    try:
+        return fn(rest, stdin, stdout, stderr)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as e:  # a bug in shlo: say so briefly
+        if os.environ.get("SHLO_DEBUG"):
+            raise
+        (stderr or sys.stderr).write(f"internal error: {type(e).__name__}: {e} (set "
+                                     "SHLO_DEBUG=1 for a traceback)\n")
+        return 2
+
+
+_ = io
+
+
+def emit_bytecode(module: Any, target: str | None, output: str | None) -> int:
+    """`shlo fmt --emit-bytecode [--target V]`: the module as MLIR bytecode (a portable
+    artifact for StableHLO V when a target is given)."""
+    from .bytecode.portable import serialize_portable_artifact
+    from .bytecode.writer import write_bytecode
+
+    if target:
+        data = serialize_portable_artifact(module, target)
+    else:
+        data = write_bytecode(module, producer="shlo")
+    if output:
+        with open(output, "wb") as f:
+            f.write(data)
+    else:
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    return 0
+
+
+def lit_tools() -> dict[str, Any]:
+    """The tools of :mod:`shlo.testing.runlines` for upstream RUN lines, run in process:
+    `stablehlo-translate` -> `shlo translate`, `stablehlo-opt` -> `shlo opt`, and `shlo`."""
+    from .testing.runlines import Unsupported
+
+    def wrap(fn: Any, check: Any = None) -> Any:
+        def tool(argv: Sequence[str], stdin: bytes) -> tuple[int, bytes, str]:
+            if check is not None:
+                try:
+                    check(list(argv))
+                except ValueError as e:
+                    raise Unsupported(str(e)) from None
+            out = io.BytesIO()
+            err = io.StringIO()
+            rc = fn(list(argv), io.BytesIO(stdin), out, err)
+            return rc, out.getvalue(), err.getvalue()
+
+        return tool
+
+    def shlo_cli(argv: Sequence[str], stdin: BinaryIO, stdout: BinaryIO, stderr: TextIO) -> int:
+        return main(list(argv), stdin, stdout, stderr)
+
+    return {
+        "stablehlo-translate": wrap(lambda a, i, o, e: main(["translate", *a], i, o, e),
+                                    _parse_translate),
+        "stablehlo-opt": wrap(lambda a, i, o, e: main(["opt", *a], i, o, e), _parse_opt),
+        "shlo": wrap(shlo_cli),
+    }
+
+
+def run_jax_exported(a: Any, load_args: Any, format_result: Any) -> int | None:
+    """`shlo run model.jax_exported ARGS`: run a serialized `jax.export.Exported` with its
+    calling convention and print (or save) the results; None when the file is not one."""
+    # the opset first: shlo.interpreter imports cleanly only after shlo.ops (a cycle
+    # evaluator -> ops.distributed -> process_grid -> evaluator outside this module)
+    from . import ops  # noqa: F401
+
+    if a.file == "-":
+        return None
+    with open(a.file, "rb") as f:
+        head = f.read(4)
+    if head == b"ML\xefR":
+        return None
+    with open(a.file, "rb") as f:
+        data = f.read()
+    from .bytecode.jax_export import is_jax_exported, load_exported
+
+    if not is_jax_exported(data):
+        return None
+    import numpy as np
+
+    module, exp = load_exported(data, a.file)
+    results = run_exported((module, exp), *load_args(a), verify=not a.no_verify)
+    if a.out:
+        np.savez(a.out, **{f"result{i}": np.asarray(r) for i, r in enumerate(results)})
+        return 0
+    from .ir import function_type
+
+    types = function_type(module.function("main")).results[len(exp.ordered_effects):]
+    for r, t in zip(results, types):
+        print(format_result(r, t))
+    return 0
+
+
+def run_exported(data: Any, *args: Any, platform: str = "cpu", **options: Any) -> list[Any]:
+    """Run a serialized `jax.export.Exported` (bytes, or a `load_exported` result) on numpy
+    arguments, with jax's module calling convention: the platform index (when exported for
+    several platforms), one token per ordered effect, then the arguments the module keeps
+    (``args`` may be all of the function's flattened arguments or only those). Returns the
+    results without the effect tokens."""
+    import numpy as np
+
+    from . import ops  # noqa: F401  (load the opset before the interpreter)
+    from .bytecode.jax_export import load_exported
+    from .errors import ExecutionError
+    from .interpreter.api import run
+    from .ir import function_type
+    from .types import TOKEN, TokenType
+
+    module, e = load_exported(bytes(data)) if isinstance(data, (bytes, bytearray)) else data
+    main = module.functions.get("main")
+    if main is None:
+        raise ExecutionError("the exported module has no @main")
+    inputs = list(function_type(main).inputs)
+    call: list[Any] = []
+    if len(e.platforms) > 1:
+        if platform not in e.platforms:
+            raise ExecutionError(f"exported for platforms {e.platforms}, not '{platform}'")
+        call.append(np.asarray(e.platforms.index(platform),
+                               dtype=inputs[0].element_type.dtype))
+    n_tokens = len(e.ordered_effects)
+    call += [TOKEN] * n_tokens
+    args_l = list(args)
+    kept = e.module_kept_var_idx
+    if len(args_l) == len(e.in_avals) and len(kept) != len(e.in_avals):
+        args_l = [args_l[i] for i in kept]
+    if len(args_l) != len(inputs) - len(call):
+        raise ExecutionError(f"the exported function takes {len(e.in_avals)} arguments "
+                             f"({len(kept)} used by the module), got {len(args_l)}")
+    call += args_l
+    for i, (v, t) in enumerate(zip(call, inputs)):
+        if isinstance(t, TokenType) and v is not TOKEN:
+            raise ExecutionError(f"argument {i} of @main must be a token")
+    results = run(module, *call, entry="main", **options)
+    return results[n_tokens:]
