@@ -970,6 +970,11 @@ def group_torch():
         if not want(name):
             return
         model = model.eval()
+        # torch-mlir's importer finds no state for non-persistent buffers (GPT-2's causal
+        # "attn.bias", BERT's "position_ids": 'Could not find state mapping for buffer'):
+        # make them persistent; what the model computes does not change.
+        for sub in model.modules():
+            sub._non_persistent_buffers_set.clear()
         with torch.no_grad():
             mod = fx.export_and_import(model, *inputs, output_type="stablehlo",
                                        func_name="main")
@@ -1181,9 +1186,9 @@ def main() -> int:
         print(f"== {g}: exit {p.returncode}, {time.time() - t0:.0f} s", flush=True)
         rc |= p.returncode != 0
     with open(OUT / "manifest.jsonl", "w") as f:
-        for p in sorted(OUT.glob("*.json")):
-            if p.name != "versions.json":
-                f.write(json.dumps(json.loads(p.read_text())) + "\n")
+        from zoo_common import read_manifest
+        for e in read_manifest(OUT):
+            f.write(json.dumps(e) + "\n")
     return rc
 
 

@@ -253,6 +253,7 @@ def main() -> int:
     ap.add_argument("--dir")
     ap.add_argument("--only")
     ap.add_argument("--group", action="append")
+    ap.add_argument("--names", help="comma-separated entry names (with --only/--group: any)")
     ap.add_argument("--timeout", type=float, default=900)
     ap.add_argument("--budget", type=float, default=20.0)
     ap.add_argument("--xla-python", default=os.environ.get("SHLO_ZOO_XLA_PYTHON"))
@@ -263,8 +264,11 @@ def main() -> int:
     if a.child:
         print("@@RESULT@@" + json.dumps(child(root, a.child, a.budget)))
         return 0
+    names = set(a.names.split(",")) if a.names else None
     entries = [e for e in read_manifest(root)
-               if (a.only is None or a.only in e["name"])
+               if (names is not None and e["name"] in names)
+               or (names is None or a.only or a.group)
+               and (a.only is None or a.only in e["name"])
                and (a.group is None or e.get("group") in a.group)]
     if not entries:
         print(f"no zoo programs in {root}: run make_zoo.py first")
@@ -272,6 +276,7 @@ def main() -> int:
     timer = XlaTimer(a.xla_python) if a.xla_python else None
     results = []
     la = os.getloadavg()[0]
+    out = Path(a.json) if a.json else root / "results.json"
     print(f"# shlo zoo: {len(entries)} programs from {root}; load average {la:.1f}", flush=True)
     for e in entries:
         xt = timer.time(root, e) if timer else {}
@@ -307,10 +312,9 @@ def main() -> int:
               f"shlo={fmt_t(r.get('shlo_s')):>9s} xla={fmt_t(r.get('xla_s')):>8s}{r['xla_src']} "
               f"ratio={'-' if ratio is None else f'{ratio:.1f}x':>7s} "
               f"{(r.get('error') or r.get('err_note') or '')[:110]}", flush=True)
+        out.write_text(json.dumps({"load_average": la, "results": results}, indent=1))
     if timer:
         timer.close()
-    out = Path(a.json) if a.json else root / "results.json"
-    out.write_text(json.dumps({"load_average": la, "results": results}, indent=1))
     counts: dict[str, int] = {}
     for r in results:
         counts[r["status"].split(" (")[0]] = counts.get(r["status"].split(" (")[0], 0) + 1

@@ -57,12 +57,14 @@ def read_manifest(root: Path) -> list[dict]:
     name; ``manifest.jsonl`` is the same, concatenated, for reading by eye."""
     entries = []
     for p in sorted(root.glob("*.json")):
-        if p.name == "versions.json":
+        if p.name == "versions.json" or p.name.startswith("results"):
             continue
         try:
-            entries.append(json.loads(p.read_text()))
+            e = json.loads(p.read_text())
         except (OSError, ValueError):
             continue
+        if isinstance(e, dict) and "name" in e and "files" in e:
+            entries.append(e)
     order = {g: i for i, g in enumerate(GROUPS)}
     entries.sort(key=lambda e: (order.get(e.get("group"), 99), e["name"]))
     return entries
