@@ -96,11 +96,66 @@ def fmt_t(s):
     return f"{s * 1e3:.3g}"
 
 
+LOG_RE = re.compile(r"^(\S+)\s+(ok \(f64\)|ok|mismatch|timeout|crashed \(exit -?\d+\)|"
+                    r"(?:parse|verify|run) error(?: \(Python \w+\))?)\s+err=\s*(\S+)"
+                    r"(?: f64:(\S+)/(\S+))?\s+shlo=\s*(\S+)\s+xla=\s*(\S+?)([xm])\s+"
+                    r"ratio=\s*(\S+)\s?(.*)$")
+
+
+def parse_log(path: Path) -> list[dict]:
+    """Rows of a run_zoo.py table (for a run whose results file was not written)."""
+    num = lambda s: None if s == "-" else float(s)  # noqa: E731
+    out = []
+    for line in path.read_text().splitlines():
+        m = LOG_RE.match(line)
+        if not m:
+            continue
+        name, status, err, s64, x64, sh, xl, src, ratio, msg = m.groups()
+        r = {"name": name, "status": status, "err": num(err), "xla_src": src,
+             "shlo_s": None if sh == "-" else float(sh) / 1e3,
+             "xla_s": None if xl == "-" else float(xl) / 1e3,
+             "ratio": None if ratio == "-" else float(ratio.rstrip("x")), "from_log": True}
+        if s64 is not None:
+            r["err64_shlo"], r["err64_xla"] = num(s64), num(x64)
+        if status.startswith(("ok", "mismatch")):
+            r["err_note"] = msg
+        else:
+            r["error"] = msg
+        out.append(r)
+    return out
+
+
+def merge(root: Path, sources: list[str]) -> None:
+    """results.json from several runs: later sources win, rows kept in manifest order."""
+    by_name: dict[str, dict] = {}
+    loads = []
+    for src in sources:
+        p = Path(src)
+        if p.suffix == ".log":
+            rows = parse_log(p)
+        else:
+            d = json.loads(p.read_text())
+            loads.append(d.get("load_average", 0))
+            rows = d["results"]
+        for r in rows:
+            if r["status"].startswith("crashed") and r["name"] in by_name:
+                continue
+            by_name[r["name"]] = r
+    order = [e["name"] for e in read_manifest(root)]
+    rows = [by_name[n] for n in order if n in by_name]
+    (root / "results.json").write_text(json.dumps(
+        {"load_average": max(loads) if loads else 0, "results": rows,
+         "sources": sources}, indent=1))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--dir")
+    ap.add_argument("--merge", nargs="+", help="results .json / run_zoo .log files, later wins")
     a = ap.parse_args()
     root = zoo_dir(a.dir)
+    if a.merge:
+        merge(root, a.merge)
     data = json.loads((root / "results.json").read_text())
     results = data["results"]
     entries = {e["name"]: e for e in read_manifest(root)}

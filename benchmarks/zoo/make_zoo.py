@@ -990,6 +990,8 @@ def group_torch():
             r64 = [t.numpy() for t in r64]
             model.float()
         np_in = [i.numpy() for i in inputs]
+        # relative to the size of the results (random-init logits can be ~1e-3)
+        atol = atol * max(1e-3, max(float(np.max(np.abs(r))) for r in ref))
         xla_note, t = "", t_eager
         src = "torch eager (XLA could not compile the text)"
         try:
@@ -1013,8 +1015,10 @@ def group_torch():
     guarded(export)("torch_mobilenet_v3_large", "torchvision mobilenet_v3_large, 1x3x224x224",
                     torchvision.models.mobilenet_v3_large(), [x224], tv)
     from torchvision.models.vision_transformer import VisionTransformer
+    vit = VisionTransformer(224, 16, 4, 6, 384, 1536)
+    torch.nn.init.normal_(vit.heads.head.weight, std=0.02)  # torchvision zero-inits the head
     guarded(export)("torch_vit", "torchvision VisionTransformer 224/16, 4 layers, d=384, "
-                    "6 heads", VisionTransformer(224, 16, 4, 6, 384, 1536), [x224], tv)
+                    "6 heads (head re-initialised: torchvision zero-inits it)", vit, [x224], tv)
 
     import transformers as tf
     from transformers import BertConfig, BertModel, GPT2Config, GPT2Model
