@@ -39,8 +39,11 @@ CAUSES = [
 ]
 
 
-def cause_of(r: dict) -> str:
+def cause_of(r: dict, e: dict | None = None) -> str:
     text = f"{r['status']}: {r.get('error', '')}"
+    if e and e.get("dense_resource") and r["status"].startswith("parse error") \
+            and "typed elements attribute" in text:
+        return "dense_resource"
     for cid, pat, _ in CAUSES:
         if re.search(pat, text):
             return cid
@@ -167,7 +170,7 @@ def main() -> int:
 
     by_cause: dict[str, list[dict]] = defaultdict(list)
     for r in fails:
-        by_cause[cause_of(r)].append(r)
+        by_cause[cause_of(r, entries.get(r["name"]))].append(r)
     titles = {c: t for c, _, t in CAUSES}
     titles["other"] = "other"
     w("## Failures by cause\n\n| cause | programs |\n|---|---|\n")
@@ -177,7 +180,22 @@ def main() -> int:
     for c, rs in sorted(by_cause.items(), key=lambda kv: -len(kv[1])):
         w(f"### {titles[c]} ({len(rs)})\n\n")
         msgs: dict[str, list[str]] = defaultdict(list)
-        for r in rs:
+        if c == "lapack":
+            per: dict[str, list[str]] = defaultdict(list)
+            for r in rs:
+                m = re.search(r"@(lapack_\w+)", r.get("error", ""))
+                per[m.group(1) if m else "?"].append(r["name"].replace("linalg_", ""))
+            w("All: `run error: 'stablehlo.custom_call' op: unsupported target @T; register a "
+              "Python callable for it (shlo.run(..., custom_calls={'T': fn}))`. The first "
+              "target each program hits (a program may call several; all are in the inventory "
+              "below):\n\n| target | n | programs (linalg_ prefix dropped) |\n|---|---|---|\n")
+            for t, names in sorted(per.items()):
+                w(f"| {t} | {len(names)} | {', '.join(sorted(names))} |\n")
+            w("\n")
+            rs_iter = []
+        else:
+            rs_iter = rs
+        for r in rs_iter:
             msg = strip_loc(r.get("error", "")) if not r["status"].startswith("mismatch") \
                 else f"err {r.get('err', 0):.3g}x tol; {r.get('err_note', '')}"
             msg = re.sub(r"%[\w#]+", "%v", msg)

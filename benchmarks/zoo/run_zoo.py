@@ -236,6 +236,28 @@ class XlaTimer:
 # ----------------------------------------------------------------------------- driver
 
 
+def run_in_process(root: Path, e: dict, budget: float) -> dict:
+    try:
+        return child(root, e["name"], budget)
+    except Exception as ex:  # noqa: BLE001 - a harness failure is one row, not the run
+        return {"name": e["name"], "status": "crashed (in process)", "error": repr(ex)[:300]}
+
+
+def run_in_child(root: Path, e: dict, budget: float, timeout: float) -> dict:
+    try:
+        p = subprocess.run([sys.executable, __file__, "--child", e["name"], "--dir", str(root),
+                            "--budget", str(budget)], capture_output=True, text=True,
+                           timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"name": e["name"], "status": "timeout", "error": f"over {timeout:.0f} s"}
+    line = [ln for ln in p.stdout.splitlines() if ln.startswith("@@RESULT@@")]
+    if line:
+        return json.loads(line[-1][len("@@RESULT@@"):])
+    tail = [ln for ln in p.stderr.strip().splitlines() if ln.strip()]
+    return {"name": e["name"], "status": f"crashed (exit {p.returncode})",
+            "error": tail[-1][:300] if tail else "", "traceback": p.stderr[-3000:]}
+
+
 def fmt_t(s):
     if s is None:
         return "-"
@@ -258,6 +280,9 @@ def main() -> int:
     ap.add_argument("--budget", type=float, default=20.0)
     ap.add_argument("--xla-python", default=os.environ.get("SHLO_ZOO_XLA_PYTHON"))
     ap.add_argument("--json", help="write all results here (default DIR/results.json)")
+    ap.add_argument("--inproc", action="store_true",
+                    help="run the programs in this process (fast start-up; no protection "
+                         "against hangs or crashes: for groups that fail fast, e.g. linalg)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     a = ap.parse_args()
     root = zoo_dir(a.dir)
@@ -281,19 +306,8 @@ def main() -> int:
     for e in entries:
         xt = timer.time(root, e) if timer else {}
         t0 = time.time()
-        try:
-            p = subprocess.run([sys.executable, __file__, "--child", e["name"], "--dir",
-                                str(root), "--budget", str(a.budget)], capture_output=True,
-                               text=True, timeout=a.timeout)
-            line = [ln for ln in p.stdout.splitlines() if ln.startswith("@@RESULT@@")]
-            if line:
-                r = json.loads(line[-1][len("@@RESULT@@"):])
-            else:
-                tail = [ln for ln in p.stderr.strip().splitlines() if ln.strip()]
-                r = {"name": e["name"], "status": f"crashed (exit {p.returncode})",
-                     "error": tail[-1][:300] if tail else "", "traceback": p.stderr[-3000:]}
-        except subprocess.TimeoutExpired:
-            r = {"name": e["name"], "status": "timeout", "error": f"over {a.timeout:.0f} s"}
+        r = run_in_process(root, e, a.budget) if a.inproc else \
+            run_in_child(root, e, a.budget, a.timeout)
         r["wall_s"] = time.time() - t0
         if "xla_s" in xt:
             r["xla_s"], r["xla_src"] = xt["xla_s"], "x"
