@@ -96,7 +96,8 @@ def custom_call_inventory(root: Path, entries: list[dict]) -> dict:
 def fmt_t(s):
     if s is None:
         return "-"
-    return f"{s * 1e3:.3g}"
+    ms = s * 1e3
+    return f"{ms:.0f}" if ms >= 100 else f"{ms:.1f}" if ms >= 10 else f"{ms:.2f}"
 
 
 LOG_RE = re.compile(r"^(\S+)\s+(ok \(f64\)|ok|mismatch|timeout|crashed \(exit -?\d+\)|"
@@ -247,15 +248,15 @@ def main() -> int:
     w("\n## Timing of the programs that ran (shlo vs XLA, ms; median)\n\n"
       "XLA source: x = this .mlir text compiled by jaxlib and timed right before shlo; "
       "m = export-side time from the manifest.\n\n"
-      "| program | status | err/tol | f64 err shlo / XLA | shlo first | shlo | XLA | shlo/XLA |\n"
-      "|---|---|---|---|---|---|---|---|\n")
+      "| program | status | err/tol | f64 err shlo / XLA | shlo first | shlo | XLA | src | "
+      "shlo/XLA |\n|---|---|---|---|---|---|---|---|---|\n")
     for r in results:
         if r.get("shlo_s") is None:
             continue
         e64 = (f"{r['err64_shlo']:.3g} / {r['err64_xla']:.3g}" if "err64_shlo" in r else "-")
         ratio = f"{r['ratio']:.2f}x" if r.get("ratio") else "-"
         w(f"| {r['name']} | {r['status']} | {r.get('err', 0):.3g} | {e64} | "
-          f"{fmt_t(r.get('first_s'))} | {fmt_t(r.get('shlo_s'))} | {fmt_t(r.get('xla_s'))}"
+          f"{fmt_t(r.get('first_s'))} | {fmt_t(r.get('shlo_s'))} | {fmt_t(r.get('xla_s'))} | "
           f"{r.get('xla_src', '')} | {ratio} |\n")
     return 0
 
