@@ -62,6 +62,10 @@ def format_result(value: Any, type: Any = None) -> str:
 def _cmd_run(a: argparse.Namespace) -> int:
     import numpy as np
 
+    if a.quantize_order:
+        from .quantization import set_quantize_order
+
+        set_quantize_order(a.quantize_order)
     from .translate import run_jax_exported
 
     if run_jax_exported(a, _load_args, format_result) is not None:  # jax.export artifacts
@@ -161,6 +165,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--replicas", type=int, help="number of replicas of the process grid")
     r.add_argument("--partitions", type=int, help="number of partitions of the process grid")
     r.add_argument("--no-verify", action="store_true", help="skip verification")
+    r.add_argument("--quantize-order", choices=("round-first", "zero-point-first"),
+                   help="quantize as round(x/scale)+zp (default) or round(x/scale+zp), today's "
+                        "upstream spec (docs/semantics/quantization.md)")
     r.set_defaults(fn=_cmd_run)
 
     c = sub.add_parser("check", help="run self-checking test files and folders")

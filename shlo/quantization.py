@@ -13,17 +13,22 @@ module turns them into real values and back::
     real = q.dequantize(y, q.result_types(module)[0])                # storage -> floats
 
 ``dequantize``/``quantize``/``requantize`` are the spec's functions (per-tensor and per-axis);
-they accept a quantized tensor type or a quantized element type.
+they accept a quantized tensor type or a quantized element type. ``set_quantize_order(
+"zero-point-first")`` switches every quantization to today's upstream order (add the zero point,
+clamp, then round) instead of shlo's default (round, then add the zero point); see
+docs/semantics/quantization.md.
 """
 
 from __future__ import annotations
 
 from .ir import Module, function_type
-from .ops.quantization import dequantize, quantize, quantized_type, requantize
+from .ops.quantization import (QUANTIZE_ORDERS, dequantize, quantize, quantize_order,
+                                quantized_type, requantize, set_quantize_order)
 from .types import Type, is_quantized
 
 __all__ = ["dequantize", "quantize", "requantize", "quantized_type", "is_quantized",
-           "argument_types", "result_types"]
+           "argument_types", "result_types", "QUANTIZE_ORDERS", "quantize_order",
+           "set_quantize_order"]
 
 
 def argument_types(module: Module, entry: str = "main") -> list[Type]:

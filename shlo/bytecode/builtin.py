@@ -243,6 +243,9 @@ def _attr_text(a: Any) -> str:
 
 def read_attr(r: Any, cur: Cursor) -> Any:
     code = cur.varint("builtin attribute code")
+    if code == A_FILE_LINE_COL:  # first: one per op
+        f = _str_attr(r, cur)
+        return FileLineColLoc(f, cur.varint("line"), cur.varint("column"))
     if code == A_STRING:
         return StringAttr(r.string(cur.varint("string index")))
     if code == A_UNKNOWN:
@@ -297,9 +300,6 @@ def read_attr(r: Any, cur: Cursor) -> Any:
         from ..syntax.lexer import escape_string
 
         return OpaqueAttr(f"{escape_string(s)} : {_text(t)}")
-    if code == A_FILE_LINE_COL:
-        f = _str_attr(r, cur)
-        return FileLineColLoc(f, cur.varint("line"), cur.varint("column"))
     if code == A_FILE_LINE_COL_RANGE:
         f = _str_attr(r, cur)
         n = cur.varint("location parameter count")

@@ -163,12 +163,22 @@ class BytecodeReader:
             d = cur.varint("dialect of attributes/types")
             self._dialect(d, cur)
             count = cur.count("group size")
+            data = self.data
+            limit = data_cur.end
+            append = entries.append
             for _ in range(count):
-                size, custom = cur.varint_flag("attribute/type size")
-                if size > data_cur.end - pos:
+                q = cur.pos
+                b = data[q] if q < cur.end else 0
+                if b & 1:  # one-byte varint (the usual case), inlined
+                    cur.pos = q + 1
+                    v = b >> 1
+                else:
+                    v = cur.varint("attribute/type size")
+                size = v >> 1
+                if size > limit - pos:
                     raise cur.error("attribute/type entry runs past the end of the "
                                     "attr_type section")
-                entries.append((d, pos, size, custom))
+                append((d, pos, size, bool(v & 1)))
                 pos += size
         if len(entries) != total:
             raise cur.error(f"expected {total} attribute/type entries, found {len(entries)}")
@@ -290,8 +300,8 @@ class BytecodeReader:
             raise cur.error("the IR section must hold a single block with one op and no "
                             "arguments")
         self._values: list[Any] = []
+        self._checked_names: set[int] = set()
         self._fixups: list[tuple[Operation, int, int]] = []
-        self._pending: list[tuple[int, int]] = []
         self._blocks: list[list[Block]] = []
         self._scope: list[int] = [0, 0]
         op = self._op(cur)
@@ -313,17 +323,49 @@ class BytecodeReader:
             op.operands[k] = v
 
     def _op(self, cur: Cursor) -> Operation:
-        start = cur.pos
-        idx = cur.varint("op name")
+        data = self.data
+        start = p = cur.pos
+        end = cur.end
+        # varints of one or two bytes (the usual cases) are read inline, others by the cursor
+        b = data[p] if p < end else 0
+        if b & 1:
+            idx = b >> 1
+            p += 1
+        elif b & 2 and p + 1 < end:
+            idx = (b | (data[p + 1] << 8)) >> 2
+            p += 2
+        else:
+            idx = cur.varint("op name")
+            p = cur.pos
         if idx >= len(self.op_names):
             raise cur.error(f"op name index {idx} out of range ({len(self.op_names)} names)",
                             start)
         name, registered = self.op_names[idx]
-        mask = cur.byte("op encoding mask")
+        if p >= end:
+            cur.pos = p
+            raise cur.error("expected op encoding mask, found the end of the data")
+        mask = data[p]
+        p += 1
         if mask & 0x80:
+            cur.pos = p
             raise cur.error(f"invalid op encoding mask {mask:#x}")
-        self._dialects.check_op(self, name, registered, cur, start)
-        loc = self.attr(cur.varint("op location"))
+        if idx not in self._checked_names:
+            cur.pos = p
+            self._dialects.check_op(self, name, registered, cur, start)
+            self._checked_names.add(idx)
+        b = data[p] if p < end else 0
+        if b & 1:
+            li = b >> 1
+            cur.pos = p + 1
+        elif b & 2 and p + 1 < end:
+            li = (b | (data[p + 1] << 8)) >> 2
+            cur.pos = p + 2
+        else:
+            cur.pos = p
+            li = cur.varint("op location")
+        loc = self._attrs[li] if li < len(self._attrs) else None
+        if loc is None:
+            loc = self.attr(li)
         if not isinstance(loc, Location):
             raise cur.error("op location is not a location attribute")
         attributes: dict[str, Any] = {}
@@ -338,32 +380,66 @@ class BytecodeReader:
         if mask & HAS_PROPERTIES:
             if self.version < NATIVE_PROPERTIES:
                 raise cur.error("op properties in bytecode version < 5")
-            p = cur.varint("op properties")
-            if p >= len(self._props):
-                raise cur.error(f"properties index {p} out of range ({len(self._props)})")
-            pstart, psize = self._props[p]
-            pc = Cursor(self.data, pstart, pstart + psize, "properties", self.filename)
+            pi = cur.varint("op properties")
+            if pi >= len(self._props):
+                raise cur.error(f"properties index {pi} out of range ({len(self._props)})")
+            pstart, psize = self._props[pi]
+            pc = Cursor(data, pstart, pstart + psize, "properties", self.filename)
             self._dialects.read_properties(self, name, registered, pc, properties, attributes)
-        result_types: list[Any] = []
+        op = Operation.__new__(Operation)  # (what Operation() does, without its copies)
+        op.name = name
+        op.properties = properties
+        op.attributes = attributes
+        op.regions = []
+        op.successors = []
+        op.location = loc
+        op.parent = None
+        results: list[Value] = []
         if mask & HAS_RESULTS:
             n = cur.count("result count")
-            result_types = [self.type(cur.varint("result type")) for _ in range(n)]
+            types = self._types
+            for k in range(n):
+                p = cur.pos
+                b = data[p] if p < end else 0
+                if b & 1:
+                    ti = b >> 1
+                    cur.pos = p + 1
+                elif b & 2 and p + 1 < end:
+                    ti = (b | (data[p + 1] << 8)) >> 2
+                    cur.pos = p + 2
+                else:
+                    ti = cur.varint("result type")
+                t = types[ti] if ti < len(types) else None
+                if t is None:
+                    t = self.type(ti)
+                results.append(Value(t, op, k))
+        op.results = results
         operands: list[Any] = []
         if mask & HAS_OPERANDS:
             n = cur.count("operand count")
             values = self._values
             nvals = len(values)
             for k in range(n):
-                vid = cur.varint("operand")
+                p = cur.pos
+                b = data[p] if p < end else 0
+                if b & 1:
+                    vid = b >> 1
+                    cur.pos = p + 1
+                elif b & 2 and p + 1 < end:
+                    vid = (b | (data[p + 1] << 8)) >> 2
+                    cur.pos = p + 2
+                else:
+                    vid = cur.varint("operand")
                 v = values[vid] if vid < nvals else None
                 if v is None:
                     if vid >= nvals:
                         raise cur.error(f"operand refers to value #{vid}, outside the "
                                         f"{nvals} values in scope")
                     operands.append(None)
-                    self._pending.append((k, vid))
+                    self._fixups.append((op, k, vid))
                 else:
                     operands.append(v)
+        op.operands = operands
         successors: list[int] = []
         if mask & HAS_SUCCESSORS:
             n = cur.count("successor count")
@@ -371,14 +447,14 @@ class BytecodeReader:
         if mask & HAS_USE_LIST_ORDERS:
             if self.version < USE_LIST_ORDERING:
                 raise cur.error("use-list orders in bytecode version < 3")
-            self._skip_use_lists(cur, len(result_types))
-        op = Operation(name, operands, result_types, properties, attributes, None, None, loc)
-        if self._pending:
-            for k, vid in self._pending:
-                self._fixups.append((op, k, vid))
-            self._pending = []
-        for r in op.results:
-            self._define(r, cur)
+            self._skip_use_lists(cur, len(results))
+        if results:
+            scope = self._scope
+            i = scope[0]
+            if i + len(results) > scope[1]:
+                raise cur.error("more values defined in the region than it declares")
+            self._values[i:i + len(results)] = results
+            scope[0] = i + len(results)
         if successors:
             blocks = self._blocks[-1] if self._blocks else []
             for b in successors:

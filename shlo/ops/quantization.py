@@ -46,7 +46,7 @@ __all__ = [
     "dequantize", "quantize", "requantize", "quantized_type", "expressed_tensor_type",
     "storage_tensor_type", "Dequantizer", "Quantizer", "scales_array", "zero_points_array",
     "storage_int64", "dequantize_op_quantize", "shadow_op", "rhs_result_dimension",
-    "dot_dimensions",
+    "dot_dimensions", "QUANTIZE_ORDERS", "quantize_order", "set_quantize_order",
 ]
 
 _I64 = np.dtype(np.int64)
@@ -130,13 +130,41 @@ class Dequantizer:
         return np.asarray(int_to_float(d, self.dtype) * self.scales, dtype=self.dtype)
 
 
+QUANTIZE_ORDERS = ("round-first", "zero-point-first")
+"""The two orders of ``quantize`` the spec has had (docs/semantics/quantization.md):
+
+* ``round-first`` (shlo's default, the spec this project was seeded with):
+  ``clamp(round_nearest_even(x / scale) + zero_point)``, the addition and clamp exact;
+* ``zero-point-first`` (today's upstream spec since #2234, and upstream's
+  stablehlo-legalize-quant-to-math): ``round_nearest_even(clamp(x / scale + zero_point))``, the
+  addition and clamp in the expressed type. The two differ where ``x / scale`` is a tie and the
+  zero point is odd (``2.5 + 3``: 5 vs 6), and where the expressed type rounds the sum."""
+
+_order = ["round-first"]
+
+
+def quantize_order() -> str:
+    """The order every ``quantize`` uses now (one of :data:`QUANTIZE_ORDERS`)."""
+    return _order[0]
+
+
+def set_quantize_order(order: str) -> str:
+    """Choose the order of ``quantize`` for every program run from now on (process-wide, read
+    when a value is quantized); returns the previous order."""
+    if order not in QUANTIZE_ORDERS:
+        raise ValueError(f"unknown quantize order {order!r} (known: {', '.join(QUANTIZE_ORDERS)})")
+    previous, _order[0] = _order[0], order
+    return previous
+
+
 class Quantizer:
     """``quantize`` of the spec for one quantized type, prepared once (see :func:`quantize`).
 
     ``round_nearest_even(x / scale)`` in the expressed type, then ``+ zero_point`` and the clamp
-    to ``[storage_min, storage_max]`` exactly (no wrap-around). NaN becomes storage value 0
-    (clamped into the storage range), as the upstream lowering computes; +-inf and values out of
-    range saturate.
+    to ``[storage_min, storage_max]`` exactly (no wrap-around); with
+    ``set_quantize_order("zero-point-first")`` the zero point is added and the clamp applied
+    before rounding (:data:`QUANTIZE_ORDERS`). NaN becomes storage value 0 (clamped into the
+    storage range), as the upstream lowering computes; +-inf and values out of range saturate.
     """
 
     def __init__(self, qt: QuantizedType, rank: int) -> None:
@@ -152,12 +180,24 @@ class Quantizer:
         x = np.asarray(x)
         if x.dtype != self.dtype:
             x = x.astype(self.dtype)
-        q = np.asarray(x / self.scales, dtype=self.dtype).astype(_F64)
-        return self.from_real_ratio(q)
+        q = np.asarray(x / self.scales, dtype=self.dtype)
+        if _order[0] == "zero-point-first":  # the sum in the expressed type, as upstream
+            q = np.asarray(q + self.zero_points.astype(self.dtype), dtype=self.dtype)
+            return self._round_clamped(q.astype(_F64))
+        return self.from_real_ratio(q.astype(_F64))
 
     def from_real_ratio(self, q: np.ndarray) -> np.ndarray:
         """Storage values for ``q = x / scale`` given in float64 (not yet rounded)."""
+        if _order[0] == "zero-point-first":
+            return self._round_clamped(q + self.zero_points)
         r = np.rint(q) + self.zero_points
+        return self._clamped(r)
+
+    def _round_clamped(self, t: np.ndarray) -> np.ndarray:
+        """``round_nearest_even(clamp(t))`` for ``t = x / scale + zero_point``."""
+        return self._clamped(np.rint(np.clip(t, self.min, self.max)))
+
+    def _clamped(self, r: np.ndarray) -> np.ndarray:
         r = np.clip(r, self.min, self.max)
         r = np.where(np.isnan(r), self.nan, r)
         out = r.astype(_I64)

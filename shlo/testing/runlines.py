@@ -215,6 +215,11 @@ def _pipelines(tokens: list[str]) -> list[list[_Cmd]]:
 
 def filecheck(check_file: str, text: str, argv: Sequence[str]) -> tuple[int, str]:
     """FileCheck ``text`` against ``check_file`` with FileCheck's flags ``argv``."""
+    try:
+        import filecheck  # noqa: F401  (the `filecheck` package, a Python FileCheck)
+    except ImportError:
+        raise Unsupported("FileCheck needs the `filecheck` package (pip install filecheck)") \
+            from None
     from filecheck.finput import FInput
     from filecheck.matcher import Matcher
     from filecheck.options import parse_argv_options

@@ -371,3 +371,55 @@ def test_dequantize_of_quantize_is_the_nearest_representable_value(scale, zp, da
     lo, hi = (-128 - zp) * s, (127 - zp) * s
     clamped = np.clip(x.astype(np.float64), lo, hi)
     assert np.all(np.abs(back - clamped) <= s / 2 * (1 + 1e-5) + 1e-6)
+
+
+# --- the order of quantize: round-first (default) and zero-point-first ---------------------------
+
+
+@pytest.fixture
+def zero_point_first():
+    previous = q.set_quantize_order("zero-point-first")
+    yield
+    q.set_quantize_order(previous)
+
+
+_ZP3 = QuantizedType(element_type("i8"), element_type("f32"), (1.0,), (3,))
+_TIES = np.array([2.5, 3.5, -0.5, -3.5, 200.0, -200.0, np.nan], np.float32)
+
+
+def test_quantize_rounds_before_adding_the_zero_point_by_default():
+    assert q.quantize_order() == "round-first"
+    # round_nearest_even(x) + 3: ties go to the even integer before the odd zero point is added
+    np.testing.assert_array_equal(q.quantize(_TIES, _ZP3), [5, 7, 3, -1, 127, -128, 0])
+
+
+def test_quantize_zero_point_first_rounds_the_sum(zero_point_first):
+    # round_nearest_even(x + 3): 5.5 -> 6, 6.5 -> 6, 2.5 -> 2, -0.5 -> 0
+    np.testing.assert_array_equal(q.quantize(_TIES, _ZP3), [6, 6, 2, 0, 127, -128, 0])
+
+
+def test_quantize_order_reaches_the_ops_and_the_cli(tmp_path, capsys, zero_point_first):
+    text = """func.func @main(%x: tensor<3xf32>) -> tensor<3x!quant.uniform<i8:f32, 0.5:1>> {
+      %0 = stablehlo.uniform_quantize %x : (tensor<3xf32>) -> tensor<3x!quant.uniform<i8:f32, 0.5:1>>
+      return %0 : tensor<3x!quant.uniform<i8:f32, 0.5:1>>
+    }"""
+    x = np.array([1.25, 0.75, -0.25], np.float32)  # x / 0.5 = 2.5, 1.5, -0.5
+    (r,) = shlo.run(parse(text), x)
+    np.testing.assert_array_equal(r, [4, 2, 0])  # round(3.5), round(2.5), round(0.5)
+    q.set_quantize_order("round-first")
+    (r,) = shlo.run(parse(text), x)
+    np.testing.assert_array_equal(r, [3, 3, 1])  # round(2.5)+1, round(1.5)+1, round(-0.5)+1
+    from shlo.cli import main
+
+    (tmp_path / "q.mlir").write_text(text)
+    np.save(tmp_path / "x.npy", x)
+    out = tmp_path / "r.npz"
+    assert main(["run", str(tmp_path / "q.mlir"), str(tmp_path / "x.npy"), "--out", str(out),
+                 "--quantize-order", "zero-point-first"]) == 0
+    assert q.quantize_order() == "zero-point-first"
+    np.testing.assert_array_equal(np.load(out)["result0"], [4, 2, 0])
+
+
+def test_unknown_quantize_order_is_refused():
+    with pytest.raises(ValueError, match="unknown quantize order 'up'"):
+        q.set_quantize_order("up")

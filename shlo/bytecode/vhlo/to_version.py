@@ -104,21 +104,24 @@ def attr_problem(a: Any, v: Version) -> str | None:
     return None
 
 
-_TYPE_PROBLEMS: dict[tuple[Any, Version], str | None] = {}
+# version -> type -> why it cannot be written there (memo: types are few and hash fast)
+_TYPE_PROBLEMS: dict[Version, dict[Any, str | None]] = {}
 
 
 def type_problem(t: Any, v: Version) -> str | None:
     """Why type ``t`` cannot be written at version ``v`` (None: it can)."""
-    if not isinstance(t, T.VhloType):
-        return None
-    key = (t, v)
+    memo = _TYPE_PROBLEMS.get(v)
+    if memo is None:
+        memo = _TYPE_PROBLEMS[v] = {}
     try:
-        return _TYPE_PROBLEMS[key]
+        return memo[t]
     except KeyError:
         pass
-    p = _type_problem(t, v)
-    if len(_TYPE_PROBLEMS) < 100_000:
-        _TYPE_PROBLEMS[key] = p
+    except TypeError:  # unhashable: not a VHLO type
+        return None
+    p = _type_problem(t, v) if isinstance(t, T.VhloType) else None
+    if len(memo) < 100_000:
+        memo[t] = p
     return p
 
 
@@ -189,18 +192,20 @@ def op_problem(op: Operation, v: Version) -> str | None:
         if p:
             return p
     for d in (op.properties, op.attributes):
-        for k, a in d.items():
-            p = attr_problem(a, v)
+        if d:
+            for k, a in d.items():
+                p = attr_problem(a, v)
+                if p:
+                    return f"{p} (in '{k}')"
+    memo = _TYPE_PROBLEMS.get(v)
+    for values in (op.operands, op.results):
+        for x in values:
+            t = x.type
+            p = memo.get(t, 0) if memo is not None else 0
+            if p == 0:
+                p = type_problem(t, v)
             if p:
-                return f"{p} (in '{k}')"
-    for x in op.operands:
-        p = type_problem(x.type, v)
-        if p:
-            return p
-    for x in op.results:
-        p = type_problem(x.type, v)
-        if p:
-            return p
+                return p
     return None
 
 

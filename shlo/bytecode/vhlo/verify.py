@@ -17,29 +17,52 @@ class VhloStructureError(ShloError):
     """A VHLO op that does not have the shape its definition requires."""
 
 
-def _arity(kind: str, names: tuple[str, ...], found: int) -> str | None:
-    fixed = sum(1 for n in names if not n.startswith("*"))
-    variadic = len(names) - fixed
-    if variadic == 0 and found != fixed:
-        return f"requires {fixed} {kind}, but found {found}"
-    if variadic and found < fixed:
+def _arity(kind: str, fixed: int, variadic: bool, found: int) -> str:
+    if variadic:
         return f"requires at least {fixed} {kind}, but found {found}"
-    return None
+    return f"requires {fixed} {kind}, but found {found}"
+
+
+# op name -> (attribute names, (fixed, variadic) counts of operands, regions, results)
+_SHAPES: dict[str, tuple] = {}
+
+
+def _shape(name: str) -> tuple | None:
+    shape = _SHAPES.get(name)
+    if shape is None:
+        info = OPS.get(name)
+        if info is None:
+            return None
+
+        def counts(names: tuple[str, ...]) -> tuple[int, bool]:
+            fixed = sum(1 for n in names if not n.startswith("*"))
+            return fixed, fixed != len(names)
+
+        shape = _SHAPES[name] = (info.attrs, counts(info.operands), counts(info.regions),
+                                 counts(info.results))
+    return shape
 
 
 def op_structure_problem(op: Operation) -> str | None:
-    info = OPS.get(op.name)
-    if info is None:
+    shape = _shape(op.name)
+    if shape is None:
         return None
-    for name in info.attrs:
-        a = op.properties.get(name, op.attributes.get(name))
+    attrs, operands, regions, results = shape
+    props = op.properties
+    for name in attrs:
+        a = props.get(name)
         if a is None:
-            return f"requires attribute '{name}'"
+            a = op.attributes.get(name)
+            if a is None:
+                return f"requires attribute '{name}'"
         if not isinstance(a, VhloAttr):
             return f"attribute '{name}' is not a VHLO attribute"
-    return (_arity("operands", info.operands, len(op.operands))
-            or _arity("regions", info.regions, len(op.regions))
-            or _arity("results", info.results, len(op.results)))
+    for kind, (fixed, variadic), found in (("operands", operands, len(op.operands)),
+                                           ("regions", regions, len(op.regions)),
+                                           ("results", results, len(op.results))):
+        if found != fixed and not (variadic and found > fixed):
+            return _arity(kind, fixed, variadic, found)
+    return None
 
 
 def verify_structure(module: Module) -> None:
