@@ -16,6 +16,7 @@ import numpy as np
 from ..attributes import DenseArrayAttr, DenseElementsAttr, TypeAttr
 from ..errors import ShloError
 from ..ir import Block, Location, Module, Operation, Region, Value, UNKNOWN_LOC
+from ..registry import SIDE_EFFECTS, names_with
 from ..types import (ElementType, FunctionType, TensorType, TupleType, Type, element_type)
 
 __all__ = ["Rewriter", "Pattern", "PassError", "map_type", "const_attr", "i64_array"]
@@ -221,17 +222,20 @@ def walk_block_ops(block: Block) -> Iterable[Operation]:
 
 # --- dead-code elimination -----------------------------------------------------------------------
 
-_KEEP = frozenset("stablehlo." + n for n in """
-custom_call infeed outfeed send recv all_gather all_reduce all_to_all collective_permute
-collective_broadcast reduce_scatter rng while if case composite
-""".split())
+_STATEFUL = frozenset({"stablehlo.rng", "stablehlo.composite", "stablehlo.while"})
+"""Kept though not SIDE_EFFECTS: shlo keys `rng` by its position in the program, a composite's
+decomposition is another function, and a while loop may not terminate."""
 
 
 def removable(op: Operation) -> bool:
-    """True for ops without side effects (removable when their results are unused)."""
-    if not op.results or op.name in _KEEP:
+    """True for ops without side effects (removable when their results are unused): no
+    SIDE_EFFECTS op (registry) nested in it, nor a stateful one."""
+    if not op.results:
         return False
-    return op.dialect in ("stablehlo", "chlo") or op.name in ("tosa.const", "tosa.rescale")
+    if not (op.dialect in ("stablehlo", "chlo") or op.name in ("tosa.const", "tosa.rescale")):
+        return False
+    effects = names_with(SIDE_EFFECTS)
+    return not any(o.name in effects or o.name in _STATEFUL for o in op.walk())
 
 
 def dead_code_elimination(module: Module) -> Module:

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
-from ...attributes import BoolAttr, DenseElementsAttr, FloatAttr, IntegerAttr, OpaqueAttr
+from ...attributes import DenseElementsAttr, FloatAttr, IntegerAttr
 from ...errors import Diagnostics, ExecutionError
 from ...ir import Operation
 from ...registry import Kernel, define, inference, kernel, verifier
+from ...syntax.dense import scalar_value
 from ...syntax.directives import Format, parse_attrdict
 from ...types import TensorType, Type
 from .. import _constraints as _c
@@ -97,20 +97,11 @@ define("chlo.constant_like", summary="ChloOps.td", inherent="value")
 
 
 def _scalar_value(attr: Any) -> Any:
-    """The Python value of a scalar typed attribute (integer, float, bool or complex)."""
-    # TODO(issue 10): read scalars with the dense-literal helper of syntax/dense.py (syntax helper)
-    if isinstance(attr, (IntegerAttr, FloatAttr, BoolAttr)):
-        return attr.value
-    if isinstance(attr, DenseElementsAttr):
-        return attr.array.reshape(-1)[0]
-    if isinstance(attr, OpaqueAttr):  # #complex.number<:f32 1.0, 2.0> : complex<f32>
-        nums = re.findall(r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|inf|nan|0x[0-9A-Fa-f]+)",
-                          attr.text.split(">")[0].split(":", 1)[-1])
-        if len(nums) >= 2:
-            return complex(float(nums[-2]), float(nums[-1]))
-    if isinstance(attr, (int, float, bool, complex)):
-        return attr
-    raise ExecutionError(f"chlo.constant_like: unsupported value attribute {attr!r}")
+    """The Python value of the scalar `value` attribute (integer, float, bool or complex)."""
+    try:
+        return scalar_value(attr)
+    except ValueError as e:
+        raise ExecutionError(f"chlo.constant_like: {e}") from None
 
 
 @kernel("chlo.constant_like")
