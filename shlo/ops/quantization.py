@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
-from ..attributes import ints
 from ..errors import Diagnostics, ExecutionError
 from ..ir import Operation, Value
 from ..registry import DOT_LIKE, QUANTIZED_AWARE, Kernel, define, inference, kernel, lookup
@@ -38,6 +37,7 @@ from ..types import QuantizedType, TensorType, Type, element_type, is_quantized
 from . import _constraints as _c
 from ._numeric import int_to_float
 from .linalg import _conv_dimension_numbers
+from .linalg.dot import dot_dimension_numbers
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..interpreter.evaluator import PrepareContext
@@ -46,7 +46,7 @@ __all__ = [
     "dequantize", "quantize", "requantize", "quantized_type", "expressed_tensor_type",
     "storage_tensor_type", "Dequantizer", "Quantizer", "scales_array", "zero_points_array",
     "storage_int64", "dequantize_op_quantize", "shadow_op", "rhs_result_dimension",
-    "dot_dimensions", "QUANTIZE_ORDERS", "quantize_order", "set_quantize_order",
+    "QUANTIZE_ORDERS", "quantize_order", "set_quantize_order",
 ]
 
 _I64 = np.dtype(np.int64)
@@ -415,7 +415,7 @@ def rhs_result_dimension(op: Operation, rhs_dimension: int) -> int | None:
     if op.name == "stablehlo.dot":
         lb, rb, lc, rc = (), (), (lhs_rank - 1,), (0,)
     else:
-        lb, rb, lc, rc = dot_dimensions(op)
+        lb, rb, lc, rc = dot_dimension_numbers(op)
     if rhs_dimension in rc:
         return None
     if rhs_dimension in rb:
@@ -423,20 +423,6 @@ def rhs_result_dimension(op: Operation, rhs_dimension: int) -> int | None:
     lhs_free = [d for d in range(lhs_rank) if d not in lb and d not in lc]
     rhs_free = [d for d in range(rhs_rank) if d not in rb and d not in rc]
     return len(lb) + len(lhs_free) + rhs_free.index(rhs_dimension)
-
-
-def dot_dimensions(op: Operation) -> tuple[tuple[int, ...], ...]:
-    """(lhs_batching, rhs_batching, lhs_contracting, rhs_contracting) of a dot_general."""
-    dn = op.attr("dot_dimension_numbers")
-
-    def get(name: str) -> tuple[int, ...]:
-        v = dn.get(name) if dn is not None and hasattr(dn, "get") else None
-        if v is None:
-            v = op.attr(name)
-        return tuple(ints(v, ()) or ())
-
-    return (get("lhs_batching_dimensions"), get("rhs_batching_dimensions"),
-            get("lhs_contracting_dimensions"), get("rhs_contracting_dimensions"))
 
 
 def _integer_dot_like(op: Operation, ctx: PrepareContext,
