@@ -20,7 +20,5 @@ from .convolution import conv_dimension_numbers
 from .dot import DotDimensionNumbers, dot_dimension_numbers
 from .matmul import DotAlgorithm, Matmul, blas_matmul
 
-_conv_dimension_numbers = conv_dimension_numbers  # its name for ops/quantization.py
-
 __all__ = ["Matmul", "DotAlgorithm", "blas_matmul", "conv_dimension_numbers",
            "dot_dimension_numbers", "DotDimensionNumbers"]
