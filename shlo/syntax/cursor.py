@@ -17,7 +17,7 @@ from typing import Any
 
 from ..errors import ParseError
 from ..ir import FileLineColLoc
-from .lexer import BARE, EOF, INTEGER, LineIndex, STRING, TOKEN_RE, unescape_string
+from .lexer import BARE, EOF, INTEGER, LineIndex, STRING, TOKEN_RE, int_value, unescape_string
 
 __all__ = ["Cursor", "UNBOUND"]
 
@@ -115,7 +115,7 @@ class Cursor:
     def integer(self) -> int:
         if self.k != INTEGER:
             self.error("expected integer value")
-        v = int(self.v, 0)
+        v = int_value(self.v)
         self._advance()
         return v
 

@@ -28,13 +28,14 @@ from ..attributes import (
 from ..dtypes import uint_of_size
 from ..spelling import format_float
 from ..types import ComplexType, ElementType, FloatType, IntegerType, QuantizedType, TensorType
+from .lexer import LiteralError
 
 __all__ = ["classify_literal", "literal_to_array", "scalar_value", "float_bits_to_value",
            "DenseLiteralError", "HEX_THRESHOLD", "format_dense_body", "format_float",
            "format_element"]
 
 
-class DenseLiteralError(ValueError):
+class DenseLiteralError(LiteralError):
     """A malformed or ill-typed dense literal (the parser turns it into a ParseError)."""
 
 
@@ -84,7 +85,10 @@ def _element_dtype(et: ElementType) -> np.dtype:
 
 
 def float_bits_to_value(bits: int, dtype: np.dtype) -> np.generic:
-    """The element of ``dtype`` whose bit pattern is ``bits``."""
+    """The element of ``dtype`` whose bit pattern is ``bits`` (LiteralError if it does not fit,
+    as MLIR's "hexadecimal float constant out of range for type")."""
+    if not 0 <= bits < 1 << (8 * dtype.itemsize):
+        raise DenseLiteralError(f"hexadecimal float constant {bits:#x} out of range for type")
     return np.array([bits], dtype=uint_of_size(dtype.itemsize)).view(dtype)[0]
 
 
@@ -286,6 +290,8 @@ def literal_to_array(kind: str, payload: Any, type_: TensorType) -> np.ndarray:
     if not isinstance(type_, TensorType) or not type_.is_static:
         raise DenseLiteralError("elements literal type must have static shape")
     et = type_.element_type
+    if not isinstance(et, QuantizedType) and getattr(et, "dtype", None) is None:
+        raise DenseLiteralError(f"dense literal of element type {et} is not supported")
     dtype = _element_dtype(et)
     shape = tuple(type_.shape)  # type: ignore[arg-type]
     n = 1

@@ -37,7 +37,7 @@ from ..types import (
     ComplexType, FunctionType, TensorType, TupleType, Type, _ELEMENT_TYPES,
 )
 from ..registry import lookup
-from .lexer import BARE, FLOAT, INTEGER, PUNCT, VALUE
+from .lexer import BARE, FLOAT, INTEGER, PUNCT, VALUE, int_value
 
 if TYPE_CHECKING:  # pragma: no cover
     from .parser import Parser
@@ -256,7 +256,7 @@ def parse_attr_kind(p: "Parser", kind: str, op_name: str) -> Any:
         if p.k == FLOAT:
             v = float(p.v)
         elif p.k == INTEGER:
-            v = float(int(p.v, 0))
+            v = float(int_value(p.v))
         else:
             p.error("expected floating point value")
         p._advance()

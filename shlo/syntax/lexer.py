@@ -18,8 +18,30 @@ from ..spelling import escape_string  # the inverse of unescape_string (printing
 __all__ = [
     "VALUE", "STRING", "TENSOR", "BARE", "FLOAT", "INTEGER", "CARET", "AT", "HASH", "BANG",
     "PUNCT", "EOF", "BAD", "TOKEN_RE", "KIND_NAMES", "SKIP_RE", "LineIndex", "unescape_string",
-    "escape_string",
+    "escape_string", "LiteralError", "int_value", "MAX_INT_DIGITS",
 ]
+
+MAX_INT_DIGITS = 1000
+"""The longest integer literal shlo reads (a 2**3000 value; no type of StableHLO is wider)."""
+
+
+class LiteralError(ValueError):
+    """A literal that cannot be a value (raised by :func:`int_value`; the parser reports it at
+    its position as a ParseError)."""
+
+
+def int_value(text: str) -> int:
+    """The value of an integer token as MLIR reads it: `0x...` is hexadecimal, anything else
+    decimal (leading zeros included: `011` is eleven)."""
+    digits = text.lstrip("+-")
+    if len(digits) > MAX_INT_DIGITS:
+        raise LiteralError(f"integer literal of {len(digits)} digits is too long "
+                           f"(at most {MAX_INT_DIGITS})")
+    if digits[:2] in ("0x", "0X"):
+        v = int(digits[2:], 16)
+        return -v if text.startswith("-") else v
+    return int(text, 10)
+
 
 VALUE, STRING, TENSOR, BARE, FLOAT, INTEGER, CARET, AT, HASH, BANG, PUNCT, EOF, BAD = range(1, 14)
 

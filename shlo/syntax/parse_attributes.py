@@ -24,7 +24,8 @@ from ..attributes import (
 from ..errors import ParseError
 from ..types import _ELEMENT_TYPES, FloatType, IntegerType, Type
 from .dense import DenseLiteralError, classify_literal, float_bits_to_value, literal_to_array
-from .lexer import AT, BANG, BARE, FLOAT, HASH, INTEGER, PUNCT, STRING, TENSOR, unescape_string
+from .lexer import (AT, BANG, BARE, FLOAT, HASH, INTEGER, PUNCT, STRING, TENSOR, int_value,
+                    unescape_string)
 from .parse_types import TypeParser
 
 __all__ = ["AttributeParser", "ENUM_CASES"]
@@ -54,10 +55,13 @@ class AttributeParser(TypeParser):
                 self._advance()
                 t = self.parse_type()
                 if isinstance(t, FloatType):
-                    bits = int(v, 0)
+                    if "x" not in v:  # as MLIR: an integer literal of a float is its bits, in hex
+                        self.error("unexpected decimal integer literal for a floating point value "
+                                   "(add a trailing dot to make the literal a float)", found=False)
+                    bits = int_value(v)
                     return FloatAttr(float(float_bits_to_value(bits, t.dtype)), t)
-                return IntegerAttr(int(v, 0), t)
-            return IntegerAttr(int(v, 0), I64)  # an untyped integer is an i64 (as in MLIR)
+                return IntegerAttr(int_value(v), t)
+            return IntegerAttr(int_value(v), I64)  # an untyped integer is an i64 (as in MLIR)
         if k == FLOAT:
             self._advance()
             if typed and self.v == ":":
@@ -209,7 +213,7 @@ class AttributeParser(TypeParser):
                 self._advance()
                 if "x" in v:
                     return float(float_bits_to_value(int(v, 16), et.dtype))
-                return round_to(float(int(v)), et)
+                return round_to(float(int_value(v)), et)
             if k == BARE and v in ("inf", "nan"):
                 self._advance()
                 return float(v)
@@ -217,7 +221,7 @@ class AttributeParser(TypeParser):
         if k != INTEGER:
             self.error("expected integer value")
         self._advance()
-        return int(v, 0)
+        return int_value(v)
 
     def _hash_attr(self) -> Any:
         v = self.v
@@ -359,7 +363,7 @@ class AttributeParser(TypeParser):
             if self.v != "]":
                 while True:
                     if self.k == INTEGER:
-                        ints.append(int(self.v, 0))
+                        ints.append(int_value(self.v))
                         self._advance()
                     elif self.v == "?":
                         ints.append(None)
@@ -376,7 +380,7 @@ class AttributeParser(TypeParser):
             return self.parse_attribute()
         if k == INTEGER:
             self._advance()
-            return int(v, 0)
+            return int_value(v)
         if k == FLOAT:
             self._advance()
             return float(v)
@@ -438,7 +442,7 @@ class AttributeParser(TypeParser):
         if self.v != "]":
             while True:
                 if self.k == INTEGER:
-                    items.append(int(self.v))
+                    items.append(int_value(self.v))
                 elif self.k == BARE:
                     items.append(self.v)
                 else:

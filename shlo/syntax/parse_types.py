@@ -17,7 +17,7 @@ from ..types import (
     QuantizedType, TensorType, TokenType, TupleType, Type,
 )
 from .cursor import Cursor
-from .lexer import BANG, BARE, FLOAT, INTEGER, PUNCT, TENSOR
+from .lexer import BANG, BARE, FLOAT, INTEGER, PUNCT, TENSOR, int_value
 
 __all__ = ["TypeParser"]
 
@@ -108,7 +108,7 @@ class TypeParser(Cursor):
         et = _ELEMENT_TYPES.get(m.group(2))
         if et is None:
             self.error(f"unknown element type '{m.group(2)}'", found=False)
-        shape = tuple(None if d == "?" else int(d) for d in dims.split("x")[:-1]) if dims else ()
+        shape = tuple(None if d == "?" else int_value(d) for d in dims.split("x")[:-1]) if dims else ()
         t = TensorType(shape, et)
         self.type_cache[text] = t
         return t
@@ -129,7 +129,7 @@ class TypeParser(Cursor):
                                found=False)
                 shape = None
             else:
-                shape = tuple(None if d == "?" else int(d) for d in parts)
+                shape = tuple(None if d == "?" else int_value(d) for d in parts)
         else:
             shape = ()
         self.reset(m.end())
@@ -245,7 +245,7 @@ class TypeParser(Cursor):
         if self.k == FLOAT:
             s = float(self.v)
         elif self.k == INTEGER:
-            s = float(int(self.v, 0))
+            s = float(int_value(self.v))
         else:
             self.error("expected scale value")
         self._advance()

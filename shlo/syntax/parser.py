@@ -26,7 +26,7 @@ from ..ir import Block, FileLineColLoc, Location, Module, Operation, Region, UNK
 from ..registry import ISOLATED, lookup, names_with
 from ..types import FunctionType, Type
 from .fastpath import fast_ops
-from .lexer import BANG, BARE, CARET, EOF, HASH, PUNCT, STRING, TOKEN_RE, VALUE
+from .lexer import BANG, BARE, CARET, EOF, HASH, PUNCT, STRING, TOKEN_RE, VALUE, LiteralError
 from .parse_locations import LocationParser, LocRef
 
 __all__ = ["parse", "Parser", "LocRef", "ENUM_CASES", "canonical_struct_params"]
@@ -41,6 +41,8 @@ def parse(text: str, filename: str | None = None) -> Module:
         return p.parse_module()
     except RecursionError:
         raise p.make_error("nesting too deep") from None
+    except LiteralError as e:
+        raise p.make_error(str(e)) from None
 
 
 class Parser(LocationParser):
@@ -219,8 +221,10 @@ class Parser(LocationParser):
         d = lookup(name)
         handler = d.syntax.parse if d is not None and d.syntax is not None else None
         if handler is None:
-            self.error(f"custom op '{name}' is unknown (use the generic form "
-                       f"\"{name}\"(...) for ops shlo does not know)", found=False)
+            e = self.make_error(f"custom op '{name}' is unknown (use the generic form "
+                                f"\"{name}\"(...) for ops shlo does not know)")
+            e.custom_op_prefixed = True  # type: ignore[attr-defined]  (not by the enclosing op)
+            raise e
         start = self.start
         self._advance()
         try:

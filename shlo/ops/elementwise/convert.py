@@ -286,9 +286,9 @@ def _parse_reduce_precision(p: Parser, name: str, nres: int, start: int) -> Oper
     p.expect("=")
     off = p.start
     em = p.bare()
-    m = re.fullmatch(r"e([0-9]+)m([0-9]+)", em)
+    m = re.fullmatch(r"e([0-9]{1,12})m([0-9]{1,12})", em)
     if not m:
-        p.error(f"expected exponent mantissa in format e#m#, saw {em}", off, found=False)
+        p.error(f"expected exponent mantissa in format e#m#, saw {em[:40]}", off, found=False)
     e_, m_ = int(m.group(1)), int(m.group(2))  # type: ignore[union-attr]
     if e_ >= 2 ** 31 or m_ >= 2 ** 31:
         p.error("unable to parse exponent or mantissa", off, found=False)
@@ -304,8 +304,8 @@ def _parse_reduce_precision(p: Parser, name: str, nres: int, start: int) -> Oper
 def _print_reduce_precision(pr: Printer, op: Operation) -> str | None:
     e_, m_ = op.attr("exponent_bits"), op.attr("mantissa_bits")
     if not (check_attr_kind(e_, "i32") and check_attr_kind(m_, "i32")) \
-            or len(op.operands) != 1 or op.regions:
-        return None
+            or len(op.operands) != 1 or op.regions or e_.value < 0 or m_.value < 0:
+        return None  # (the generic form: `e1m-1` would not parse back)
     d = pr.attr_dict(op, {"exponent_bits", "mantissa_bits"})
     return (f" {pr.val(op.operands[0])}, format = e{e_.value}m{m_.value}{d} : "
             f"{print_types(pr, op, 'same')}")
