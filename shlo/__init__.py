@@ -32,10 +32,10 @@ def _load_ops() -> None:
 _registry.set_loader(_load_ops)
 
 __all__ = ["parse", "load", "format", "verify", "run", "Module", "ShloError", "ParseError",
-           "VerificationError", "ExecutionError"]
+           "VerificationError", "ExecutionError", "InternalError"]
 __version__ = "0.1.0"
 
-_ERRORS = ("ShloError", "ParseError", "VerificationError", "ExecutionError")
+_ERRORS = ("ShloError", "ParseError", "VerificationError", "ExecutionError", "InternalError")
 
 
 def __getattr__(name: str) -> Any:

@@ -76,6 +76,19 @@ class ExecutionError(ShloError):
     """Running the program failed (bad arguments, unsupported custom_call, a failed collective)."""
 
 
+class InternalError(ShloError):
+    """A bug in shlo, not in the program: an unexpected exception inside shlo, reported with the
+    op and location it happened at (``__cause__`` is the exception)."""
+
+    @classmethod
+    def at(cls, op_name: str, location: Location | None, stage: str,
+           exc: BaseException) -> "InternalError":
+        """The error for ``exc`` raised while ``stage`` (e.g. "verifying") op ``op_name``."""
+        return cls(f"internal error while {stage} '{op_name}': {type(exc).__name__}: {exc} "
+                   "(a bug in shlo, please report it with the program; SHLO_DEBUG=1 shows the "
+                   "traceback)", location)
+
+
 class Diagnostics:
     """Collects diagnostics; ops' verifiers call :meth:`error`.
 

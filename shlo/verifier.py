@@ -21,8 +21,9 @@ What is checked:
   beyond the seed spec get at least their arity and types checked there.
 
 The verifier is conservative: what it cannot judge (ops of other dialects, attributes it does not
-model), it accepts. A verifier function that fails with a Python exception is treated as
-"nothing to report" (set ``SHLO_DEBUG=1`` to see the exception).
+model), it accepts. A verifier function that fails with a Python exception is a bug in shlo,
+raised as :class:`~shlo.errors.InternalError` naming the op (``SHLO_DEBUG=1`` re-raises the
+exception itself).
 
 ``shlo verify`` is in shlo/cli.py; its ``--verify-diagnostics`` mode, which checks
 ``// expected-error@+N {{...}}`` annotations like ``mlir-opt -verify-diagnostics``, is in
@@ -37,7 +38,7 @@ from typing import Any, Callable
 
 from .attributes import StringAttr, SymbolRefAttr, TypeAttr
 from .dtypes import finfo
-from .errors import Diagnostic, Diagnostics, ParseError, VerificationError
+from .errors import Diagnostic, Diagnostics, InternalError, ParseError, VerificationError
 from .ir import Block, Module, Operation, Value
 from .registry import FUNCTION_RETURN, TERMINATOR, defined, names_with
 from .types import FloatType, FunctionType, IntegerType, QuantizedType, TensorType, TupleType
@@ -323,9 +324,10 @@ class _Walker:
         self.diag.current = op
         try:
             fn(op, self.diag)
-        except Exception:  # a verifier bug must not reject a program: report nothing
+        except Exception as e:  # a bug in a verifier: say so, never swallow it
             if self.debug:
                 raise
+            raise InternalError.at(name, op.location, "verifying", e) from e
 
     # functions -----------------------------------------------------------------------------------
 

@@ -170,7 +170,7 @@ func.func @main(%a: tensor<2xf32>) {
     assert len(msgs) == 1 and "unregistered operation 'stablehlo.frobnicate'" in msgs[0]
 
 
-def test_a_failing_verifier_function_rejects_nothing(monkeypatch):
+def test_a_failing_verifier_function_is_an_internal_error_never_swallowed(monkeypatch):
     from shlo import registry
 
     def broken(op, diag):
@@ -178,7 +178,15 @@ def test_a_failing_verifier_function_rejects_nothing(monkeypatch):
 
     monkeypatch.setattr(registry.lookup("stablehlo.add"), "verify", broken)
     monkeypatch.delenv("SHLO_DEBUG", raising=False)
-    assert collect(shlo.parse(GOOD)) == []
+    with pytest.raises(shlo.InternalError) as e:
+        collect(shlo.parse(GOOD))
+    msg = str(e.value)
+    assert "internal error while verifying 'stablehlo.add': RuntimeError: bug" in msg
+    assert "please report" in msg and e.value.diagnostics[0].line is not None
+    assert isinstance(e.value.__cause__, RuntimeError)
+    monkeypatch.setenv("SHLO_DEBUG", "1")
+    with pytest.raises(RuntimeError, match="bug"):
+        collect(shlo.parse(GOOD))
 
 
 def test_diagnostics_error_formats_label():
