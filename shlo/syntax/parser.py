@@ -29,7 +29,7 @@ from ..registry import ISOLATED, lookup, names_with
 from ..types import FunctionType, Type
 from .dense import DenseLiteralError, HexBlob
 from .fastpath import fast_ops
-from .lexer import BANG, BARE, CARET, EOF, HASH, PUNCT, STRING, TOKEN_RE, VALUE
+from .lexer import BANG, BARE, CARET, EOF, HASH, PUNCT, SKIP_RE, STRING, TOKEN_RE, VALUE
 from .parse_locations import LocationParser, LocRef
 
 __all__ = ["parse", "Parser", "LocRef", "ENUM_CASES", "canonical_struct_params"]
@@ -448,8 +448,10 @@ class Parser(LocationParser):
             if key in seen:
                 self.error(f"duplicate resource key '{key}'", off, found=False)
             seen.add(key)
-            self.expect(":")
-            start = self.start
+            if self.v != ":":
+                self.error("expected ':'")
+            # Raw from here: lexing the blob as a string token would scan it all (300 MB).
+            start = SKIP_RE.match(self.text, self.pos).end()  # type: ignore[union-attr]
             if not self.text.startswith('"0x', start):
                 self.error("expected a hex string blob `\"0x...\"` for builtin resource "
                            f"'{key}'", found=False)
