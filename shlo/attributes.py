@@ -756,7 +756,8 @@ class DenseResourceAttr(DenseElementsAttr):
                 why = ("its data was elided when the program was printed (MLIR's "
                        "--mlir-elide-resource-strings-if-larger): export it again without that"
                        if self.key == ELIDED_RESOURCE else
-                       "the program's `{-# dialect_resources #-}` section does not define it")
+                       "the program's `{-# dialect_resources #-}` section does not define it "
+                       "(MLIR leaves blobs out when printing with a resource size limit)")
                 raise ResourceUnavailable(f"dense_resource<{self.key}> has no data: {why}")
             try:
                 cached = elements_from_raw(self.type, blob.data())
