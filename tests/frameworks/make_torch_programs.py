@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Case", "cases", "export", "compare"]
+__all__ = ["Case", "cases", "compare", "export"]
 
 
 @dataclass
@@ -74,7 +74,7 @@ def _models() -> list[tuple[str, Any, list[Any], Any, list[Any] | None]]:
         def forward(self, x: Any) -> Any:
             b, s, d = x.shape
             q, k, v = self.qkv(self.ln1(x)).chunk(3, -1)
-            split = lambda t: t.reshape(b, s, self.heads, d // self.heads).transpose(1, 2)  # noqa: E731
+            split = lambda t: t.reshape(b, s, self.heads, d // self.heads).transpose(1, 2)
             q, k, v = split(q), split(k), split(v)
             att = torch.softmax(q @ k.transpose(-1, -2) / (d // self.heads) ** 0.5, -1)
             x = x + self.proj((att @ v).transpose(1, 2).reshape(b, s, d))

@@ -164,8 +164,8 @@ def test_shape_ops_as_torch_mlir_emits_them_for_dynamic_broadcasts() -> None:
 
 
 def test_failed_shape_constraint_is_a_located_error() -> None:
-    bad = shlo.parse(f"func.func @main(%arg0: tensor<?x2xf32>, %arg1: tensor<?xf32>) -> "
-                     f"tensor<?x?xf32> {{\n"
+    bad = shlo.parse("func.func @main(%arg0: tensor<?x2xf32>, %arg1: tensor<?xf32>) -> "
+                     "tensor<?x?xf32> {\n"
                      "  %0 = shape.shape_of %arg0 : tensor<?x2xf32> -> tensor<2xindex>\n"
                      "  %1 = shape.shape_of %arg1 : tensor<?xf32> -> tensor<1xindex>\n"
                      "  %2 = shape.cstr_broadcastable %0, %1 : tensor<2xindex>, tensor<1xindex>\n"

@@ -8,7 +8,7 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("torch_mlir")
 
-from make_torch_programs import _models, compare, export  # noqa: E402
+from make_torch_programs import _models, compare, export
 
 _MODELS = {m[0]: m for m in _models()}
 

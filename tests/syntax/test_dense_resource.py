@@ -129,7 +129,7 @@ def test_undefined_key_fails_at_run_time_naming_it() -> None:
 
 
 def test_large_blob_is_decoded_in_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
-    import shlo.syntax.dense as dense
+    from shlo.syntax import dense
 
     monkeypatch.setattr(dense, "_DECODE_CHUNK", 7)  # many chunks, a short last one
     value = np.arange(100, dtype=np.int16)

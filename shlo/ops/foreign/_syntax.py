@@ -3,7 +3,8 @@ checks their verifiers share."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -18,8 +19,17 @@ if TYPE_CHECKING:  # pragma: no cover
     from ...syntax.parser import Parser
     from ...syntax.printer import Printer
 
-__all__ = ["TYPED_CONSTANT", "CAST_TO", "SAME_TYPE", "FLAG_ATTRS", "element_of", "dtype_of",
-           "check_counts", "check_same_types", "scalar_or_array"]
+__all__ = [
+    "CAST_TO",
+    "FLAG_ATTRS",
+    "SAME_TYPE",
+    "TYPED_CONSTANT",
+    "check_counts",
+    "check_same_types",
+    "dtype_of",
+    "element_of",
+    "scalar_or_array",
+]
 
 FLAG_ATTRS = {"overflow": "overflowFlags", "fastmath": "fastmath"}
 """The optional keyword attributes of arith/math ops: `overflow<nsw>`, `fastmath<fast>`, kept

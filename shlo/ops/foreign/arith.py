@@ -14,7 +14,8 @@ propagate NaN, `maxnumf`/`minnumf` prefer the number, `remf` is C's fmod.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -26,7 +27,13 @@ from ...syntax.directives import Format, parse_attrdict
 from ...types import FloatType, IndexType, IntegerType, TensorType, Type, element_type
 from .._arrays import readonly
 from ._syntax import (
-    CAST_TO, SAME_TYPE, TYPED_CONSTANT, check_counts, check_same_types, dtype_of, element_of,
+    CAST_TO,
+    SAME_TYPE,
+    TYPED_CONSTANT,
+    check_counts,
+    check_same_types,
+    dtype_of,
+    element_of,
     scalar_or_array,
 )
 
@@ -35,7 +42,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ...syntax.parser import Parser
     from ...syntax.printer import Printer
 
-__all__ = ["CMPI_PREDICATES", "CMPF_PREDICATES"]
+__all__ = ["CMPF_PREDICATES", "CMPI_PREDICATES"]
 
 _I1 = element_type("i1")
 

@@ -11,7 +11,8 @@ float64 function); `round` rounds half away from zero, `roundeven` half to even.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.special as sc

@@ -9,7 +9,8 @@ raise an error that names the op. `tensor.empty` has unspecified contents: zeros
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -387,9 +388,7 @@ def _verify_cast(op: Operation, diag: Diagnostics) -> None:
         return
     a, r = op.operands[0].type, op.results[0].type
     if not (isinstance(a, TensorType) and isinstance(r, TensorType)) or \
-            a.element_type != r.element_type:
-        diag.error(op, "", f"operand type '{a}' and result type '{r}' are cast incompatible")
-    elif a.shape is not None and r.shape is not None and (len(a.shape) != len(r.shape) or any(
+            a.element_type != r.element_type or a.shape is not None and r.shape is not None and (len(a.shape) != len(r.shape) or any(
             x is not None and y is not None and x != y for x, y in zip(a.shape, r.shape))):
         diag.error(op, "", f"operand type '{a}' and result type '{r}' are cast incompatible")
 
