@@ -75,11 +75,18 @@ def parse(text: str | bytes, filename: str | None = None) -> Module:
     return _parse(text, filename)
 
 
-def load(path: str) -> Module:
-    """Read and parse the file at ``path`` (`-` reads standard input)."""
-    from .syntax.split import read_program, source_name
+def load(program: Any) -> Module:
+    """Read a program: a path (str or os.PathLike; `-` reads standard input), program text,
+    bytes (MLIR bytecode), a ``jax.stages.Lowered``, an MLIR ``ir.Module`` or a
+    ``jax.export.Exported`` (see :func:`shlo.interpreter.api.as_module` for the rule that
+    tells a path from text: a str naming an existing file, with no newline and no `{`)."""
+    if program == "-":
+        from .syntax.split import read_program
 
-    return parse(read_program(path), source_name(path))
+        return parse(read_program("-"), "<stdin>")
+    from .interpreter.api import as_module
+
+    return as_module(program)
 
 
 def format(module: Module, generic: bool = False) -> str:  # noqa: A001 - the API's name
@@ -89,15 +96,21 @@ def format(module: Module, generic: bool = False) -> str:  # noqa: A001 - the AP
     return format_module(module, generic=generic)
 
 
-def verify(module: Module) -> None:
-    """Check every op against the spec's constraints; raises VerificationError listing all."""
+def verify(module: Any) -> Module:
+    """Check every op against the spec's constraints; raises VerificationError listing all.
+    ``module`` may be anything :func:`load` reads; the (verified) Module is returned."""
+    from .interpreter.api import as_module
     from .verifier import verify as _verify
 
+    module = as_module(module)
     _verify(module)
+    return module
 
 
-def run(module: Module | str, *args: Any, entry: str = "main", **options: Any) -> list[Any]:
-    """Run function ``entry`` on numpy arguments; returns the list of results.
+def run(module: Any, *args: Any, entry: str = "main", **options: Any) -> list[Any]:
+    """Run function ``entry`` on numpy arguments; returns the list of results. ``module`` may
+    be anything :func:`load` reads (a Module, a path, text, bytes, a jitted function's
+    ``jax.stages.Lowered``, an MLIR ``ir.Module``, a ``jax.export.Exported``).
 
     See :func:`shlo.interpreter.api.run` for the options (verification, feeds, custom calls,
     process grid).

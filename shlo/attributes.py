@@ -32,6 +32,8 @@ __all__ = [
     "enum_attr", "str_attr", "format_attr", "format_entry", "format_key", "format_symbol",
     "format_struct_params", "format_conv_dims", "format_dense_body", "format_element",
     "HEX_THRESHOLD", "ENUM_CASES", "DOTTED_ENUMS", "STRUCT_ORDER", "canonical_struct_params",
+    "DenseResourceAttr", "ResourceBlob", "ResourceHandle", "ResourceUnavailable",
+    "ELIDED_RESOURCE", "elements_from_raw",
 ]
 
 
@@ -335,6 +337,8 @@ def format_attr(a: Any, elide: bool = False) -> str:
         return "true" if a.value else "false"
     if t is DenseElementsAttr:
         return f"dense<{format_dense_body(a.array, a.type.element_type)}> : {format_type(a.type)}"
+    if t is DenseResourceAttr:
+        return f"dense_resource<{format_key(a.key)}> : {format_type(a.type)}"
     if t is DenseArrayAttr:
         et = a.element_type
         if not a.values:
@@ -641,3 +645,149 @@ def str_attr(op: Any, name: str, default: Any = REQUIRED) -> Any:
     if isinstance(a, str):
         return a
     return _problem(op, name, a, "a string", default)
+
+
+# --- dense resources: `dense_resource<key> : tensor<...>` -----------------------------------------
+
+ELIDED_RESOURCE = "__elided__"
+"""The key MLIR prints for a resource whose data it left out (--mlir-elide-resource-strings-if-
+larger)."""
+
+
+class ResourceUnavailable(ValueError):
+    """The data of a `dense_resource` is not in the program (elided, or never defined)."""
+
+
+class ResourceBlob:
+    """The bytes of one resource blob and their alignment (MLIR's `AsmResourceBlob`). ``data()``
+    is a read-only uint8 view of the bytes, never a copy. :class:`shlo.syntax.dense.HexBlob` is
+    the same blob still in the program's text, decoded on first use."""
+
+    __slots__ = ("alignment", "_data")
+
+    def __init__(self, data: Any, alignment: int = 1) -> None:
+        self.alignment = alignment
+        self._data: np.ndarray | None = np.frombuffer(data, np.uint8)
+
+    @property
+    def nbytes(self) -> int:
+        return len(self.data())
+
+    def data(self) -> np.ndarray:
+        return self._data  # type: ignore[return-value]
+
+    def hex(self) -> str:
+        """The blob as MLIR's text spells it: `"0x` + alignment (u32, little endian) + data`"`."""
+        return '"0x' + (self.alignment.to_bytes(4, "little") + self.data().tobytes()).hex().upper() \
+            + '"'
+
+    def __copy__(self) -> "ResourceBlob":
+        return self  # immutable: copies of a module share their blobs
+
+    def __deepcopy__(self, memo: dict) -> "ResourceBlob":
+        return self
+
+    def __reduce__(self) -> tuple:
+        return (ResourceBlob, (self.data().tobytes(), self.alignment))
+
+
+class ResourceHandle:
+    """One key of the `builtin` group of a `{-# dialect_resources: {...} #-}` section (or of a
+    bytecode resource section); every attribute naming the key shares the handle. ``blob`` is
+    None for `__elided__` and for keys the program never defines."""
+
+    __slots__ = ("key", "blob")
+
+    def __init__(self, key: str, blob: ResourceBlob | None = None) -> None:
+        self.key = key
+        self.blob = blob
+
+    def __copy__(self) -> "ResourceHandle":
+        return self
+
+    def __deepcopy__(self, memo: dict) -> "ResourceHandle":
+        return self
+
+
+def _raw_layout(t: TensorType, nbytes: int) -> tuple[np.dtype, tuple[int, ...], bool]:
+    """(dtype, shape, splat) of MLIR's raw data of ``nbytes`` for static tensor type ``t``:
+    all elements (i1 one byte each), or one element for a splat; ValueError otherwise."""
+    et = t.element_type
+    dtype = et.storage_type.dtype if isinstance(et, QuantizedType) else et.dtype
+    shape = tuple(t.shape)  # type: ignore[arg-type]
+    n = int(np.prod(shape, dtype=np.int64))
+    size = dtype.itemsize
+    if nbytes == n * size or nbytes == size:
+        return dtype, shape, nbytes != n * size
+    raise ValueError(f"its blob holds {nbytes} bytes, {format_type(t)} needs {n * size}"
+                     + (f" (or {size} for a splat)" if n > 1 else ""))
+
+
+def elements_from_raw(t: TensorType, raw: np.ndarray) -> np.ndarray:
+    """The elements of ``t`` in the raw data ``raw`` (uint8; see :func:`_raw_layout`), as a view
+    of it: never a copy."""
+    dtype, shape, splat = _raw_layout(t, len(raw))
+    arr = (raw != 0) if dtype == np.bool_ else raw.view(dtype)
+    return np.broadcast_to(arr.reshape(()), shape) if splat else arr.reshape(shape)
+
+
+class DenseResourceAttr(DenseElementsAttr):
+    """`dense_resource<key> : tensor<...>`: a dense elements attribute whose data is a resource
+    blob (torch-mlir's weights). Text and bytecode read it alike; ``array`` is a view of the
+    blob's bytes, made on first use. It is a DenseElementsAttr everywhere an op reads one;
+    equal to another when type, key and data agree (never to an inline `dense<...>`)."""
+
+    def __init__(self, type: TensorType, handle: ResourceHandle) -> None:  # noqa: A002
+        object.__setattr__(self, "type", type)
+        object.__setattr__(self, "handle", handle)
+
+    handle: ResourceHandle
+
+    @property
+    def key(self) -> str:
+        return self.handle.key
+
+    @property  # type: ignore[override]
+    def array(self) -> np.ndarray:
+        cached = self.__dict__.get("_array")
+        if cached is None:
+            blob = self.handle.blob
+            if blob is None:
+                why = ("its data was elided when the program was printed (MLIR's "
+                       "--mlir-elide-resource-strings-if-larger): export it again without that"
+                       if self.key == ELIDED_RESOURCE else
+                       "the program's `{-# dialect_resources #-}` section does not define it "
+                       "(MLIR leaves blobs out when printing with a resource size limit)")
+                raise ResourceUnavailable(f"dense_resource<{self.key}> has no data: {why}")
+            try:
+                cached = elements_from_raw(self.type, blob.data())
+            except ValueError as e:
+                raise ValueError(f"dense_resource<{self.key}>: {e}") from None
+            object.__setattr__(self, "_array", cached)
+        return cached
+
+    def problem(self) -> str | None:
+        """Why the blob cannot hold this attribute's elements (sizes only, nothing decoded)."""
+        blob = self.handle.blob
+        if blob is None:
+            return None
+        try:
+            _raw_layout(self.type, blob.nbytes)
+        except ValueError as e:
+            return f"dense_resource<{self.key}>: {e}"
+        return None
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, DenseResourceAttr):
+            return False
+        if self.type != other.type or self.key != other.key:
+            return False
+        a, b = self.handle.blob, other.handle.blob
+        return a is b or (a is not None and b is not None
+                          and bytes(a.data()) == bytes(b.data()))
+
+    def __hash__(self) -> int:
+        return hash((self.type, self.key))
+
+    def __repr__(self) -> str:
+        return f"DenseResourceAttr({self.key!r}, {format_type(self.type)})"

@@ -8,13 +8,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Sequence
 
-from .ir import Location, UNKNOWN_LOC
+from .ir import CallSiteLoc, FileLineColLoc, FusedLoc, Location, NameLoc, UNKNOWN_LOC
 
 if TYPE_CHECKING:  # pragma: no cover
     from .ir import Operation
 
 __all__ = ["ShloError", "ParseError", "VerificationError", "ExecutionError", "Diagnostic", "Diagnostics",
-           "format_location"]
+           "format_location", "runtime_location", "locate"]
 
 
 def format_location(loc: Location | None, filename: str | None = None) -> str:
@@ -121,3 +121,50 @@ class Diagnostics:
 
     def __len__(self) -> int:
         return len(self.items)
+
+
+# --- where a run-time error is: ops whose location is only a name ------------------------------
+
+
+def _loc_name(loc: Location | None) -> str | None:
+    if isinstance(loc, NameLoc):
+        return loc.name
+    if isinstance(loc, CallSiteLoc):
+        return _loc_name(loc.callee)
+    if isinstance(loc, FusedLoc):
+        return next((n for n in map(_loc_name, loc.locations) if n), None)
+    return None
+
+
+def runtime_location(op: Operation) -> Location:
+    """The location a run-time error in ``op`` shows: the op's own when it points into a file;
+    when it is only a name (`loc("lu")`, as JAX's debug info writes), the nearest enclosing
+    op's file location, with the name kept (`NameLoc("lu", file:line:col)`)."""
+    loc = op.location or UNKNOWN_LOC
+    if loc.file_line_col():
+        return loc
+    outer = op.parent.parent.parent if op.parent is not None and op.parent.parent is not None \
+        else None
+    while outer is not None:
+        flc = outer.location.file_line_col() if outer.location is not None else None
+        if flc:
+            name = _loc_name(loc)
+            return NameLoc(name, FileLineColLoc(*flc)) if name else FileLineColLoc(*flc)
+        block = outer.parent
+        outer = block.parent.parent if block is not None and block.parent is not None else None
+    return loc
+
+
+def locate(error: ShloError, op: Operation) -> ShloError:
+    """Give ``error`` (raised while ``op`` ran) the op's location when it has none; when that
+    is an enclosing op's, a note says so and names the op's own location."""
+    d = error.diagnostics[0]
+    if d.location.file_line_col():
+        return error
+    d.location = runtime_location(op)
+    name = _loc_name(op.location)
+    if name is not None and not (op.location and op.location.file_line_col()):
+        where = "the nearest enclosing op's" if d.location.file_line_col() else "unknown"
+        d.notes.append(Diagnostic(f"'{op.name}' is at loc(\"{name}\") (a name, no file): the "
+                                  f"location shown is {where}", d.location, "note"))
+    return error

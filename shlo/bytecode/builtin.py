@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 
 from ..attributes import (
-    ArrayAttr, BoolAttr, DenseArrayAttr, DenseElementsAttr, DictAttr, FloatAttr, IntegerAttr,
-    OpaqueAttr, StringAttr, SymbolRefAttr, TypeAttr, UnitAttr,
+    ArrayAttr, BoolAttr, DenseArrayAttr, DenseElementsAttr, DenseResourceAttr, DictAttr,
+    FloatAttr, IntegerAttr, OpaqueAttr, StringAttr, SymbolRefAttr, TypeAttr, UnitAttr,
 )
 from ..ir import CallSiteLoc, FileLineColLoc, FusedLoc, Location, NameLoc, UNKNOWN_LOC, UnknownLoc
 from ..types import (
@@ -519,8 +519,8 @@ def attr_refs(a: Any) -> tuple:
         return (a.type,)
     if t is SymbolRefAttr:
         return (StringAttr(a.root),) + tuple(SymbolRefAttr(n) for n in a.nested)
-    if t is DenseElementsAttr or t is DenseArrayAttr:
-        return (a.type if t is DenseElementsAttr else a.element_type,)
+    if t is DenseElementsAttr or t is DenseArrayAttr or t is DenseResourceAttr:
+        return (a.element_type if t is DenseArrayAttr else a.type,)
     if t is FileLineColLoc:
         return (StringAttr(a.file),)
     if t is NameLoc:
@@ -667,7 +667,7 @@ def write_attr(w: Any, e: Emitter, a: Any) -> bool:
             e.varint(w.attr_index(x))
         if a.metadata is not None:
             e.varint(w.attr_index(a.metadata))
-    elif t is DenseElementsAttr:
+    elif t is DenseElementsAttr or t is DenseResourceAttr:  # resources are written inline
         e.varint(A_DENSE)
         e.varint(w.type_index(a.type))
         w.blob(e, builtin_dense_raw(a))

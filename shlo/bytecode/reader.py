@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..attributes import DictAttr, StringAttr
+from ..attributes import DenseResourceAttr, DictAttr, ResourceBlob, ResourceHandle, StringAttr
 from ..errors import Diagnostic
 from ..ir import Block, Location, Module, Operation, Region, UNKNOWN_LOC, Value
+from ..types import TensorType
 from .encoding import (
     ATTR_TYPE, ATTR_TYPE_OFFSET, DIALECT, DIALECT_VERSIONING, ELIDE_UNKNOWN_BLOCK_ARG_LOCATION,
     HAS_ATTRS, HAS_INLINE_REGIONS, HAS_OPERANDS, HAS_PROPERTIES, HAS_RESULTS, HAS_SUCCESSORS,
@@ -189,7 +190,8 @@ class BytecodeReader:
         self._depth = 0
 
     def _read_resource_offsets(self) -> None:
-        self._dialect_resources: list[tuple[int, int, int]] = []
+        self._dialect_resources: list[tuple[int, int, int, str]] = []
+        self._resource_handles: dict[int, Any] = {}
         if RESOURCE_OFFSET not in self.sections:
             return
         cur = self.sections[RESOURCE_OFFSET]
@@ -208,29 +210,38 @@ class BytecodeReader:
                 self._dialect(key, cur)
             groups += 1
             for _ in range(cur.count("resource count")):
-                self.string(cur.varint("resource key"))
+                rkey = self.string(cur.varint("resource key"))
                 size = cur.varint("resource size")
                 kind = cur.byte("resource kind")
                 if size > data_cur.end - pos:
                     raise cur.error("resource entry runs past the end of the resource section")
                 if not external:
-                    self._dialect_resources.append((pos, size, kind))
+                    self._dialect_resources.append((pos, size, kind, rkey))
                 pos += size
 
     def dense_resource(self, t: Any, handle: int, cur: Cursor) -> Any:
-        """The DenseElementsAttr a `dense_resource<key>` handle refers to (its blob)."""
-        from .builtin import dense_from_raw
-
+        """The `dense_resource<key>` attribute a handle refers to: a DenseResourceAttr, as the
+        text parser makes it, whose blob is a view of the bytecode's bytes (nothing copied)."""
         if handle >= len(self._dialect_resources):
             raise cur.error(f"dense resource handle {handle} has no resource data")
-        pos, size, kind = self._dialect_resources[handle]
-        if kind != 0:
-            raise cur.error("dense resource is not a blob")
-        rc = Cursor(self.data, pos, pos + size, "resource", self.filename)
-        align = rc.varint("blob alignment")
-        n = rc.varint("blob size")
-        rc.align(align)
-        return dense_from_raw(t, rc.bytes(n, "resource blob"), rc)
+        h = self._resource_handles.get(handle)
+        if h is None:
+            pos, size, kind, key = self._dialect_resources[handle]
+            if kind != 0:
+                raise cur.error("dense resource is not a blob")
+            rc = Cursor(self.data, pos, pos + size, "resource", self.filename)
+            align = rc.varint("blob alignment")
+            n = rc.varint("blob size")
+            rc.align(align)
+            blob = ResourceBlob(rc.bytes(n, "resource blob"), align)
+            h = self._resource_handles[handle] = ResourceHandle(key, blob)
+        if not isinstance(t, TensorType) or not t.is_static:
+            raise cur.error("dense resource of a type that is not a static tensor")
+        attr = DenseResourceAttr(t, h)
+        problem = attr.problem()
+        if problem is not None:
+            raise cur.error(problem)
+        return attr
 
     def _read_properties(self) -> None:
         self._props: list[tuple[int, int]] = []

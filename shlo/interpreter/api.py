@@ -7,6 +7,8 @@ quantized tensors). Preparation is cached on the Module, so repeated calls reuse
 
 from __future__ import annotations
 
+import os
+import sys
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -16,7 +18,7 @@ from ..ir import Module, function_type
 from .arguments import check_argument  # (process_grid still imports it from here: see its home)
 from .evaluator import CompiledBlock, PrepareContext, ProcessContext
 
-__all__ = ["run", "prepare_entry"]
+__all__ = ["run", "prepare_entry", "as_module", "is_path"]
 
 
 def prepare_entry(module: Module, entry: str = "main") -> tuple[CompiledBlock, ProcessContext]:
@@ -38,6 +40,78 @@ def _to_numpy(value: Any) -> Any:
     return value
 
 
+# --- what a program may be given as ---------------------------------------------------------------
+
+
+def is_path(program: Any) -> bool:
+    """Whether ``program`` names a file: an ``os.PathLike``, or a str that names an existing
+    file and holds no newline and no `{` (program text always has a `{`, a file name
+    seldom)."""
+    if isinstance(program, os.PathLike):
+        return True
+    return (isinstance(program, str) and "\n" not in program and "{" not in program
+            and os.path.isfile(program))
+
+
+def as_module(program: Any, filename: str | None = None) -> Module:
+    """``program`` as a Module. Accepted: a Module; a path (:func:`is_path`); program text
+    (str); MLIR bytecode or a jax.export file (bytes); and, when jax is in use, a
+    ``jax.stages.Lowered`` (its ``as_text()``), an MLIR ``ir.Module`` of jaxlib (``str()``)
+    and a ``jax.export.Exported`` (``mlir_module()``). jax is never imported here: its
+    objects are recognised by their type's module, so jax stays optional."""
+    if isinstance(program, Module):
+        return program
+    if is_path(program):
+        from ..syntax.split import read_program, source_name
+
+        path = os.fspath(program)
+        return _parse(read_program(path), filename or source_name(path))
+    if isinstance(program, (str, bytes, bytearray, memoryview)):
+        if isinstance(program, str) and "{" not in program and program.strip() and \
+                "\n" not in program.strip():
+            raise FileNotFoundError(f"no such file: {program!r} (a str without '{{' and "
+                                    f"newlines is read as a path)")
+        return _parse(program, filename)
+    text = _jax_text(program)
+    if text is not None:
+        return _parse(text, filename)
+    raise TypeError(f"cannot read a program from {type(program).__module__}."
+                    f"{type(program).__qualname__}: give a Module, a path, text, bytes, a "
+                    f"jax.stages.Lowered, an MLIR ir.Module or a jax.export.Exported")
+
+
+def _jax_text(obj: Any) -> str | None:
+    """The StableHLO text of a JAX object, by its documented public route; None otherwise."""
+    mod = type(obj).__module__ or ""
+    if not mod.startswith(("jax", "jaxlib", "mlir")) or "jax" not in sys.modules \
+            and "jaxlib" not in sys.modules:
+        return None
+    name = type(obj).__name__
+    stages = sys.modules.get("jax.stages")
+    if stages is not None and isinstance(obj, stages.Lowered):
+        return obj.as_text()
+    export = sys.modules.get("jax.export")
+    if export is not None and isinstance(obj, export.Exported):
+        return obj.mlir_module()
+    if name == "Module" and ".mlir" in mod and hasattr(obj, "operation"):
+        return str(obj)
+    if name == "Lowered" and hasattr(obj, "as_text"):
+        return obj.as_text()
+    if name == "Exported" and hasattr(obj, "mlir_module"):
+        return obj.mlir_module()
+    return None
+
+
+def _parse(program: str | bytes | bytearray | memoryview, filename: str | None) -> Module:
+    if isinstance(program, str):
+        from ..syntax.parser import parse
+
+        return parse(program, filename)
+    from ..bytecode import load_bytes
+
+    return load_bytes(bytes(program), filename)
+
+
 def run(module: Module | str, *args: Any, entry: str = "main", verify: bool = True,
         infeed: Sequence[Any] | None = None,
         custom_calls: dict[str, Callable[..., Any]] | None = None,
@@ -45,7 +119,8 @@ def run(module: Module | str, *args: Any, entry: str = "main", verify: bool = Tr
         outfeed: list[Any] | None = None, **grid_options: Any) -> list[Any]:
     """Run function ``entry`` of ``module`` on ``args``; returns the list of its results.
 
-    ``module`` may be a Module or program text. ``verify`` checks the module first.
+    ``module`` may be anything :func:`as_module` reads (a Module, a path, text, bytes, a JAX
+    object). ``verify`` checks the module first.
     ``infeed`` is the list of values `infeed` ops take in order (each a tuple/list of arrays);
     values that `outfeed` ops emit are appended to ``outfeed`` when given. ``custom_calls`` maps
     a custom_call target name to a Python callable taking and returning numpy arrays.
@@ -54,10 +129,7 @@ def run(module: Module | str, *args: Any, entry: str = "main", verify: bool = Tr
     results, and the grid options ``programs``, ``process_args`` and ``timeout``): results
     then come back as a list indexed by process id of each process's list of results.
     """
-    if isinstance(module, str):
-        from ..syntax.parser import parse
-
-        module = parse(module)
+    module = as_module(module)
     if verify:
         _verify_once(module)
     num_replicas, num_partitions = _grid_size(module, replicas, partitions)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from ..errors import ExecutionError, ShloError
+from ..errors import ExecutionError, ShloError, locate, runtime_location
 from ..ir import Block, Module, Operation, Region, Value, function_body
 from ..ops.distributed.grid import Engine, Grid
 from ..ops.quantization import dequantize_op_quantize
@@ -122,7 +122,8 @@ def _has_quantized(op: Operation) -> bool:
 
 def _unsupported(op: Operation) -> Callable[..., Sequence[Any]]:
     def run(*args: Any) -> Sequence[Any]:
-        raise ExecutionError(f"'{op.name}' op is not supported by the interpreter", op.location)
+        raise ExecutionError(f"'{op.name}' op is not supported by the interpreter",
+                             runtime_location(op))
 
     return run
 
@@ -154,10 +155,10 @@ class CompiledBlock:
             ctx._new_regions = []
             try:
                 kern = ctx.prepare(op)
-            except ShloError:
-                raise
+            except ShloError as e:
+                raise locate(e, op)
             except Exception as e:  # a bad attribute found while preparing
-                raise ExecutionError(f"'{op.name}' op: {e}", op.location) from e
+                raise ExecutionError(f"'{op.name}' op: {e}", runtime_location(op)) from e
             regions, ctx._new_regions = ctx._new_regions, saved
             ins = tuple(self._slot(v) for v in op.operands)
             binds = tuple((r, tuple(self._slot(v) for v in r.capture_values))
@@ -252,13 +253,15 @@ class CompiledBlock:
         call each other's ``run`` directly) becomes an ExecutionError naming that op."""
         try:
             return self.run(*args)
-        except ShloError:
-            raise
+        except ShloError as e:
+            op = self._failing_op(e)
+            raise e if op is None else locate(e, op)
         except Exception as e:
             op = self._failing_op(e)
             if op is None:
                 raise
-            raise ExecutionError(f"'{op.name}' op: {type(e).__name__}: {e}", op.location) from e
+            raise ExecutionError(f"'{op.name}' op: {type(e).__name__}: {e}",
+                                 runtime_location(op)) from e
 
     @staticmethod
     def _failing_op(e: BaseException) -> Operation | None:

@@ -15,6 +15,7 @@ here.
 
 from __future__ import annotations
 
+import binascii
 import json
 import re
 from typing import Any
@@ -23,7 +24,7 @@ import numpy as np
 
 from ..attributes import (
     HEX_THRESHOLD, BoolAttr, DenseElementsAttr, FloatAttr, IntegerAttr, OpaqueAttr,
-    format_dense_body, format_element,
+    ResourceBlob, format_dense_body, format_element,
 )
 from ..dtypes import uint_of_size
 from ..spelling import format_float
@@ -32,7 +33,7 @@ from .lexer import LiteralError
 
 __all__ = ["classify_literal", "literal_to_array", "scalar_value", "float_bits_to_value",
            "DenseLiteralError", "HEX_THRESHOLD", "format_dense_body", "format_float",
-           "format_element"]
+           "format_element", "HexBlob"]
 
 
 class DenseLiteralError(LiteralError):
@@ -370,3 +371,59 @@ def scalar_value(attr: Any) -> Any:
     if isinstance(attr, (int, float, bool, complex)):
         return attr
     raise ValueError(f"unsupported value attribute {attr!r}")
+
+
+# --- resource blobs in the text: `key: "0x<alignment><data>"` -----------------------------------
+
+_DECODE_CHUNK = 1 << 24  # bytes decoded at a time: the text is never copied whole
+
+
+class HexBlob(ResourceBlob):
+    """A resource blob still in the program's text: `"0x` + 8 hex digits of alignment (u32, little
+    endian) + the data's hex digits + `"`. Nothing is decoded until :meth:`data` is first called;
+    it then decodes in chunks into one read-only buffer (the text is never sliced whole) and lets
+    go of the text. Printing before that copies the original digits."""
+
+    __slots__ = ("_text", "_start", "_end")
+
+    def __init__(self, text: str, start: int, end: int) -> None:
+        """``text[start:end]`` is the quoted string, quotes included."""
+        digits = end - start - 4  # without `"0x` and `"`
+        if digits < 8 or digits % 2 or text[start:start + 3] != '"0x':
+            raise DenseLiteralError("expected a hex string `\"0x...\"` of an even number of digits, "
+                                    "starting with the 4-byte alignment")
+        try:
+            alignment = int.from_bytes(bytes.fromhex(text[start + 3:start + 11]), "little")
+        except ValueError:
+            raise DenseLiteralError("invalid hex digits in the resource blob's alignment") from None
+        self.alignment = alignment
+        self._data = None
+        self._text: str | None = text
+        self._start = start + 11
+        self._end = end - 1
+
+    @property
+    def nbytes(self) -> int:
+        if self._data is not None:
+            return len(self._data)
+        return (self._end - self._start) // 2
+
+    def data(self) -> np.ndarray:
+        if self._data is None:
+            text, s, n = self._text, self._start, self.nbytes
+            out = np.empty(n, np.uint8)
+            try:
+                for i in range(0, n, _DECODE_CHUNK):
+                    j = min(n, i + _DECODE_CHUNK)
+                    out[i:j] = np.frombuffer(binascii.a2b_hex(text[s + 2 * i:s + 2 * j]), np.uint8)
+            except (binascii.Error, ValueError):
+                raise ValueError("the resource blob has characters that are not hex digits") \
+                    from None
+            out.flags.writeable = False
+            self._data, self._text = out, None
+        return self._data
+
+    def hex(self) -> str:
+        if self._text is not None:
+            return self._text[self._start - 11:self._end + 1]
+        return super().hex()

@@ -290,7 +290,7 @@ def check_attr_kind(a: Any, kind: str) -> bool:
     if kind == "f64":
         return type(a) is FloatAttr and a.type == F64
     if kind == "dense":
-        return type(a) is DenseElementsAttr
+        return isinstance(a, DenseElementsAttr)
     return True
 
 

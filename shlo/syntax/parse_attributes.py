@@ -18,11 +18,12 @@ import numpy as np
 
 from ..attributes import (
     DOTTED_ENUMS, ENUM_CASES, STRUCT_ORDER, ArrayAttr, BoolAttr, ConvDimensionNumbers,
-    DenseArrayAttr, DenseElementsAttr, DictAttr, EnumAttr, FloatAttr, IntegerAttr, OpaqueAttr,
-    StringAttr, StructAttr, SymbolRefAttr, TypeAttr, UnitAttr, canonical_struct_params,
+    DenseArrayAttr, DenseElementsAttr, DenseResourceAttr, DictAttr, EnumAttr, FloatAttr,
+    IntegerAttr, OpaqueAttr, ResourceHandle, StringAttr, StructAttr, SymbolRefAttr, TypeAttr,
+    UnitAttr, canonical_struct_params,
 )
 from ..errors import ParseError
-from ..types import _ELEMENT_TYPES, FloatType, IntegerType, Type
+from ..types import _ELEMENT_TYPES, FloatType, IntegerType, TensorType, Type
 from .dense import DenseLiteralError, classify_literal, float_bits_to_value, literal_to_array
 from .lexer import (AT, BANG, BARE, FLOAT, HASH, INTEGER, PUNCT, STRING, TENSOR, int_value,
                     unescape_string)
@@ -80,7 +81,9 @@ class AttributeParser(TypeParser):
             if v == "unit":
                 self._advance()
                 return UnitAttr()
-            if v in ("dense_resource", "sparse", "affine_map", "affine_set", "strided",
+            if v == "dense_resource":
+                return self.dense_resource_attr()
+            if v in ("sparse", "affine_map", "affine_set", "strided",
                      "opaque", "distinct", "dense_array"):
                 return OpaqueAttr(self._capture_opaque())
             if v in ("inf", "nan"):
@@ -181,6 +184,36 @@ class AttributeParser(TypeParser):
         except (ValueError, OverflowError, TypeError) as e:
             self.error(f"invalid dense literal: {e}", start, found=False)
         return DenseElementsAttr(t, arr, hex=(kind == "hex"))  # type: ignore[arg-type]
+
+    # --- dense_resource<key> : tensor<...> (the blob is in the file's `{-# ... #-}` section) ---
+
+    resources: dict[str, ResourceHandle]
+    resource_uses: list[tuple[DenseResourceAttr, int]]
+
+    def dense_resource_attr(self) -> DenseResourceAttr:
+        """`dense_resource<key> : type` (current token is `dense_resource`): the handle of
+        ``key``, shared by every use; the section at the end of the file fills its blob."""
+        start = self.start
+        self._advance()
+        self.expect("<", "after 'dense_resource'")
+        if self.k == STRING:
+            key = self.string()
+        elif self.k == BARE:
+            key = self.bare()
+        else:
+            self.error("expected a resource key")
+        self.expect(">", "to close the resource handle")
+        self.expect(":", "after dense_resource<...>")
+        off = self.start
+        t = self.parse_type()
+        if not isinstance(t, TensorType) or not t.is_static:
+            self.error("dense_resource needs a statically shaped tensor type", off, found=False)
+        handle = self.resources.get(key)
+        if handle is None:
+            handle = self.resources[key] = ResourceHandle(key)
+        attr = DenseResourceAttr(t, handle)
+        self.resource_uses.append((attr, start))
+        return attr
 
     def _dense_array(self) -> DenseArrayAttr:
         self._advance()

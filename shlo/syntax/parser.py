@@ -20,13 +20,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..attributes import ENUM_CASES, DenseElementsAttr, canonical_struct_params
+from ..attributes import (
+    ENUM_CASES, DenseElementsAttr, DenseResourceAttr, ResourceHandle, canonical_struct_params,
+)
 from ..errors import ParseError
 from ..ir import Block, FileLineColLoc, Location, Module, Operation, Region, UNKNOWN_LOC, Value
 from ..registry import ISOLATED, lookup, names_with
 from ..types import FunctionType, Type
+from .dense import DenseLiteralError, HexBlob
 from .fastpath import fast_ops
-from .lexer import BANG, BARE, CARET, EOF, HASH, PUNCT, STRING, TOKEN_RE, VALUE, LiteralError
+from .lexer import (BANG, BARE, CARET, EOF, HASH, PUNCT, SKIP_RE, STRING, TOKEN_RE, VALUE,
+                    LiteralError)
 from .parse_locations import LocationParser, LocRef
 
 __all__ = ["parse", "Parser", "LocRef", "ENUM_CASES", "canonical_struct_params"]
@@ -59,6 +63,8 @@ class Parser(LocationParser):
         self.sig_cache: dict[str, Any] = {}
         self.const_cache: dict[tuple[str, str], DenseElementsAttr] = {}
         self.block_labels: list[dict[str, Block]] = []
+        self.resources: dict[str, ResourceHandle] = {}
+        self.resource_uses: list[tuple[DenseResourceAttr, int]] = []
         super().__init__(text, filename)
 
     _fast_ops = fast_ops  # (a method: ``self._fast_ops(block)``)
@@ -365,7 +371,7 @@ class Parser(LocationParser):
             if (k == HASH or k == BANG) and self.next_is_eq():
                 self._alias_definition()
             elif self.v == "{-#":
-                self._skip_file_metadata()
+                self._file_metadata()
             else:
                 op = self.parse_operation()
                 op.parent = top
@@ -380,6 +386,10 @@ class Parser(LocationParser):
         module = Module(mod_op, self.filename, dict(self.alias_order))
         if self.has_loc_refs:
             self._resolve_locations(module)
+        for attr, off in self.resource_uses:
+            problem = attr.problem()
+            if problem is not None:
+                self.error(problem, off, found=False)
         return module
 
     def _alias_definition(self) -> None:
@@ -406,11 +416,75 @@ class Parser(LocationParser):
         self.attr_aliases[name] = a
         self.alias_order[name] = a
 
-    def _skip_file_metadata(self) -> None:
-        end = self.text.find("#-}", self.pos)
-        if end < 0:
-            self.error("unterminated file metadata dictionary", found=False)
-        self.reset(end + 3)
+    def _file_metadata(self) -> None:
+        """`{-# dialect_resources: {builtin: {key: "0x...", ...}}, external_resources: {...} #-}`.
+
+        The builtin group's blobs fill the handles of `dense_resource<key>` (:class:`HexBlob`:
+        located here, decoded on first use, so a 433 MB file is not copied); other dialects'
+        groups and `external_resources` are skipped."""
+        self.expect("{-#")
+        text = self.text
+        while not text.startswith("#-}", self.start):  # (the lexer reads `#-` as an alias)
+            section = self.bare()
+            self.expect(":")
+            self.expect("{")
+            while self.v != "}":
+                group = self.bare()
+                self.expect(":")
+                if section == "dialect_resources" and group == "builtin":
+                    self._builtin_resources()
+                else:
+                    self._skip_braces()
+                if not self.accept(","):
+                    break
+            self.expect("}", "to end the resource section")
+            if not self.accept(","):
+                break
+        if not text.startswith("#-}", self.start):
+            self.error("expected '#-}' to end the file metadata")
+        self.reset(self.start + 3)
+
+    def _builtin_resources(self) -> None:
+        self.expect("{")
+        seen: set[str] = set()
+        while self.v != "}":
+            off = self.start
+            key = self.string() if self.k == STRING else self.bare()
+            if key in seen:
+                self.error(f"duplicate resource key '{key}'", off, found=False)
+            seen.add(key)
+            if self.v != ":":
+                self.error("expected ':'")
+            # Raw from here: lexing the blob as a string token would scan it all (300 MB).
+            start = SKIP_RE.match(self.text, self.pos).end()  # type: ignore[union-attr]
+            if not self.text.startswith('"0x', start):
+                self.error("expected a hex string blob `\"0x...\"` for builtin resource "
+                           f"'{key}'", found=False)
+            end = self.text.find('"', start + 1) + 1
+            if end <= 0:
+                self.error("unterminated resource blob", start, found=False)
+            try:
+                blob = HexBlob(self.text, start, end)
+            except DenseLiteralError as e:
+                self.error(f"resource '{key}': {e}", start, found=False)
+            handle = self.resources.get(key)
+            if handle is not None:
+                handle.blob = blob
+            self.reset(end)
+            if not self.accept(","):
+                break
+        self.expect("}", "to end the builtin resources")
+
+    def _skip_braces(self) -> None:
+        """Skip a balanced `{...}` (a resource group shlo does not read)."""
+        self.expect("{")
+        depth = 1
+        while depth:
+            if self.k == EOF:
+                self.error("unterminated resource group")
+            if self.k == PUNCT and self.v in ("{", "}"):
+                depth += 1 if self.v == "{" else -1
+            self._advance()
 
     def _resolve_locations(self, module: Module) -> None:
         memo: dict[str, Location] = {}

@@ -22,8 +22,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..attributes import (
-    DenseArrayAttr, IntegerAttr, StructAttr, format_attr, format_entry, format_struct_params,
-    format_symbol,
+    ArrayAttr, DenseArrayAttr, DenseResourceAttr, DictAttr, IntegerAttr, ResourceHandle,
+    StructAttr, format_attr, format_entry, format_key, format_struct_params, format_symbol,
 )
 from ..ir import Block, Module, Operation, Region, Value, format_location
 from ..registry import ISOLATED, lookup, names_with
@@ -323,4 +323,42 @@ def format_module(module: Module, generic: bool = False, debug_info: bool = Fals
     pr = Printer(generic, debug_info)
     op = module.op
     pr.name_values(_wrapper(op))
-    return pr.op_text(op) + "\n"
+    return pr.op_text(op) + "\n" + format_resources(op)
+
+
+# --- the `{-# dialect_resources #-}` section of dense_resource blobs --------------------------------
+
+
+def _resource_handles(root: Operation) -> dict[str, ResourceHandle]:
+    """The handles of the `dense_resource` attributes under ``root`` that have data, by key, in
+    order of first use."""
+    found: dict[str, ResourceHandle] = {}
+    stack: list[Any] = []
+    for op in root.walk():
+        if op.properties:
+            stack.extend(op.properties.values())
+        if op.attributes:
+            stack.extend(op.attributes.values())
+        while stack:
+            a = stack.pop()
+            t = type(a)
+            if t is DenseResourceAttr:
+                if a.handle.blob is not None:
+                    found.setdefault(a.key, a.handle)
+            elif t is ArrayAttr:
+                stack.extend(a.values)
+            elif t is DictAttr:
+                stack.extend(v for _, v in a.items)
+    return found
+
+
+def format_resources(root: Operation) -> str:
+    """The file metadata section MLIR prints after a module whose attributes use resources:
+    `{-# dialect_resources: {builtin: {key: "0x..."}} #-}` (empty when there are none)."""
+    handles = _resource_handles(root)
+    if not handles:
+        return ""
+    entries = ",\n".join(f"      {format_key(k)}: {h.blob.hex()}"  # type: ignore[union-attr]
+                         for k, h in handles.items())
+    return ("\n{-#\n  dialect_resources: {\n    builtin: {\n" + entries
+            + "\n    }\n  }\n#-}\n")

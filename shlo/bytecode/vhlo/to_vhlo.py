@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 
 from ...attributes import (
-    ArrayAttr, BoolAttr, ConvDimensionNumbers, DenseArrayAttr, DenseElementsAttr, DictAttr,
-    EnumAttr, FloatAttr, IntegerAttr, OpaqueAttr, StringAttr, StructAttr, SymbolRefAttr,
-    TypeAttr, UnitAttr,
+    ArrayAttr, BoolAttr, ConvDimensionNumbers, DenseArrayAttr, DenseElementsAttr,
+    DenseResourceAttr, DictAttr, EnumAttr, FloatAttr, IntegerAttr, OpaqueAttr, StringAttr,
+    StructAttr, SymbolRefAttr, TypeAttr, UnitAttr,
 )
 from ...errors import Diagnostic, ShloError
 from ...ir import Module, Operation, Value
@@ -55,7 +55,7 @@ def to_vhlo_attr(a: Any, allow_other: bool = False) -> Any:
     if isinstance(a, A.VhloAttr):
         return a
     t = type(a)
-    if t is DenseElementsAttr:
+    if t is DenseElementsAttr or t is DenseResourceAttr:  # (VHLO has no resources: inline)
         return A.VTensorAttr(to_vhlo_type(a.type), a)
     if t is IntegerAttr:
         ty = a.type if a.type is not None else _I64

@@ -1,0 +1,17 @@
+"""Ops of other MLIR dialects that exporters leave in StableHLO modules, each defined beside
+its kernel and verifier, with the semantics of its upstream dialect (docs/frameworks.md lists
+which exporter emits which):
+
+* :mod:`.arith`: `arith.constant`, integer/float arithmetic, comparisons, `select`, casts
+  (`index_cast` for shapes of dynamic dimensions);
+* :mod:`.tensor`: `tensor.dim`, `from_elements`, `extract`, `insert`, `splat`, `empty`,
+  `reshape`, `cast` (and `builtin.unrealized_conversion_cast`, which has no semantics);
+* :mod:`.math`: the elementwise functions of MLIR's math dialect;
+* :mod:`.shape`: the `shape` dialect on extent tensors (`shape_of`, `broadcast`,
+  `cstr_broadcastable`, `assuming`, ...), as torch-mlir emits it for dynamic shapes.
+
+Run-time values: a tensor is a numpy array, a scalar (`index`, `i64`, `f32`) a numpy scalar, a
+`!shape.shape` an int64 array of extents, a `!shape.witness` the constant :data:`shape.WITNESS`.
+"""
+
+from . import arith, math, shape, tensor  # noqa: F401
