@@ -62,6 +62,11 @@ def format_result(value: Any, type: Any = None) -> str:
 def _cmd_run(a: argparse.Namespace) -> int:
     import numpy as np
 
+    if a.custom_calls:  # modules that register custom-call handlers (docs/custom_calls.md)
+        from .ops.custom_call import load_custom_calls
+
+        for source in a.custom_calls:
+            load_custom_calls(source)
     from .translate import run_jax_exported
 
     if run_jax_exported(a, _load_args, format_result) is not None:  # jax.export artifacts
@@ -161,6 +166,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--replicas", type=int, help="number of replicas of the process grid")
     r.add_argument("--partitions", type=int, help="number of partitions of the process grid")
     r.add_argument("--no-verify", action="store_true", help="skip verification")
+    r.add_argument("--custom-calls", action="append", default=[], metavar="MODULE",
+                   help="a .py file or module name that registers custom-call handlers with "
+                        "@shlo.custom_call_target (repeatable; docs/custom_calls.md)")
     r.set_defaults(fn=_cmd_run)
 
     c = sub.add_parser("check", help="run self-checking test files and folders")
