@@ -155,7 +155,7 @@ def load_plugins(force: bool = False) -> list[str]:
     loaded = []
     try:
         eps = importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
-    except Exception as e:  # a broken installation's metadata
+    except Exception as e:  # noqa: BLE001 - a broken installation's metadata
         warnings.warn(f"shlo: cannot list the {ENTRY_POINT_GROUP} entry points: {e}",
                       RuntimeWarning, stacklevel=2)
         return loaded
@@ -165,7 +165,7 @@ def load_plugins(force: bool = False) -> list[str]:
             if callable(obj) and not isinstance(obj, ModuleType):
                 obj()
             loaded.append(ep.name)
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - any failure of a third-party plugin
             warnings.warn(f"shlo: the custom-call plugin {ep.name} ({ep.value}) failed to load: "
                           f"{type(e).__name__}: {e}", RuntimeWarning, stacklevel=2)
     return loaded

@@ -32,7 +32,7 @@ _PLACEHOLDER = re.compile(r"\{(\d+)\}")
 def shape_assertion(call: CustomCall, condition: np.ndarray, *values: np.ndarray) -> None:
     """Check the condition; fail with the assertion's message, placeholders filled."""
     if bool(np.asarray(condition).all()):
-        return None
+        return
     template = str(call.attributes.get("error_message", "shape assertion failed"))
 
     def fill(m: re.Match[str]) -> str:
