@@ -32,7 +32,8 @@ def _load_ops() -> None:
 _registry.set_loader(_load_ops)
 
 __all__ = ["parse", "load", "format", "verify", "run", "Module", "ShloError", "ParseError",
-           "VerificationError", "ExecutionError", "InternalError"]
+           "VerificationError", "ExecutionError", "InternalError", "custom_call_target",
+           "CustomCall"]
 __version__ = "0.1.0"
 
 _ERRORS = ("ShloError", "ParseError", "VerificationError", "ExecutionError", "InternalError")
@@ -42,6 +43,10 @@ def __getattr__(name: str) -> Any:
     """``Module`` and the error classes on first use; a submodule on first access."""
     if name == "Module":
         from .ir import Module as value
+    elif name in ("custom_call_target", "CustomCall"):  # custom-call handlers
+        from .ops import custom_call
+
+        value = getattr(custom_call, name)
     elif name in _ERRORS:
         from . import errors
 

@@ -66,6 +66,11 @@ def _cmd_run(a: argparse.Namespace) -> int:
         from .quantization import set_quantize_order
 
         set_quantize_order(a.quantize_order)
+    if a.custom_calls:  # modules that register custom-call handlers (docs/custom_calls.md)
+        from .ops.custom_call import load_custom_calls
+
+        for source in a.custom_calls:
+            load_custom_calls(source)
     from .translate import run_jax_exported
 
     if run_jax_exported(a, _load_args, format_result) is not None:  # jax.export artifacts
@@ -168,6 +173,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--quantize-order", choices=("round-first", "zero-point-first"),
                    help="quantize as round(x/scale)+zp (default) or round(x/scale+zp), today's "
                         "upstream spec (docs/semantics/quantization.md)")
+    r.add_argument("--custom-calls", action="append", default=[], metavar="MODULE",
+                   help="a .py file or module name that registers custom-call handlers with "
+                        "@shlo.custom_call_target (repeatable; docs/custom_calls.md)")
     r.set_defaults(fn=_cmd_run)
 
     c = sub.add_parser("check", help="run self-checking test files and folders")

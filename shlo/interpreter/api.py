@@ -123,7 +123,10 @@ def run(module: Module | str, *args: Any, entry: str = "main", verify: bool = Tr
     object). ``verify`` checks the module first.
     ``infeed`` is the list of values `infeed` ops take in order (each a tuple/list of arrays);
     values that `outfeed` ops emit are appended to ``outfeed`` when given. ``custom_calls`` maps
-    a custom_call target name to a Python callable taking and returning numpy arrays.
+    a custom_call target name to a Python callable taking and returning numpy arrays
+    (``fn(*operands)``; a function decorated with ``@shlo.custom_call_target`` is called
+    ``fn(call, *operands)`` with the op's read-only view): these take precedence over registered
+    and built-in targets for this run (docs/custom_calls.md).
     ``replicas``/``partitions`` run on a process grid (see
     :func:`shlo.interpreter.process_grid.run_grid` for the per-process arguments, feeds and
     results, and the grid options ``programs``, ``process_args`` and ``timeout``): results

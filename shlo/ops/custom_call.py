@@ -1,20 +1,40 @@
 """custom_call (spec "custom_call"): an op whose semantics an implementation defines by target name.
 
-shlo runs the `@check.*` targets of the conformance tests itself (:data:`~shlo.ops.check.
-CHECK_TARGETS`) and any target the user registers as a Python callable
-(``shlo.run(..., custom_calls={"name": fn})``); any other target is an ExecutionError naming it,
-raised when the op runs. The op is SIDE_EFFECTS: a target may have effects (`has_side_effect`),
-so it is never removed as dead code.
+A target runs, in this order of precedence, as: a callable passed to the run
+(``shlo.run(..., custom_calls={"name": fn})``); a handler registered with
+:func:`custom_call_target` (by the user's code, a ``--custom-calls`` module, or a package of the
+``shlo.custom_calls`` entry-point group, loaded on first need); a built-in target (the
+`@check.*` targets of the conformance tests, jaxlib's CPU LAPACK calls in
+:mod:`shlo.ops.lapack`, `@shape_assertion`, host callbacks, `@mhlo.erf`; see
+docs/custom_calls.md). Any other target is an ExecutionError naming it, raised when the op runs.
+
+A registered handler is called ``fn(call, *operands)``: ``call`` is a :class:`CustomCall`, a
+read-only view of the op (target name, attributes, backend_config, api_version, types, layouts,
+called computations as callables) built once when the op is prepared. A plain callable in
+``custom_calls=`` keeps the simple form ``fn(*operands)``. The op is SIDE_EFFECTS: a target may
+have effects (`has_side_effect`), so it is never removed as dead code.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+import importlib
+import importlib.metadata
+import importlib.util
+import os
+import sys
+import threading
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType, ModuleType
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..attributes import ArrayAttr, DictAttr, StringAttr, StructAttr, ints
-from ..errors import Diagnostics, ExecutionError
+from ..attributes import (ArrayAttr, BoolAttr, DenseArrayAttr, DenseElementsAttr, DictAttr,
+                          EnumAttr, FloatAttr, IntegerAttr, OpaqueAttr, StringAttr, StructAttr,
+                          SymbolRefAttr, TypeAttr, UnitAttr, ints)
+from ..errors import Diagnostics, ExecutionError, format_location
 from ..ir import Operation
 from ..registry import QUANTIZED_AWARE, SIDE_EFFECTS, Kernel, define, kernel, verifier
 from ..syntax.directives import ATTRDICT, OPERANDS, attr, declarative, p_, types
@@ -33,38 +53,351 @@ define("stablehlo.custom_call", spec="custom_call", traits={QUANTIZED_AWARE, SID
                           ATTRDICT, types("functional")))
 
 
+# --- handlers: registration ---------------------------------------------------------------------
+
+Handler = Callable[..., Any]
+"""``fn(call: CustomCall, *operands) -> result | sequence of results`` (numpy arrays)."""
+
+ENTRY_POINT_GROUP = "shlo.custom_calls"
+"""Packages name modules (or zero-argument registration functions) in this entry-point group;
+shlo imports (calls) them the first time a program needs a target it does not know."""
+
+_TAKES_CALL = "__shlo_custom_call__"
+
+
+@dataclass(frozen=True)
+class _Registration:
+    fn: Handler
+    origin: str  # where it was registered: a module name, for messages
+
+
+_USER: dict[str, _Registration] = {}
+_BUILTIN: dict[str, _Registration] = {}
+_plugins_loaded = False
+_lock = threading.Lock()
+
+
+def custom_call_target(*names: str, builtin: bool = False) -> Callable[[Handler], Handler]:
+    """Decorator: register ``fn(call, *operands)`` as the handler of the targets ``names``.
+
+    ``call`` is the op's :class:`CustomCall` view. The handler returns one array, or a
+    sequence of arrays (one per result; ``None`` or ``()`` for none); shlo converts them to the
+    result types' element types and checks their shapes. A later registration of the same name
+    replaces an earlier one. ``builtin=True`` is for targets shlo itself provides (LAPACK,
+    shape_assertion, GSPMD sharding annotations, ...): user handlers of the same name take
+    precedence over them. With no names the function is only marked as taking the view, for
+    use in ``shlo.run(..., custom_calls={"name": fn})``.
+    """
+    table = _BUILTIN if builtin else _USER
+
+    def register(fn: Handler) -> Handler:
+        setattr(fn, _TAKES_CALL, True)
+        origin = getattr(fn, "__module__", None) or "?"
+        for name in names:
+            table[name] = _Registration(fn, origin)
+        return fn
+
+    return register
+
+
+def unregister_custom_call_target(name: str) -> None:
+    """Forget the user handler of ``name`` (built-in targets stay)."""
+    _USER.pop(name, None)
+
+
+def registered_targets(builtin: bool | None = None) -> list[str]:
+    """Names of the registered targets: user ones (``builtin=False``), built-in ones (True), or
+    both (None), sorted."""
+    names: set[str] = set()
+    if builtin is not True:
+        names |= set(_USER)
+    if builtin is not False:
+        names |= set(_BUILTIN) | set(CHECK_TARGETS)
+    return sorted(names)
+
+
+def load_custom_calls(source: str | os.PathLike[str]) -> ModuleType:
+    """Import a module that registers handlers: a path to a ``.py`` file, or a dotted module
+    name (what ``shlo run --custom-calls`` does). Returns the module."""
+    path = Path(source)
+    if path.suffix == ".py" or path.exists():
+        if not path.is_file():
+            raise ExecutionError(f"--custom-calls: no such file: {source}")
+        name = f"shlo_custom_calls_{path.stem}_{abs(hash(str(path.resolve()))):x}"
+        spec = importlib.util.spec_from_file_location(name, path)
+        if spec is None or spec.loader is None:
+            raise ExecutionError(f"--custom-calls: cannot import {source}")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        try:
+            spec.loader.exec_module(module)
+        except Exception as e:
+            sys.modules.pop(name, None)
+            raise ExecutionError(f"--custom-calls: importing {source} failed: "
+                                 f"{type(e).__name__}: {e}") from e
+        return module
+    try:
+        return importlib.import_module(str(source))
+    except Exception as e:
+        raise ExecutionError(f"--custom-calls: importing module {source} failed: "
+                             f"{type(e).__name__}: {e}") from e
+
+
+def load_plugins(force: bool = False) -> list[str]:
+    """Load the ``shlo.custom_calls`` entry points once per process (``force`` again); returns
+    the names of those loaded. A plugin that fails to load is reported with a warning and
+    skipped: one broken package must not stop every program."""
+    global _plugins_loaded
+    with _lock:
+        if _plugins_loaded and not force:
+            return []
+        _plugins_loaded = True
+    loaded = []
+    try:
+        eps = importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
+    except Exception as e:  # noqa: BLE001 - a broken installation's metadata
+        warnings.warn(f"shlo: cannot list the {ENTRY_POINT_GROUP} entry points: {e}",
+                      RuntimeWarning, stacklevel=2)
+        return loaded
+    for ep in eps:
+        try:
+            obj = ep.load()
+            if callable(obj) and not isinstance(obj, ModuleType):
+                obj()
+            loaded.append(ep.name)
+        except Exception as e:  # noqa: BLE001 - any failure of a third-party plugin
+            warnings.warn(f"shlo: the custom-call plugin {ep.name} ({ep.value}) failed to load: "
+                          f"{type(e).__name__}: {e}", RuntimeWarning, stacklevel=2)
+    return loaded
+
+
+def _registered(name: str) -> _Registration | None:
+    reg = _USER.get(name)
+    if reg is None and not _plugins_loaded:
+        load_plugins()
+        reg = _USER.get(name)
+    return reg or _BUILTIN.get(name)
+
+
+# --- the view a handler receives ----------------------------------------------------------------
+
+
+def python_value(a: Any) -> Any:
+    """An attribute as a plain Python value: ints, floats, bools, strings, tuples, read-only
+    mappings (dictionaries, dialect structs), read-only numpy arrays (dense elements), types;
+    a unit attribute is True, a symbol its name, an enum its case, an unknown dialect's
+    attribute its text."""
+    if isinstance(a, (IntegerAttr, FloatAttr, BoolAttr, StringAttr)):
+        return a.value
+    if isinstance(a, UnitAttr):
+        return True
+    if isinstance(a, (ArrayAttr, DenseArrayAttr, tuple, list)):
+        return tuple(python_value(v) for v in (a.values if hasattr(a, "values") else a))
+    if isinstance(a, DictAttr):
+        return MappingProxyType({k: python_value(v) for k, v in a.items})
+    if isinstance(a, StructAttr):
+        return MappingProxyType({k: python_value(v) for k, v in a.params})
+    if isinstance(a, DenseElementsAttr):
+        arr = a.array.copy()
+        arr.flags.writeable = False
+        return arr
+    if isinstance(a, SymbolRefAttr):
+        return a.name
+    if isinstance(a, EnumAttr):
+        return a.value
+    if isinstance(a, TypeAttr):
+        return a.type
+    if isinstance(a, OpaqueAttr):
+        return a.text
+    return a
+
+
+def _layouts(a: Any) -> tuple[tuple[int, ...] | None, ...] | None:
+    if not isinstance(a, (ArrayAttr, tuple, list)):
+        return None
+    out = []
+    for lay in a:
+        try:
+            out.append(ints(lay))
+        except (TypeError, ValueError):
+            out.append(None)
+    return tuple(out)
+
+
+class CustomCall:
+    """What a handler knows about the `custom_call` it runs (read-only; built once per op).
+
+    * ``call_target_name``: the target (`lapack_dgetrf_ffi`).
+    * ``attributes``: every attribute of the op by name, as plain Python values
+      (:func:`python_value`); ``raw_attributes``: the same as shlo Attribute objects.
+    * ``backend_config``: a read-only mapping for the typed-FFI form (a dictionary
+      `backend_config`, or jaxlib's `mhlo.backend_config` dictionary beside an empty string),
+      the string otherwise (`""` when absent).
+    * ``api_version``: the attribute's value (1..4); 4 when absent and the FFI attributes are
+      a `mhlo.backend_config` dictionary (as JAX prints them), 1 otherwise.
+    * ``has_side_effect``; ``frontend_attributes`` (`mhlo.frontend_attributes`, a mapping).
+    * ``operand_types``, ``result_types`` (shlo types: ``.shape``, ``.element_type``,
+      ``.dtype``), ``operand_layouts``, ``result_layouts`` (minor-to-major per value, None when
+      not given), ``output_operand_aliases`` (tuples ``(output_tuple_indices, operand_index,
+      operand_tuple_indices)``).
+    * ``called_computations``: the functions named by `called_computations`, as callables
+      taking and returning lists of arrays (compiled on first call);
+      ``called_computation_names`` their names.
+    * ``location``; :meth:`error` makes an ExecutionError located at the op, :meth:`warn`
+      warns once per target and program.
+    """
+
+    __slots__ = ("call_target_name", "attributes", "raw_attributes", "backend_config",
+                 "api_version", "has_side_effect", "frontend_attributes", "operand_types",
+                 "result_types", "operand_layouts", "result_layouts", "output_operand_aliases",
+                 "called_computations", "called_computation_names", "location", "_warned",
+                 "__weakref__")
+
+    def __init__(self, op: Operation, ctx: PrepareContext | None = None) -> None:
+        set_ = object.__setattr__
+        raw = {**op.attributes, **op.properties}
+        target = raw.get("call_target_name")
+        set_(self, "call_target_name",
+             target.value if isinstance(target, StringAttr) else str(target))
+        set_(self, "raw_attributes", MappingProxyType(raw))
+        set_(self, "attributes", MappingProxyType({k: python_value(v) for k, v in raw.items()}))
+        attrs = self.attributes
+        cfg, mhlo_cfg = attrs.get("backend_config"), attrs.get("mhlo.backend_config")
+        api = attrs.get("api_version")
+        if isinstance(api, str):  # #stablehlo<custom_call_api_version API_VERSION_...>
+            api = next((k for k, v in _API_VERSIONS.items() if v == api), None)
+        if isinstance(cfg, Mapping):
+            config: Any = cfg
+        elif isinstance(mhlo_cfg, Mapping) and not cfg:
+            config = mhlo_cfg
+        else:
+            config = cfg if isinstance(cfg, str) else ""
+        if api is None:
+            api = 4 if isinstance(config, Mapping) else 1
+        set_(self, "backend_config", config)
+        set_(self, "api_version", int(api))
+        set_(self, "has_side_effect", bool(attrs.get("has_side_effect", False)))
+        fe = attrs.get("mhlo.frontend_attributes")
+        set_(self, "frontend_attributes", fe if isinstance(fe, Mapping) else MappingProxyType({}))
+        set_(self, "operand_types", tuple(op.operand_types))
+        set_(self, "result_types", tuple(op.result_types))
+        set_(self, "operand_layouts", _layouts(raw.get("operand_layouts")))
+        set_(self, "result_layouts", _layouts(raw.get("result_layouts")))
+        aliases = []
+        for a in raw.get("output_operand_aliases") or ():
+            if isinstance(a, StructAttr):
+                aliases.append((_c.struct_ints(a, "output_tuple_indices"),
+                                _c.struct_int(a, "operand_index", 0),
+                                _c.struct_ints(a, "operand_tuple_indices")))
+        set_(self, "output_operand_aliases", tuple(aliases))
+        names = tuple(python_value(c) for c in (raw.get("called_computations") or ()))
+        set_(self, "called_computation_names", names)
+        set_(self, "called_computations", tuple(_computation(ctx, n, op) for n in names))
+        set_(self, "location", op.location)
+        module = ctx.module if ctx is not None else None
+        # one warning per target and program: the set lives on the module (or on this view)
+        warned = (module.__dict__.setdefault("_custom_call_warned", set())
+                  if module is not None else set())
+        set_(self, "_warned", warned)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("a CustomCall view is read-only")
+
+    def __repr__(self) -> str:
+        return (f"CustomCall(@{self.call_target_name}, {len(self.operand_types)} operands, "
+                f"{len(self.result_types)} results, backend_config={self.backend_config!r})")
+
+    def error(self, message: str) -> ExecutionError:
+        """An ExecutionError at the op: ``'stablehlo.custom_call' op @target: message``."""
+        return ExecutionError(f"'stablehlo.custom_call' op @{self.call_target_name}: {message}",
+                              self.location)
+
+    def warn(self, message: str) -> None:
+        """Warn (a RuntimeWarning naming the op's location) once per target and program."""
+        key = self.call_target_name
+        if key in self._warned:
+            return
+        self._warned.add(key)
+        warnings.warn(f"{format_location(self.location)}: 'stablehlo.custom_call' op "
+                      f"@{key}: {message}", RuntimeWarning, stacklevel=2)
+
+
+def _computation(ctx: PrepareContext | None, name: str, op: Operation) -> Callable[..., list]:
+    """``fn(*arrays) -> list`` running function @name, compiled on first call."""
+    compiled: list[Any] = []
+
+    def run(*args: Any) -> list[Any]:
+        if not compiled:
+            if ctx is None:
+                raise ExecutionError(f"custom_call: no module to find @{name} in", op.location)
+            compiled.append(ctx.function(name))
+        return list(compiled[0].run(*args))
+
+    run.__name__ = name
+    return run
+
+
+# --- the kernel ----------------------------------------------------------------------------------
+
+
 @kernel("stablehlo.custom_call")
 def custom_call(op: Operation, ctx: PrepareContext) -> Kernel:
-    """Check targets, or a Python callable the user registered for the target.
-
-    The callable is looked up when the op runs (one preparation serves every run, each with its
-    own ``custom_calls``); its results are converted to the result types' dtypes.
-    """
+    """Check targets, or the handler for the target (looked up when the op runs, so that one
+    preparation serves runs with different ``custom_calls``); results are converted to the
+    result types' dtypes and their shapes checked."""
     target = op.attr("call_target_name")
     name = target.value if isinstance(target, StringAttr) else str(target)
-    if name in CHECK_TARGETS:
+    if name in CHECK_TARGETS and name not in _USER:
         return CHECK_TARGETS[name](op, ctx)
     result_types = [v.type for v in op.results]
     process = ctx.process
+    view: list[CustomCall] = []
 
     def run(*args: Any) -> Sequence[Any]:
-        user = process.custom_calls.get(name)
-        if user is None:
-            raise ExecutionError(
-                f"'stablehlo.custom_call' op: unsupported target @{name}; register a Python "
-                f"callable for it (shlo.run(..., custom_calls={{'{name}': fn}}))", op.location)
-        out = user(*args)
-        if len(result_types) == 1 and not isinstance(out, (tuple, list)):
-            out = (out,)
-        out = list(out) if out is not None else []
-        if len(out) != len(result_types):
-            raise ExecutionError(f"custom_call @{name}: the registered callable returned "
-                                 f"{len(out)} values, the op has {len(result_types)} results",
-                                 op.location)
-        return [np.asarray(v, dtype=t.element_type.dtype) if hasattr(t, "element_type")
-                else v for v, t in zip(out, result_types)]
+        fn: Any = process.custom_calls.get(name)
+        takes_call = fn is not None and getattr(fn, _TAKES_CALL, False)
+        if fn is None:
+            reg = _registered(name)
+            if reg is None:
+                raise ExecutionError(
+                    f"'stablehlo.custom_call' op: unsupported target @{name}; register a handler "
+                    f"for it: shlo.run(..., custom_calls={{'{name}': fn}}), the "
+                    f"@shlo.custom_call_target('{name}') decorator, or `shlo run --custom-calls "
+                    f"my_targets.py` (docs/custom_calls.md)", op.location)
+            fn, takes_call = reg.fn, True
+        if takes_call:
+            if not view:
+                view.append(CustomCall(op, ctx))
+            out = fn(view[0], *args)
+        else:
+            out = fn(*args)
+        return _results(out, result_types, name, op)
 
     return run
+
+
+def _results(out: Any, result_types: list[Type], name: str, op: Operation) -> list[Any]:
+    if out is None:
+        out = []
+    elif not isinstance(out, (tuple, list)):
+        out = [out]
+    out = list(out)
+    if len(out) != len(result_types):
+        raise ExecutionError(f"custom_call @{name}: the handler returned {len(out)} values, the "
+                             f"op has {len(result_types)} results", op.location)
+    values = []
+    for i, (v, t) in enumerate(zip(out, result_types)):
+        if isinstance(t, TensorType):
+            arr = np.asarray(v)
+            if arr.dtype != t.dtype:
+                arr = arr.astype(t.dtype)
+            if t.is_static and arr.shape != tuple(t.shape):  # type: ignore[arg-type]
+                raise ExecutionError(f"custom_call @{name}: result #{i} has shape "
+                                     f"{arr.shape}, the op's result type is "
+                                     f"'{_c.type_str(t)}'", op.location)
+            v = arr
+        values.append(v)
+    return values
 
 
 _API_VERSIONS = {1: "API_VERSION_ORIGINAL", 2: "API_VERSION_STATUS_RETURNING",
