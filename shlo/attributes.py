@@ -25,7 +25,7 @@ from .types import (
 )
 
 __all__ = [
-    "Attribute", "IntegerAttr", "FloatAttr", "BoolAttr", "StringAttr", "UnitAttr", "ArrayAttr",
+    "Attribute", "DialectAttr", "IntegerAttr", "FloatAttr", "BoolAttr", "StringAttr", "UnitAttr", "ArrayAttr",
     "DenseArrayAttr", "DenseElementsAttr", "TypeAttr", "SymbolRefAttr", "DictAttr", "EnumAttr",
     "StructAttr", "ConvDimensionNumbers", "OpaqueAttr", "ints", "int_or_none",
     "AttributeProblem", "REQUIRED", "int_attr", "ints_attr", "bool_attr", "float_attr",
@@ -43,6 +43,17 @@ class Attribute:
     def mlir(self) -> str:
         """This attribute in MLIR syntax (:func:`format_attr`)."""
         return format_attr(self)
+
+
+class DialectAttr(Attribute):
+    """Base of another dialect's modelled attributes (the `sdy` dialect's, in shlo.ops.sdy):
+    each prints itself (``format()``, its full `#dialect...` text) and names its dialect."""
+
+    __slots__ = ()
+    dialect = "sdy"
+
+    def format(self) -> str:  # pragma: no cover - every subclass has one
+        raise NotImplementedError
 
 
 @dataclass(frozen=True)
@@ -386,6 +397,8 @@ def format_attr(a: Any, elide: bool = False) -> str:
         return "unit"
     if isinstance(a, Location):
         return format_location(a)
+    if isinstance(a, DialectAttr):
+        return a.format()
     raise TypeError(f"cannot print attribute {a!r}")
 
 
