@@ -66,7 +66,8 @@ def run(module: Module | str, *args: Any, entry: str = "main", verify: bool = Tr
     # --- sharded programs (docs/sharding.md): annotations say where values live, not how
     # many copies to run. Without a manual region the program runs once; with one, on one
     # process per device, returning the (identical) global results of process 0.
-    plan = None if explicit or grid_options else sharded_plan(module)
+    per_process_args = any(type(a).__name__ == "PerProcess" for a in args)
+    plan = None if explicit or grid_options or per_process_args else sharded_plan(module)
     if plan is not None and not plan.manual:
         num_replicas = num_partitions = 1
     elif plan is not None:

@@ -143,7 +143,9 @@ class AxisRef(DialectAttr):
         c = coords.get(self.name, 0)
         if self.size is None:
             return c
-        return (c // (self.pre_size or 1)) % self.size
+        # `(pre)size`: the factor of the axis after its major factors of product pre.
+        n = mesh.axis_size(self.name) or 1
+        return (c // max(n // ((self.pre_size or 1) * self.size), 1)) % self.size
 
 
 def axis_list_text(axes: tuple[AxisRef, ...]) -> str:

@@ -44,14 +44,26 @@ class ShardedPlan:
     partitions: int = 1
 
 
+def _global(key: str, value: object) -> bool:
+    """A sharding of a global value: any `sdy.sharding`, an `mhlo.sharding` other than
+    `{manual}` (which marks a per-device value: the program is already partitioned)."""
+    if key == "sdy.sharding":
+        return True
+    if key == "mhlo.sharding":
+        return not (isinstance(value, StringAttr) and value.value.replace(" ", "") == "{manual}")
+    return False
+
+
 def _annotated(op: Operation) -> bool:
+    if op.name == "stablehlo.custom_call":
+        return False  # @Sharding and kin count as manual regions or not at all
     for d in (op.attributes, op.properties):
-        if any(k in d for k in _KEYS):
+        if any(_global(k, v) for k, v in d.items()):
             return True
     for key in ("arg_attrs", "res_attrs"):
         a = op.attr(key)
         if isinstance(a, ArrayAttr) and any(
-                isinstance(x, DictAttr) and any(k in _KEYS for k, _ in x.items) for x in a):
+                isinstance(x, DictAttr) and any(_global(k, v) for k, v in x.items) for x in a):
             return True
     return False
 
