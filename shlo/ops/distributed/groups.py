@@ -338,7 +338,7 @@ def check_replica_groups(op: Operation, diag: Diagnostics, label: str, same_size
     a = op.attr(attr)
     if isinstance(a, StructAttr):  # #stablehlo.replica_group_mesh_axes<mesh = @m, ...>
         mesh = a.get("mesh")
-        name = getattr(mesh, "name", None)
+        name = mesh.root if isinstance(mesh, SymbolRefAttr) else None
         symbols = getattr(diag, "symbols", None)
         if isinstance(name, str) and symbols is not None and name not in symbols:
             diag.error(op, label, f"replica_groups: mesh symbol '{name}' not found")

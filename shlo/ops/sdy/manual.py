@@ -287,12 +287,12 @@ def manual_computation(op: Operation, ctx: PrepareContext) -> Kernel:
     def run(*args: Any) -> Sequence[Any]:
         dev = process.process_id
         c = coords.get(dev)
-        if c is None:
-            n = process.num_replicas * process.num_partitions
-            if n == 1:
+        n = process.num_replicas * process.num_partitions
+        if c is None or max(mesh.devices) >= n:
+            if n < mesh.size:
                 raise ExecutionError(
                     f"'{op.name}' op: the body is manual over {size} devices of mesh "
-                    f"{mesh.body()} but the program runs as one process; run it with "
+                    f"{mesh.body()} but the program runs on {n} process(es); run it with "
                     f"shlo.run / `shlo run` (which start one process per device for a sharded "
                     f"program) or on a grid of {mesh.size} processes (partitions={mesh.size})",
                     op.location)
