@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Union
 
 from ...attributes import DialectAttr, OpaqueAttr
 from ...spelling import escape_string
-from ...syntax.lexer import AT, BARE, INTEGER, STRING
+from ...syntax.lexer import AT, BARE
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...syntax.parser import Parser
@@ -652,19 +652,3 @@ def parse_sdy_attribute(p: Parser, name: str) -> Any:
         p.expect(">")
         return r
     return OpaqueAttr(p._capture_opaque())
-
-
-def enum_value(a: Any) -> str | None:
-    """The case of an sdy enum attribute (or of a bare string)."""
-    if isinstance(a, SdyEnum):
-        return a.value
-    v = getattr(a, "value", None)
-    return v if isinstance(v, str) else None
-
-
-def is_int_token(p: Parser) -> bool:
-    return p.k == INTEGER
-
-
-def is_string_token(p: Parser) -> bool:
-    return p.k == STRING

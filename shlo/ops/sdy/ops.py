@@ -22,12 +22,12 @@ from ...errors import Diagnostics
 from ...ir import Operation, Region
 from ...registry import TERMINATOR, Kernel, define, kernel, verifier
 from ...syntax.directives import Format, parse_attrdict, types_functional
-from ...syntax.lexer import AT, BARE, PUNCT, VALUE
+from ...syntax.lexer import AT, BARE, VALUE
 from ...types import Type
 from ..shape.constant import _parse_constant
 from .attrs import (
     PROPAGATION_DIRECTIONS, REDUCTION_OPS, AxisList, Mesh, SdyEnum, ShardingPerValue,
-    TensorSharding, axis_list_text, parse_all_to_all_params, parse_axis_names, parse_axis_refs,
+    TensorSharding, axis_list_text, parse_all_to_all_params, parse_axis_refs,
     parse_list_of_axis_lists, parse_mesh_body, parse_sharding_body, parse_stripped_per_value,
 )
 
@@ -157,8 +157,6 @@ def _sharded_unary(keyword: str | None, before: str | None = None
     """`[BEFORE] %x [KEYWORD=]<sharding> attr-dict : type` formats; BEFORE is one of
     `axes_lists` (`[{...}, ...]`), `axes` (`{...}`), `a2a` (`[{"x"}: 0->1]`), with an optional
     leading reduction op (`max`) for the reductions."""
-    before_attr = {"axes_lists": None, "axes": None, "a2a": None}
-
     def parse(p: Parser, name: str, nres: int, start: int) -> Operation:
         props: dict[str, Any] = {}
         if before is not None:
@@ -234,19 +232,16 @@ def _sharded_unary(keyword: str | None, before: str | None = None
             elided.add("group_id")
         elif name != "sdy.func_data_flow_edge":
             sh = op.attr(key)
-            if sh is None and name == "sdy.data_flow_edge":
-                pass
-            elif not isinstance(sh, TensorSharding):
-                return None
-            else:
+            if isinstance(sh, TensorSharding):
                 s += (f" {keyword}=" if keyword else " ") + sh.body()
                 elided.add(key)
+            elif sh is not None or name != "sdy.data_flow_edge":
+                return None
         t = op.operands[0].type
         if op.results and op.results[0].type != t:
             return None
         return s + pr.attr_dict(op, elided) + " : " + pr.type(t)
 
-    del before_attr
     return parse, print_
 
 
@@ -484,5 +479,3 @@ def check_body_types(op: Operation, diag: Diagnostics, args: list[Type],
         return False
     return True
 
-
-_ = (PUNCT, parse_axis_names)
