@@ -18,6 +18,8 @@ from typing import Any
 import numpy as np
 
 from .ir import Location, format_location
+from .resources import (ELIDED_RESOURCE, ResourceHandle, ResourceUnavailable, elements_from_raw,
+                        raw_layout)
 from .spelling import escape_string, format_float
 from .types import (
     _ELEMENT_TYPES, ComplexType, ElementType, FloatType, IntegerType, QuantizedType, TensorType,
@@ -25,15 +27,14 @@ from .types import (
 )
 
 __all__ = [
-    "Attribute", "IntegerAttr", "FloatAttr", "BoolAttr", "StringAttr", "UnitAttr", "ArrayAttr",
+    "Attribute", "DialectAttr", "IntegerAttr", "FloatAttr", "BoolAttr", "StringAttr", "UnitAttr", "ArrayAttr",
     "DenseArrayAttr", "DenseElementsAttr", "TypeAttr", "SymbolRefAttr", "DictAttr", "EnumAttr",
     "StructAttr", "ConvDimensionNumbers", "OpaqueAttr", "ints", "int_or_none",
     "AttributeProblem", "REQUIRED", "int_attr", "ints_attr", "bool_attr", "float_attr",
     "enum_attr", "str_attr", "format_attr", "format_entry", "format_key", "format_symbol",
     "format_struct_params", "format_conv_dims", "format_dense_body", "format_element",
     "HEX_THRESHOLD", "ENUM_CASES", "DOTTED_ENUMS", "STRUCT_ORDER", "canonical_struct_params",
-    "DenseResourceAttr", "ResourceBlob", "ResourceHandle", "ResourceUnavailable",
-    "ELIDED_RESOURCE", "elements_from_raw",
+    "DenseResourceAttr",
 ]
 
 
@@ -45,6 +46,17 @@ class Attribute:
     def mlir(self) -> str:
         """This attribute in MLIR syntax (:func:`format_attr`)."""
         return format_attr(self)
+
+
+class DialectAttr(Attribute):
+    """Base of another dialect's modelled attributes (the `sdy` dialect's, in shlo.ops.sdy):
+    each prints itself (``format()``, its full `#dialect...` text) and names its dialect."""
+
+    __slots__ = ()
+    dialect = "sdy"
+
+    def format(self) -> str:  # pragma: no cover - every subclass has one
+        raise NotImplementedError
 
 
 @dataclass(frozen=True)
@@ -390,6 +402,8 @@ def format_attr(a: Any, elide: bool = False) -> str:
         return "unit"
     if isinstance(a, Location):
         return format_location(a)
+    if isinstance(a, DialectAttr):
+        return a.format()
     raise TypeError(f"cannot print attribute {a!r}")
 
 
@@ -649,88 +663,6 @@ def str_attr(op: Any, name: str, default: Any = REQUIRED) -> Any:
 
 # --- dense resources: `dense_resource<key> : tensor<...>` -----------------------------------------
 
-ELIDED_RESOURCE = "__elided__"
-"""The key MLIR prints for a resource whose data it left out (--mlir-elide-resource-strings-if-
-larger)."""
-
-
-class ResourceUnavailable(ValueError):
-    """The data of a `dense_resource` is not in the program (elided, or never defined)."""
-
-
-class ResourceBlob:
-    """The bytes of one resource blob and their alignment (MLIR's `AsmResourceBlob`). ``data()``
-    is a read-only uint8 view of the bytes, never a copy. :class:`shlo.syntax.dense.HexBlob` is
-    the same blob still in the program's text, decoded on first use."""
-
-    __slots__ = ("alignment", "_data")
-
-    def __init__(self, data: Any, alignment: int = 1) -> None:
-        self.alignment = alignment
-        self._data: np.ndarray | None = np.frombuffer(data, np.uint8)
-
-    @property
-    def nbytes(self) -> int:
-        return len(self.data())
-
-    def data(self) -> np.ndarray:
-        return self._data  # type: ignore[return-value]
-
-    def hex(self) -> str:
-        """The blob as MLIR's text spells it: `"0x` + alignment (u32, little endian) + data`"`."""
-        return '"0x' + (self.alignment.to_bytes(4, "little") + self.data().tobytes()).hex().upper() \
-            + '"'
-
-    def __copy__(self) -> "ResourceBlob":
-        return self  # immutable: copies of a module share their blobs
-
-    def __deepcopy__(self, memo: dict) -> "ResourceBlob":
-        return self
-
-    def __reduce__(self) -> tuple:
-        return (ResourceBlob, (self.data().tobytes(), self.alignment))
-
-
-class ResourceHandle:
-    """One key of the `builtin` group of a `{-# dialect_resources: {...} #-}` section (or of a
-    bytecode resource section); every attribute naming the key shares the handle. ``blob`` is
-    None for `__elided__` and for keys the program never defines."""
-
-    __slots__ = ("key", "blob")
-
-    def __init__(self, key: str, blob: ResourceBlob | None = None) -> None:
-        self.key = key
-        self.blob = blob
-
-    def __copy__(self) -> "ResourceHandle":
-        return self
-
-    def __deepcopy__(self, memo: dict) -> "ResourceHandle":
-        return self
-
-
-def _raw_layout(t: TensorType, nbytes: int) -> tuple[np.dtype, tuple[int, ...], bool]:
-    """(dtype, shape, splat) of MLIR's raw data of ``nbytes`` for static tensor type ``t``:
-    all elements (i1 one byte each), or one element for a splat; ValueError otherwise."""
-    et = t.element_type
-    dtype = et.storage_type.dtype if isinstance(et, QuantizedType) else et.dtype
-    shape = tuple(t.shape)  # type: ignore[arg-type]
-    n = int(np.prod(shape, dtype=np.int64))
-    size = dtype.itemsize
-    if nbytes == n * size or nbytes == size:
-        return dtype, shape, nbytes != n * size
-    raise ValueError(f"its blob holds {nbytes} bytes, {format_type(t)} needs {n * size}"
-                     + (f" (or {size} for a splat)" if n > 1 else ""))
-
-
-def elements_from_raw(t: TensorType, raw: np.ndarray) -> np.ndarray:
-    """The elements of ``t`` in the raw data ``raw`` (uint8; see :func:`_raw_layout`), as a view
-    of it: never a copy."""
-    dtype, shape, splat = _raw_layout(t, len(raw))
-    arr = (raw != 0) if dtype == np.bool_ else raw.view(dtype)
-    return np.broadcast_to(arr.reshape(()), shape) if splat else arr.reshape(shape)
-
-
 class DenseResourceAttr(DenseElementsAttr):
     """`dense_resource<key> : tensor<...>`: a dense elements attribute whose data is a resource
     blob (torch-mlir's weights). Text and bytecode read it alike; ``array`` is a view of the
@@ -772,7 +704,7 @@ class DenseResourceAttr(DenseElementsAttr):
         if blob is None:
             return None
         try:
-            _raw_layout(self.type, blob.nbytes)
+            raw_layout(self.type, blob.nbytes)
         except ValueError as e:
             return f"dense_resource<{self.key}>: {e}"
         return None

@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent / "shlo"
 # The layers, lowest first; a module may import its own layer and the layers below.
 LAYERS: list[tuple[str, ...]] = [
     ("shlo.types", "shlo.ir", "shlo.attributes", "shlo.errors", "shlo.registry", "shlo.dtypes",
-     "shlo.spelling"),
+     "shlo.spelling", "shlo.resources"),
     ("shlo.syntax", "shlo.bytecode"),
     ("shlo.ops",),
     ("shlo.verifier", "shlo.interpreter"),

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..attributes import DenseResourceAttr, DictAttr, ResourceBlob, ResourceHandle, StringAttr
+from ..attributes import DenseResourceAttr, DictAttr, StringAttr
+from ..resources import ResourceBlob, ResourceHandle
 from ..errors import Diagnostic
 from ..ir import Block, Location, Module, Operation, Region, UNKNOWN_LOC, Value
 from ..types import TensorType

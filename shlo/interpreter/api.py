@@ -16,6 +16,7 @@ import numpy as np
 from ..errors import ExecutionError
 from ..ir import Module, function_type
 from .arguments import check_argument  # (process_grid still imports it from here: see its home)
+from ..ops.sdy.plan import sharded_plan
 from .evaluator import CompiledBlock, PrepareContext, ProcessContext
 
 __all__ = ["run", "prepare_entry", "as_module", "is_path"]
@@ -137,12 +138,29 @@ def run(module: Module | str, *args: Any, entry: str = "main", verify: bool = Tr
         _verify_once(module)
     num_replicas, num_partitions = _grid_size(module, replicas, partitions)
     explicit = replicas is not None or partitions is not None or "programs" in grid_options
+    # --- sharded programs (docs/sharding.md): annotations say where values live, not how
+    # many copies to run. Without a manual region the program runs once; with one, on one
+    # process per device, returning the (identical) global results of process 0.
+    per_process_args = any(type(a).__name__ == "PerProcess" for a in args)
+    plan = None if explicit or grid_options or per_process_args else sharded_plan(module)
+    if plan is not None and not plan.manual:
+        num_replicas = num_partitions = 1
+    elif plan is not None:
+        from .process_grid import run_grid
+
+        feeds: list[Any] = []
+        per_process = run_grid(module, *args, entry=entry, replicas=plan.replicas,
+                               partitions=plan.partitions, infeed=infeed, outfeed=feeds,
+                               custom_calls=custom_calls)
+        if outfeed is not None:
+            outfeed.extend(feeds[0])
+        return per_process[0]
     if explicit or grid_options or num_replicas * num_partitions != 1:
         # Results per process (a list by process id) when a grid was asked for or the
         # module declares one; a 1x1 run that only passes grid options stays flat.
         from .process_grid import run_grid
 
-        feeds: list[Any] = []
+        feeds = []
         per_process = run_grid(module, *args, entry=entry, replicas=replicas,
                                partitions=partitions, infeed=infeed, outfeed=feeds,
                                custom_calls=custom_calls, **grid_options)

@@ -6,5 +6,5 @@ custom_call targets: custom_call_targets, lapack).
 
 from . import (  # noqa: F401
     check, chlo, control_flow, custom_call, custom_call_targets, distributed, dynamic, elementwise,
-    foreign, func, indexing, lapack, linalg, quantization, random, reduction, shape, tosa,
+    foreign, func, indexing, lapack, linalg, quantization, random, reduction, sdy, shape, tosa,
 )

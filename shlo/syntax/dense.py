@@ -24,8 +24,9 @@ import numpy as np
 
 from ..attributes import (
     HEX_THRESHOLD, BoolAttr, DenseElementsAttr, FloatAttr, IntegerAttr, OpaqueAttr,
-    ResourceBlob, format_dense_body, format_element,
+    format_dense_body, format_element,
 )
+from ..resources import ResourceBlob
 from ..dtypes import uint_of_size
 from ..spelling import format_float
 from ..types import ComplexType, ElementType, FloatType, IntegerType, QuantizedType, TensorType

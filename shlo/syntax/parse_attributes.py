@@ -19,9 +19,10 @@ import numpy as np
 from ..attributes import (
     DOTTED_ENUMS, ENUM_CASES, STRUCT_ORDER, ArrayAttr, BoolAttr, ConvDimensionNumbers,
     DenseArrayAttr, DenseElementsAttr, DenseResourceAttr, DictAttr, EnumAttr, FloatAttr,
-    IntegerAttr, OpaqueAttr, ResourceHandle, StringAttr, StructAttr, SymbolRefAttr, TypeAttr,
-    UnitAttr, canonical_struct_params,
+    IntegerAttr, OpaqueAttr, StringAttr, StructAttr, SymbolRefAttr, TypeAttr, UnitAttr,
+    canonical_struct_params,
 )
+from ..resources import ResourceHandle
 from ..errors import ParseError
 from ..types import _ELEMENT_TYPES, FloatType, IntegerType, TensorType, Type
 from .dense import DenseLiteralError, classify_literal, float_bits_to_value, literal_to_array
@@ -29,7 +30,12 @@ from .lexer import (AT, BANG, BARE, FLOAT, HASH, INTEGER, PUNCT, STRING, TENSOR,
                     unescape_string)
 from .parse_types import TypeParser
 
-__all__ = ["AttributeParser", "ENUM_CASES"]
+__all__ = ["AttributeParser", "ENUM_CASES", "DIALECT_ATTRIBUTE_HOOKS"]
+
+# --- dialect attribute hooks (the `sdy` dialect registers one: shlo.ops.sdy) -----------------
+DIALECT_ATTRIBUTE_HOOKS: dict[str, Any] = {}
+"""Parsers of other dialects' attributes, by dialect: ``hook(parser, name)`` reads the
+attribute at the current `#name` token (``name`` without `#`), returning its value."""
 
 I64 = _ELEMENT_TYPES["i64"]
 F64 = _ELEMENT_TYPES["f64"]
@@ -264,6 +270,9 @@ class AttributeParser(TypeParser):
             return alias
         name = v[1:]
         angle = self.text.startswith("<", self.pos)
+        hook = DIALECT_ATTRIBUTE_HOOKS.get(name.split(".", 1)[0]) if angle else None
+        if hook is not None:
+            return hook(self, name)
         if not angle:
             if "." in name:
                 self._advance()

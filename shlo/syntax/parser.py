@@ -21,8 +21,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..attributes import (
-    ENUM_CASES, DenseElementsAttr, DenseResourceAttr, ResourceHandle, canonical_struct_params,
+    ENUM_CASES, DenseElementsAttr, DenseResourceAttr, canonical_struct_params,
 )
+from ..resources import ResourceHandle
 from ..errors import ParseError
 from ..ir import Block, FileLineColLoc, Location, Module, Operation, Region, UNKNOWN_LOC, Value
 from ..registry import ISOLATED, lookup, names_with

@@ -22,9 +22,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..attributes import (
-    ArrayAttr, DenseArrayAttr, DenseResourceAttr, DictAttr, IntegerAttr, ResourceHandle,
-    StructAttr, format_attr, format_entry, format_key, format_struct_params, format_symbol,
+    ArrayAttr, DenseArrayAttr, DenseResourceAttr, DictAttr, IntegerAttr, StructAttr, format_attr,
+    format_entry, format_key, format_struct_params, format_symbol,
 )
+from ..resources import ResourceHandle
 from ..ir import Block, Module, Operation, Region, Value, format_location
 from ..registry import ISOLATED, lookup, names_with
 from ..spelling import escape_string, format_float

@@ -8,11 +8,14 @@ size for one op.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Iterable, Sequence
+import re
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 import numpy as np
 
-from ...attributes import ArrayAttr, DenseElementsAttr, StructAttr, bool_attr, int_attr, ints
+from ...attributes import (
+    ArrayAttr, DenseElementsAttr, DictAttr, StructAttr, SymbolRefAttr, bool_attr, int_attr, ints,
+)
 from ...errors import Diagnostics, ExecutionError
 from ...ir import Operation
 from .grid import ProcessId
@@ -24,7 +27,7 @@ __all__ = [
     "cross_replica", "cross_partition", "cross_replica_and_partition", "flattened_ids",
     "process_groups", "process_label", "plural_label", "channel_id", "reduction_strategy",
     "simple_strategy", "id_groups", "Groups", "check_replica_groups", "group_size",
-    "check_global_ids",
+    "check_global_ids", "mesh_axes_groups",
 ]
 
 
@@ -146,10 +149,17 @@ def simple_strategy(op: Operation) -> str:
 
 
 def id_groups(op: Operation, name: str = "replica_groups") -> list[list[int]]:
-    """A 2-D integer attribute (`replica_groups`, `source_target_pairs`) as lists of ids."""
+    """A 2-D integer attribute (`replica_groups`, `source_target_pairs`) as lists of ids; a
+    mesh-based `#stablehlo.replica_group_mesh_axes<...>` as the groups it names
+    (:func:`mesh_axes_groups`)."""
     a = op.attr(name)
     if a is None:
         return []
+    if isinstance(a, StructAttr) and a.name == "stablehlo.replica_group_mesh_axes":
+        try:
+            return mesh_axes_groups(op, a)
+        except ValueError as e:
+            raise ExecutionError(f"'{op.name}' op: {name}: {e}", op.location) from None
     if isinstance(a, DenseElementsAttr):
         arr = np.asarray(a.array)
         if arr.size == 0:
@@ -160,6 +170,116 @@ def id_groups(op: Operation, name: str = "replica_groups") -> list[list[int]]:
     if isinstance(a, ArrayAttr):
         return [list(ints(g)) for g in a]  # type: ignore[arg-type]
     return [list(g) for g in a]
+
+
+# --- mesh-based replica groups (`#stablehlo.replica_group_mesh_axes`) -------------------------
+
+
+def _get(a: Any, key: str) -> Any:
+    """A field of a struct-like attribute (StructAttr, DictAttr, or an sdy attribute)."""
+    if isinstance(a, StructAttr):
+        return a.get(key)
+    if isinstance(a, DictAttr):
+        return dict(a.items).get(key)
+    return getattr(a, key, None)
+
+
+def _plain(v: Any) -> Any:
+    return getattr(v, "value", v)
+
+
+def _mesh_symbol(op: Operation, name: str) -> Any:
+    """The op defining symbol ``name`` in the module enclosing ``op``."""
+    top: Any = op
+    while top.parent is not None and top.parent.parent is not None \
+            and top.parent.parent.parent is not None:
+        top = top.parent.parent.parent
+    for region in top.regions:
+        for block in region.blocks:
+            for o in block.operations:
+                sym = o.attr("sym_name")
+                if sym is not None and _plain(sym) == name:
+                    return o
+    raise ValueError(f"mesh symbol '{name}' not found")
+
+
+def _mesh_shape(op: Operation, mesh: Any) -> tuple[list[tuple[str, int]], list[int]]:
+    """(axes as (name, size), device ids in mesh order) of an inline `#stablehlo.mesh<...>`, an
+    `sdy.mesh` symbol (its `mesh` attribute or its `stablehlo.mesh` dictionary)."""
+    if isinstance(mesh, SymbolRefAttr):
+        o = _mesh_symbol(op, mesh.root)
+        mesh = o.attr("mesh") if o.attr("mesh") is not None else o.attr("stablehlo.mesh")
+        if mesh is None:
+            raise ValueError(f"symbol '{o.attr('sym_name').value}' is not a mesh")
+    axes_attr = _get(mesh, "axes") or ()
+    axes = [(str(_plain(_get(x, "name"))), int(_plain(_get(x, "size")))) for x in axes_attr]
+    ids = _get(mesh, "device_ids")
+    if isinstance(ids, DenseElementsAttr):
+        devices = [int(i) for i in np.asarray(ids.array).reshape(-1)]
+    elif ids:
+        devices = [int(_plain(i)) for i in ids]
+    else:
+        devices = []
+    n = int(np.prod([s for _, s in axes])) if axes else 1
+    return axes, devices or list(range(n))
+
+
+_AXIS_REF_RE = re.compile(r'name\s*=\s*"((?:[^"\\]|\\.)*)"(?:\s*,\s*sub_axis_info\s*=\s*'
+                          r'(?:#stablehlo\.sub_axis_info<)?\s*\(?\s*(?:pre_size\s*=\s*)?(\d+)'
+                          r'\s*\)?\s*,?\s*(?:size\s*=\s*)?(\d+))?')
+
+
+def _axis_ref(x: Any) -> tuple[str, int | None, int | None]:
+    """(name, pre_size, size) of a `#stablehlo.axis_ref<name = "x"[, sub_axis_info = ...]>`."""
+    if isinstance(x, StructAttr):
+        sub = x.get("sub_axis_info")
+        pre = size = None
+        if sub is not None:
+            pre, size = int(_plain(_get(sub, "pre_size"))), int(_plain(_get(sub, "size")))
+        return str(_plain(x.get("name"))), pre, size
+    text = getattr(x, "text", None)
+    m = _AXIS_REF_RE.search(text or "")
+    if m is None:
+        raise ValueError(f"cannot read axis reference {x!r}")
+    return (m.group(1), int(m.group(2)) if m.group(2) else None,
+            int(m.group(3)) if m.group(3) else None)
+
+
+def mesh_axes_groups(op: Operation, attr: StructAttr) -> list[list[int]]:
+    """The device groups of `#stablehlo.replica_group_mesh_axes<mesh = M, axes = [...]>`: the
+    devices of mesh ``M`` that differ only in the listed axes (or sub-axes) form a group,
+    ordered by the listed axes major to minor; groups are ordered by the remaining coordinates
+    (a device's id is the mesh's `device_ids` at its row-major mesh position)."""
+    axes, devices = _mesh_shape(op, attr.get("mesh"))
+    if not axes:
+        return [[d] for d in devices]
+    sizes = {n: s for n, s in axes}
+    # Split every axis into the factors the refs name (pre, size, post), row-major.
+    refs = [_axis_ref(x) for x in (attr.get("axes") or ())]
+    factors: list[tuple[str, int, int]] = []  # (axis, pre, size) for every factor
+    for name, size in axes:
+        cuts = sorted({1, size} | {c for n, pre, sz in refs if n == name and pre is not None
+                                   for c in (pre, pre * sz)})
+        for lo, hi in zip(cuts, cuts[1:]):
+            factors.append((name, lo, hi // lo))
+    for name, pre, sz in refs:
+        if name not in sizes:
+            raise ValueError(f"axis '{name}' is not in the mesh")
+    # A sub-axis `(pre)size` is the factor after the major factors of product `pre`: the
+    # factors of an axis are already major to minor.
+    order = factors
+    shape = [f[2] for f in order]
+    grid = np.asarray(devices, dtype=np.int64).reshape(shape)
+    chosen: list[int] = []
+    for name, pre, sz in refs:
+        if pre is None:
+            chosen.extend(i for i, f in enumerate(order) if f[0] == name)
+        else:
+            chosen.extend(i for i, f in enumerate(order) if f[0] == name and pre <= f[1]
+                          and f[1] * f[2] <= pre * sz)
+    rest = [i for i in range(len(order)) if i not in chosen]
+    g = grid.transpose(rest + chosen).reshape(-1, int(np.prod([shape[i] for i in chosen] or [1])))
+    return [[int(x) for x in row] for row in g]
 
 
 class Groups:
@@ -218,7 +338,7 @@ def check_replica_groups(op: Operation, diag: Diagnostics, label: str, same_size
     a = op.attr(attr)
     if isinstance(a, StructAttr):  # #stablehlo.replica_group_mesh_axes<mesh = @m, ...>
         mesh = a.get("mesh")
-        name = getattr(mesh, "name", None)
+        name = mesh.root if isinstance(mesh, SymbolRefAttr) else None
         symbols = getattr(diag, "symbols", None)
         if isinstance(name, str) and symbols is not None and name not in symbols:
             diag.error(op, label, f"replica_groups: mesh symbol '{name}' not found")
