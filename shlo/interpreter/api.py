@@ -14,7 +14,7 @@ import numpy as np
 from ..errors import ExecutionError
 from ..ir import Module, function_type
 from .arguments import check_argument  # (process_grid still imports it from here: see its home)
-from .evaluator import CompiledBlock, PrepareContext, ProcessContext
+from .evaluator import CompiledBlock, Observer, PrepareContext, ProcessContext
 
 __all__ = ["run", "prepare_entry"]
 
@@ -42,7 +42,8 @@ def run(module: Module | str, *args: Any, entry: str = "main", verify: bool = Tr
         infeed: Sequence[Any] | None = None,
         custom_calls: dict[str, Callable[..., Any]] | None = None,
         replicas: int | None = None, partitions: int | None = None,
-        outfeed: list[Any] | None = None, **grid_options: Any) -> list[Any]:
+        outfeed: list[Any] | None = None, observer: Observer | None = None,
+        **grid_options: Any) -> list[Any]:
     """Run function ``entry`` of ``module`` on ``args``; returns the list of its results.
 
     ``module`` may be a Module or program text. ``verify`` checks the module first.
@@ -68,6 +69,8 @@ def run(module: Module | str, *args: Any, entry: str = "main", verify: bool = Tr
         from .process_grid import run_grid
 
         feeds: list[Any] = []
+        if observer is not None:
+            grid_options["observer"] = observer
         per_process = run_grid(module, *args, entry=entry, replicas=replicas,
                                partitions=partitions, infeed=infeed, outfeed=feeds,
                                custom_calls=custom_calls, **grid_options)
@@ -83,7 +86,11 @@ def run(module: Module | str, *args: Any, entry: str = "main", verify: bool = Tr
         raise ExecutionError(f"@{entry} takes {len(ftype.inputs)} arguments, got {len(args)}",
                              func.location)
     values = [check_argument(a, t, i, entry) for i, (a, t) in enumerate(zip(args, ftype.inputs))]
-    fn, process = prepare_entry(module, entry)
+    if observer is None:
+        fn, process = prepare_entry(module, entry)
+    else:
+        ctx = PrepareContext(module, observer=observer)
+        fn, process = ctx.function(entry), ctx.process
     process.start_run(infeed, custom_calls)
     with np.errstate(all="ignore"):  # NaN/inf/overflow are values here, not warnings
         results = fn(*values)
