@@ -261,6 +261,8 @@ def diff(a: Module | str, *args: Any, b: Module | str | None = None, against: st
             return _against_values(ta, values, against, tolerance)
         tb = _pseudo_trace(target, values, results)
     elif against == "f64":
+        if tolerance is None:  # against f64, every narrower value is judged at f32 precision
+            tolerance = Tolerance(rtol=16 * 2.0 ** -23)
         target = promoted(mb if mb is not None else ma)
         tb = trace(target, *widen_arguments(ref_args), entry=entry, values=True, verify=False,
                    **run_options)

@@ -160,7 +160,7 @@ def _compare(raw_a: np.ndarray, raw_e: np.ndarray, a: np.ndarray, e: np.ndarray,
     ok = err <= tolerance.atol + tolerance.rtol * scale
     if a.dtype.kind in "biu" and e.dtype.kind in "biu":
         ok = err <= tolerance.atol
-    elif ulp is not None:
+    elif ulp is not None and (tolerance.ulp > 0 or raw_a.dtype == raw_e.dtype):
         ok |= np.where(special, False, ulp <= tolerance.ulp)
     ok &= ~((nan_a != nan_e) | (inf_a != inf_e) | (inf_a & inf_e & (wa != we)))
     bad = int(ok.size - ok.sum())
