@@ -22,7 +22,7 @@ from ..errors import ShloError
 from ..ir import Module, Operation
 from ..registry import ELEMENTWISE, names_with
 from ..types import TensorType
-from .trace import Event, Tracer
+from .trace import Event, Tracer, relay_for
 
 __all__ = ["Profile", "Row", "profile", "flops"]
 
@@ -196,7 +196,8 @@ def profile(module: Module | str, *args: Any, entry: str = "main",
     results: list[Any] = []
     t0 = time.perf_counter()
     try:
-        results = run(module, *args, entry=entry, observer=tracer, **run_options)
+        results = run(module, *args, entry=entry, observer=relay_for(module, tracer),
+                      **run_options)
     except ShloError as e:
         error = e
     seconds = time.perf_counter() - t0

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import math
 import os
 import re
 import time
@@ -110,25 +111,40 @@ def summarize(value: Any) -> Summary:
         kind = "tuple" if isinstance(value, tuple) else type(value).__name__.lower()
         return Summary((), kind, None, None, None, 0, 0, "")
     a = np.asarray(value)
-    flat = np.ascontiguousarray(a).reshape(-1)
+    flat = a.reshape(-1) if a.flags.c_contiguous else np.ascontiguousarray(a).reshape(-1)
     digest = hashlib.blake2b(flat.view(np.uint8).data, digest_size=8).hexdigest()
     nan = inf = 0
     lo = hi = mean = None
+    dt = a.dtype
     if a.size:
-        w = _as_numbers(flat)
-        if w.dtype.kind == "c":
+        w = _as_numbers(flat) if dt.kind == "V" else flat
+        kind = w.dtype.kind
+        if kind == "c":
             w = np.abs(w)
-        if w.dtype.kind == "f":
+        elif kind == "b":
+            w = w.view(np.int8)
+        lo, hi = float(_MIN(w)), float(_MAX(w))
+        total = float(_ADD(w, dtype=np.float64))
+        if math.isfinite(lo) and math.isfinite(hi) and math.isfinite(total):
+            mean = total / w.size  # min and max are finite: no NaN or inf anywhere
+        else:  # the slow path: count them, summarise the finite rest
             finite = np.isfinite(w)
-            if not finite.all():
-                nan = int(np.isnan(w).sum())
-                inf = int(finite.size - finite.sum()) - nan
-                w = w[finite]
-        if w.size:
-            if w.dtype.kind == "b":
-                w = w.astype(np.int8)
-            lo, hi, mean = float(w.min()), float(w.max()), float(w.mean(dtype=np.float64))
-    return Summary(tuple(a.shape), str(a.dtype), lo, hi, mean, nan, inf, digest)
+            nan = int(np.isnan(w).sum())
+            inf = int(finite.size - finite.sum()) - nan
+            w = w[finite]
+            if w.size:
+                lo, hi = float(_MIN(w)), float(_MAX(w))
+                mean = float(_ADD(w, dtype=np.float64)) / w.size
+            else:
+                lo = hi = None
+    name = _NAMES.get(dt)
+    if name is None:
+        name = _NAMES[dt] = str(dt)
+    return Summary(a.shape, name, lo, hi, mean, nan, inf, digest)
+
+
+_NAMES: dict[np.dtype, str] = {}
+_MIN, _MAX, _ADD = np.minimum.reduce, np.maximum.reduce, np.add.reduce
 
 
 # --- events and traces -----------------------------------------------------------------------
@@ -258,6 +274,35 @@ _CONTROL = frozenset({"stablehlo.while", "stablehlo.case", "stablehlo.if", "func
                       "stablehlo.call", "call", "stablehlo.composite", "chlo.scan"})
 
 
+class _Relay:
+    """The observer a module is prepared with for tracing: it observes every op and forwards
+    to the current :class:`Tracer`, so repeated traces (and profiles) of a module reuse one
+    preparation whatever their filters."""
+
+    def __init__(self, module: Module) -> None:
+        self.target: Tracer | None = None
+        self.keys = {id(op): i for i, op in enumerate(module.walk())}
+
+    def wants(self, op: Operation) -> bool:
+        return True
+
+    def enter(self, op: Operation, process: Any) -> None:
+        self.target.enter(op, process)  # type: ignore[union-attr]
+
+    def exit(self, op: Operation, process: Any, operands: tuple[Any, ...],
+             results: Sequence[Any], seconds: float) -> None:
+        self.target.exit(op, process, operands, results, seconds)  # type: ignore[union-attr]
+
+
+def relay_for(module: Module, tracer: "Tracer") -> _Relay:
+    """The module's relay, now forwarding to ``tracer``."""
+    relay = module.__dict__.get("_debug_relay")
+    if relay is None:
+        relay = module.__dict__["_debug_relay"] = _Relay(module)
+    relay.target = tracer
+    return relay
+
+
 class _Frame:
     __slots__ = ("event", "counts", "children")
 
@@ -286,19 +331,26 @@ class Tracer:
         self.keep_values = values
         self.summaries = summaries
         self.writer = _ProbeWriter(directory) if directory else None
-        self.keys = {id(op): i for i, op in enumerate(module.walk())}
+        relay = module.__dict__.get("_debug_relay")
+        self.keys = relay.keys if relay is not None else \
+            {id(op): i for i, op in enumerate(module.walk())}
         self.events: list[Event] = []
-        self._recorded: set[int] = set()
+        self._recorded: dict[int, bool] = {}
         self._stacks: dict[int, list[_Frame]] = {}
         self._counter = itertools.count()
         self.t0 = time.perf_counter()
 
     # Observer protocol
     def wants(self, op: Operation) -> bool:
-        if self._selected(op) or op.name == "interpreter.probe":
-            self._recorded.add(id(op))
+        if self._record(op):
             return True
         return bool(op.regions) or op.name in _CONTROL  # for iteration numbers and nesting
+
+    def _record(self, op: Operation) -> bool:
+        r = self._recorded.get(id(op))
+        if r is None:
+            r = self._recorded[id(op)] = self._selected(op) or op.name == "interpreter.probe"
+        return r
 
     def _selected(self, op: Operation) -> bool:
         if self.ops is not None and op.name not in self.ops:
@@ -321,7 +373,10 @@ class Tracer:
         it = top.counts.get(k, 0)
         top.counts[k] = it + 1
         ev = None
-        if k in self._recorded:
+        rec = self._recorded.get(k)
+        if rec is None:
+            rec = self._record(op)
+        if rec:
             ev = Event(next(self._counter), op, self.keys.get(k, -1), it, len(stack) - 1, pid,
                        time.perf_counter() - self.t0, _parent(stack))
             self.events.append(ev)
@@ -376,7 +431,8 @@ def trace(module: Module | str, *args: Any, entry: str = "main", ops: Iterable[s
     out = Trace(module, tracer.events, probes=probes, directory=directory)
     t0 = time.perf_counter()
     try:
-        out.results = run(module, *args, entry=entry, observer=tracer, **run_options)
+        out.results = run(module, *args, entry=entry, observer=relay_for(module, tracer),
+                          **run_options)
     except ShloError as e:
         out.error = e
     out.seconds = time.perf_counter() - t0

@@ -88,9 +88,13 @@ def run(module: Module | str, *args: Any, entry: str = "main", verify: bool = Tr
     values = [check_argument(a, t, i, entry) for i, (a, t) in enumerate(zip(args, ftype.inputs))]
     if observer is None:
         fn, process = prepare_entry(module, entry)
-    else:
-        ctx = PrepareContext(module, observer=observer)
-        fn, process = ctx.function(entry), ctx.process
+    else:  # the last observer's preparation is kept (it holds the observer: ids stay unique)
+        observed = module.__dict__.setdefault("_prepared_observed", {})
+        hit = observed.get(entry)
+        if hit is None or hit[2] is not observer:
+            ctx = PrepareContext(module, observer=observer)
+            hit = observed[entry] = (ctx.function(entry), ctx.process, observer)
+        fn, process = hit[0], hit[1]
     process.start_run(infeed, custom_calls)
     with np.errstate(all="ignore"):  # NaN/inf/overflow are values here, not warnings
         results = fn(*values)
