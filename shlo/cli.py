@@ -12,9 +12,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
-__all__ = ["main", "format_result"]
+__all__ = ["format_result", "main"]
 
 
 def _cmd_fmt(a: argparse.Namespace) -> int:

@@ -10,5 +10,13 @@ from .graph import graph_html
 from .profile import Profile, profile
 from .trace import Trace, read_probe_dir, trace
 
-__all__ = ["trace", "Trace", "read_probe_dir", "diff", "DiffReport", "profile", "Profile",
-           "graph_html"]
+__all__ = [
+           "DiffReport",
+           "Profile",
+           "Trace",
+           "diff",
+           "graph_html",
+           "profile",
+           "read_probe_dir",
+           "trace",
+]

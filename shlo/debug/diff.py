@@ -25,15 +25,16 @@ from __future__ import annotations
 import difflib
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from ..errors import ExecutionError
 from ..ir import Module
 from .metrics import Metrics, Tolerance, compare, default_tolerance
 from .trace import Event, Trace, trace
 
-__all__ = ["Pair", "DiffReport", "diff", "QUANT_OPS"]
+__all__ = ["QUANT_OPS", "DiffReport", "Pair", "diff"]
 
 QUANT_OPS = frozenset({"stablehlo.uniform_quantize", "stablehlo.uniform_dequantize"})
 _SKIP = frozenset({"interpreter.probe", "check.expect_eq", "check.expect_eq_const",
@@ -90,7 +91,7 @@ class DiffReport:
                     f"{self.against}")
         e = first.a
         it = f" (iteration {e.iteration})" if e.iteration else ""
-        idx = [k for k, m in enumerate(first.metrics) if m.diverged][0]
+        idx = next(k for k, m in enumerate(first.metrics) if m.diverged)
         res = f" result {idx}" if len(first.metrics) > 1 else ""
         where = e.location or self.a.module.filename or "<unknown>"
         msg = (f"{where}: error: first divergence at '{e.name}'{it}{res}: "

@@ -11,7 +11,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -20,7 +21,7 @@ from ..errors import ExecutionError
 from ..ir import Module, Operation, function_body, function_type
 from ..types import ComplexType, FloatType, FunctionType, TensorType, TupleType, Type
 
-__all__ = ["ENGINES", "run_with_intermediates", "promoted", "copy_module"]
+__all__ = ["ENGINES", "copy_module", "promoted", "run_with_intermediates"]
 
 ENGINES = ("shlo", "xla", "upstream", "iree", "f64")
 

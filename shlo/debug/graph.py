@@ -52,8 +52,6 @@ def layout(module: Module) -> dict[str, Any]:
         layer: dict[int, int] = {}
         columns: dict[int, int] = {}
         folded: dict[int, int] = {}
-        for arg in block.arguments:
-            pass
         for op in block.operations:
             if op.name in _CONSTANTS and op.results:
                 folded[id(op)] = 1
@@ -73,7 +71,8 @@ def layout(module: Module) -> dict[str, Any]:
                                     "tip": f"{op.name} {op_location(op)}"
                                            + (f" ({location_name(op.location)})"
                                               if location_name(op.location) else "")
-                                           + f"\n-> {', '.join(format_type(v.type) for v in op.results)}"}
+                                           + "\n-> " + ", ".join(format_type(v.type)
+                                                                   for v in op.results)}
             if n_const:
                 node["c"] = n_const
             callee = op.attr("callee")
@@ -180,7 +179,8 @@ _SCRIPT = r"""
     var n = ev.target.closest && ev.target.closest('g.node');
     if (!n) return;
     var target = n.getAttribute('data-call') ||
-      (n.getAttribute('data-regions') ? D.graphs[+n.getAttribute('data-regions').split(' ')[0]].anchor : null);
+      (n.getAttribute('data-regions') ?
+       D.graphs[+n.getAttribute('data-regions').split(' ')[0]].anchor : null);
     if (!target) return;
     var el = document.getElementById(target);
     if (el) { el.open = true; el.scrollIntoView(); }

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 
@@ -24,7 +25,7 @@ from ..registry import ELEMENTWISE, names_with
 from ..types import TensorType
 from .trace import Event, Tracer, relay_for
 
-__all__ = ["Profile", "Row", "profile", "flops"]
+__all__ = ["Profile", "Row", "flops", "profile"]
 
 
 def _elements(t: Any) -> int:
@@ -144,8 +145,8 @@ class Profile:
     def table(self, top: int = 10) -> str:
         """The top ops and op kinds by self time, with counts, bytes produced, GFLOP/s and
         share of the total."""
-        lines = [f"// profile: {len(self.events)} op executions, {self.total * 1e3:.3f} ms in "
-                 f"ops, {self.seconds * 1e3:.3f} ms wall"]
+        lines = [(f"// profile: {len(self.events)} op executions, {self.total * 1e3:.3f} ms "
+                  f"in ops, {self.seconds * 1e3:.3f} ms wall")]
         for title, rows in (("op kind", self.by_kind()), ("op", self.by_op())):
             width = max([len(title)] + [len(r.label) for r in rows[:top]])
             lines.append(f"{title:<{width}} {'count':>7} {'self ms':>11} {'share':>7} "

@@ -5,7 +5,7 @@
 :class:`Event` per executed op instance, in program order (an op with regions comes before the
 ops of its regions; an op of a `while` body appears once per iteration, numbered by
 ``iteration``). Memory stays bounded: an event keeps a :class:`Summary` of each result (shape,
-dtype, min/max/mean, NaN/inf counts, a hash of the bytes); the values themselves only with
+dtype, min/max/mean, NaN/inf counts, a CRC-32 of the bytes); the values themselves only with
 ``values=True``, or streamed to a directory in the upstream interpreter's probe layout
 (``index.csv`` with ``probe_id,type,path`` lines, one ``probeN.npy`` per value; see
 :func:`read_probe_dir`) with ``directory=``. Filters (``ops``, ``locations``, ``functions``)
@@ -17,14 +17,15 @@ select what is recorded; ops outside them run unobserved.
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import math
 import os
 import re
 import time
+import zlib
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -33,8 +34,19 @@ from ..errors import ShloError
 from ..ir import CallSiteLoc, FusedLoc, Location, Module, NameLoc, Operation
 from ..types import QuantizedType, TensorType, Type, format_type
 
-__all__ = ["Summary", "Event", "Trace", "Tracer", "trace", "summarize", "op_location",
-           "location_name", "read_probe_dir", "storage_array", "typed_array"]
+__all__ = [
+    "Event",
+    "Summary",
+    "Trace",
+    "Tracer",
+    "location_name",
+    "op_location",
+    "read_probe_dir",
+    "storage_array",
+    "summarize",
+    "trace",
+    "typed_array",
+]
 
 
 # --- locations -------------------------------------------------------------------------------
@@ -77,8 +89,8 @@ def enclosing_function(op: Operation) -> str:
 @dataclass(frozen=True)
 class Summary:
     """What a trace keeps of a value by default. ``min``/``max``/``mean`` are over the finite
-    elements (magnitudes for complex; None when there are none); ``hash`` is 16 hex digits of
-    the value's bytes (equal values of equal types have equal hashes)."""
+    elements (magnitudes for complex; None when there are none); ``hash`` is the CRC-32
+    of the value's bytes (8 hex digits) (equal values of equal types have equal hashes)."""
 
     shape: tuple[int, ...]
     dtype: str
@@ -112,7 +124,8 @@ def summarize(value: Any) -> Summary:
         return Summary((), kind, None, None, None, 0, 0, "")
     a = np.asarray(value)
     flat = a.reshape(-1) if a.flags.c_contiguous else np.ascontiguousarray(a).reshape(-1)
-    digest = hashlib.blake2b(flat.view(np.uint8).data, digest_size=8).hexdigest()
+    data = flat.view(np.uint8).data
+    digest = f"{zlib.crc32(data):08x}"
     nan = inf = 0
     lo = hi = mean = None
     dt = a.dtype
@@ -124,7 +137,8 @@ def summarize(value: Any) -> Summary:
         elif kind == "b":
             w = w.view(np.int8)
         lo, hi = float(_MIN(w)), float(_MAX(w))
-        total = float(_ADD(w, dtype=np.float64))
+        total = float(_ADD(w) if w.dtype.itemsize >= 4 and kind == "f" else
+                      _ADD(w, dtype=np.float64))
         if math.isfinite(lo) and math.isfinite(hi) and math.isfinite(total):
             mean = total / w.size  # min and max are finite: no NaN or inf anywhere
         else:  # the slow path: count them, summarise the finite rest
@@ -157,11 +171,25 @@ class Event:
     a `while` body, the call of a function); ``key`` identifies the op in its module (its
     position in the module's walk order), the same in every run of that module."""
 
-    __slots__ = ("index", "op", "key", "iteration", "depth", "process", "start", "seconds",
-                 "self_seconds", "summaries", "values", "parent", "nbytes", "operands")
+    __slots__ = (
+        "depth",
+        "index",
+        "iteration",
+        "key",
+        "nbytes",
+        "op",
+        "operands",
+        "parent",
+        "process",
+        "seconds",
+        "self_seconds",
+        "start",
+        "summaries",
+        "values",
+    )
 
     def __init__(self, index: int, op: Operation, key: int, iteration: int, depth: int,
-                 process: int, start: float, parent: "Event | None") -> None:
+                 process: int, start: float, parent: Event | None) -> None:
         self.index, self.op, self.key, self.iteration = index, op, key, iteration
         self.depth, self.process, self.start, self.parent = depth, process, start, parent
         self.seconds: float | None = None  # None: the op raised (or is still running)
@@ -294,7 +322,7 @@ class _Relay:
         self.target.exit(op, process, operands, results, seconds)  # type: ignore[union-attr]
 
 
-def relay_for(module: Module, tracer: "Tracer") -> _Relay:
+def relay_for(module: Module, tracer: Tracer) -> _Relay:
     """The module's relay, now forwarding to ``tracer``."""
     relay = module.__dict__.get("_debug_relay")
     if relay is None:
@@ -304,7 +332,7 @@ def relay_for(module: Module, tracer: "Tracer") -> _Relay:
 
 
 class _Frame:
-    __slots__ = ("event", "counts", "children")
+    __slots__ = ("children", "counts", "event")
 
     def __init__(self, event: Event | None) -> None:
         self.event = event
@@ -483,8 +511,10 @@ class _ProbeWriter:
     def __init__(self, directory: str) -> None:
         os.makedirs(directory, exist_ok=True)
         self.directory = directory
-        self.index = open(os.path.join(directory, "index.csv"), "w", encoding="utf-8")
-        self.ops = open(os.path.join(directory, "ops.csv"), "w", encoding="utf-8")
+        # open for the run's duration (closed by close(), after the run)
+        join = os.path.join
+        self.index = open(join(directory, "index.csv"), "w", encoding="utf-8")  # noqa: SIM115
+        self.ops = open(join(directory, "ops.csv"), "w", encoding="utf-8")  # noqa: SIM115
         self.ops.write("file,probe_id,op,location,name,function,iteration,process,seconds\n")
         self.ids: dict[tuple[int, int], str] = {}
         self.n = 0

@@ -6,7 +6,8 @@ Used by :func:`shlo.run` (interpreter/api.py) and by the process grid
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 

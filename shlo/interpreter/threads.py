@@ -35,8 +35,9 @@ import ctypes
 import threading
 import time
 from collections import deque
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -48,7 +49,7 @@ from ..ops.distributed.groups import plural_label, process_label
 if TYPE_CHECKING:  # pragma: no cover
     from .evaluator import CompiledBlock, PrepareContext, ProcessContext
 
-__all__ = ["ProcessGrid", "ThreadEngine", "THREADS", "GRACE"]
+__all__ = ["GRACE", "THREADS", "ProcessGrid", "ThreadEngine"]
 
 GRACE = 1.0
 """Seconds an aborted grid gives its processes to stop before interrupting them."""

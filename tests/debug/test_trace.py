@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 import shlo
 from shlo.debug.trace import read_probe_dir, summarize, trace
