@@ -7,19 +7,16 @@ quantized tensors). Preparation is cached on the Module, so repeated calls reuse
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from ..errors import ExecutionError
 from ..ir import Module, function_type
-from .arguments import (
-    check_argument,  # (process_grid still imports it from here: see its home)
-)
+from .arguments import check_argument  # (process_grid still imports it from here: see its home)
 from .evaluator import CompiledBlock, Observer, PrepareContext, ProcessContext
 
-__all__ = ["prepare_entry", "run"]
+__all__ = ["run", "prepare_entry"]
 
 
 def prepare_entry(module: Module, entry: str = "main") -> tuple[CompiledBlock, ProcessContext]:

@@ -6,8 +6,7 @@ Used by :func:`shlo.run` (interpreter/api.py) and by the process grid
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 

@@ -8,10 +8,9 @@ blocks are *captures*: the step owning the region binds them before calling its 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from time import perf_counter
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol, Sequence
 
 from ..errors import ExecutionError, ShloError
 from ..ir import Block, Module, Operation, Region, Value, function_body
@@ -21,7 +20,7 @@ from ..registry import COMMUTATIVE, QUANTIZED_AWARE, TERMINATOR, lookup, names_w
 from ..types import is_quantized
 from .threads import THREADS
 
-__all__ = ["CompiledBlock", "Observer", "PrepareContext", "ProcessContext"]
+__all__ = ["PrepareContext", "ProcessContext", "CompiledBlock", "Observer"]
 
 
 @dataclass
@@ -113,7 +112,7 @@ class PrepareContext:
         self._new_regions: list[CompiledBlock] = []
 
     def for_process(self, replica_id: int, partition_id: int, num_replicas: int,
-                    num_partitions: int) -> PrepareContext:
+                    num_partitions: int) -> "PrepareContext":
         """A context preparing this context's module for process ``(replica_id,
         partition_id)`` of a ``num_replicas x num_partitions`` grid, with this process's custom
         calls and engine (what an engine prepares each process of a grid with)."""
@@ -123,13 +122,13 @@ class PrepareContext:
                                  engine=self.process.engine)
         return PrepareContext(self.module, process, self.observer)
 
-    def region(self, region: Region) -> CompiledBlock:
+    def region(self, region: Region) -> "CompiledBlock":
         """Compile ``region`` (its entry block) into a callable ``fn(*args) -> list``."""
         cb = CompiledBlock(region.blocks[0], self)
         self._new_regions.append(cb)
         return cb
 
-    def function(self, name: str) -> CompiledBlock:
+    def function(self, name: str) -> "CompiledBlock":
         """The compiled body of function ``@name`` (compiled once per context)."""
         cb = self._functions.get(name)
         if cb is None:

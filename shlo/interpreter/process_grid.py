@@ -19,37 +19,23 @@ with the ops (:mod:`shlo.ops.distributed.groups`) and re-exported here.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, Callable, Iterable, Sequence
 
 from ..attributes import int_attr
 from ..errors import ExecutionError
 from ..ir import Module, function_type
 from ..ops.distributed.grid import DEFAULT_TIMEOUT, ProcessId
 from ..ops.distributed.groups import (
-    cross_partition,
-    cross_replica,
-    cross_replica_and_partition,
-    flattened_ids,
-    process_groups,
+    cross_partition, cross_replica, cross_replica_and_partition, flattened_ids, process_groups,
     process_label,
 )
 from .evaluator import Observer, PrepareContext, ProcessContext
 from .threads import ProcessGrid
 
 __all__ = [
-    "DEFAULT_TIMEOUT",
-    "PerProcess",
-    "ProcessGrid",
-    "ProcessId",
-    "cross_partition",
-    "cross_replica",
-    "cross_replica_and_partition",
-    "flattened_ids",
-    "grid_shape",
-    "process_groups",
-    "process_label",
-    "run_grid",
+    "ProcessGrid", "ProcessId", "PerProcess", "run_grid", "DEFAULT_TIMEOUT",
+    "cross_replica", "cross_partition", "cross_replica_and_partition", "flattened_ids",
+    "process_groups", "process_label", "grid_shape",
 ]
 
 

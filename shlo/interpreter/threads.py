@@ -35,9 +35,8 @@ import ctypes
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
@@ -49,7 +48,7 @@ from ..ops.distributed.groups import plural_label, process_label
 if TYPE_CHECKING:  # pragma: no cover
     from .evaluator import CompiledBlock, PrepareContext, ProcessContext
 
-__all__ = ["GRACE", "THREADS", "ProcessGrid", "ThreadEngine"]
+__all__ = ["ProcessGrid", "ThreadEngine", "THREADS", "GRACE"]
 
 GRACE = 1.0
 """Seconds an aborted grid gives its processes to stop before interrupting them."""
