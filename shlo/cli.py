@@ -12,10 +12,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
-from typing import Any
+from typing import Any, Sequence
 
-__all__ = ["format_result", "main"]
+__all__ = ["main", "format_result"]
 
 
 def _cmd_fmt(a: argparse.Namespace) -> int:
