@@ -1,4 +1,4 @@
-"""The `shlo` command: run | check | verify | fmt | opt | translate | inspect.
+"""The `shlo` command: run | check | verify | fmt | opt | translate | diff | graph | inspect.
 
 Bad input never shows a Python traceback: errors print as `file:line:col: error: ...` and the
 command exits 1. Set SHLO_DEBUG=1 to see tracebacks of internal errors.
@@ -86,7 +86,10 @@ def _cmd_run(a: argparse.Namespace) -> int:
         opts["replicas"] = a.replicas
     if a.partitions is not None:
         opts["partitions"] = a.partitions
-    results = run(module, *args, entry=a.entry, verify=not a.no_verify, **opts)
+    if a.trace or a.profile is not None:
+        results = _debug_run(a, module, args, opts)
+    else:
+        results = run(module, *args, entry=a.entry, verify=not a.no_verify, **opts)
     if a.out:
         np.savez(a.out, **{f"result{i}": np.asarray(r) for i, r in enumerate(results)
                            if not isinstance(r, tuple)})
@@ -177,6 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a .py file or module name that registers custom-call handlers with "
                         "@shlo.custom_call_target (repeatable; docs/custom_calls.md)")
     r.set_defaults(fn=_cmd_run)
+    _add_debug_options(r)
 
     c = sub.add_parser("check", help="run self-checking test files and folders")
     c.add_argument("paths", nargs="+")
@@ -210,11 +214,186 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("--generic", action="store_true")
     o.set_defaults(fn=_cmd_opt)
 
+    _add_debug_commands(sub)
     for name, text in (("translate", "stablehlo-translate: --serialize --target=V, "
                                      "--deserialize, --interpret"),
                        ("inspect", "describe a portable artifact (or program)")):
         sub.add_parser(name, help=text, add_help=False)
     return p
+
+
+# --- debugging: run --trace/--profile, diff, graph (shlo.debug; docs/debugging.md) ----------
+
+
+def _add_debug_options(r: argparse.ArgumentParser) -> None:
+    r.add_argument("--trace", metavar="DIR", help="write every op's results to DIR in the "
+                   "upstream probe layout (index.csv + probeN.npy; ops.csv describes them)")
+    r.add_argument("--trace-ops", help="trace only these ops (comma separated names)")
+    r.add_argument("--trace-locations", help="trace only ops whose location matches (regex)")
+    r.add_argument("--trace-functions", help="trace only ops of these functions (comma sep.)")
+    r.add_argument("--profile", nargs="?", const="", metavar="FILE",
+                   help="print the top ops and op kinds by time (to stderr); with FILE, also "
+                        "write a Chrome trace-event JSON (Perfetto, chrome://tracing)")
+
+
+def _split(text: str | None) -> list[str] | None:
+    return [x.strip() for x in text.split(",") if x.strip()] if text else None
+
+
+def _debug_run(a: argparse.Namespace, module: Any, args: list[Any],
+               opts: dict[str, Any]) -> list[Any]:
+    from .errors import ExecutionError
+
+    if a.profile is not None:
+        from .debug.profile import profile
+
+        prof = profile(module, *args, entry=a.entry, verify=not a.no_verify, **opts)
+        if prof.error is not None:
+            raise prof.error
+        sys.stderr.write(prof.table())
+        if a.profile:
+            prof.write_chrome_trace(a.profile)
+            print(f"// chrome trace written to {a.profile}", file=sys.stderr)
+        results = prof.results
+    if a.trace:
+        from .debug.trace import trace
+
+        t = trace(module, *args, entry=a.entry, verify=not a.no_verify, directory=a.trace,
+                  ops=_split(a.trace_ops), locations=a.trace_locations,
+                  functions=_split(a.trace_functions), **opts)
+        print(f"// traced {len(t.events)} op executions to {a.trace}", file=sys.stderr)
+        if t.error is not None:
+            raise ExecutionError(f"{t.error} (the trace up to the failing op is in "
+                                 f"{a.trace})")
+        results = t.results
+    return results
+
+
+def _is_program(path: str) -> bool:
+    return not path.endswith((".npy", ".npz"))
+
+
+def _cmd_diff(a: argparse.Namespace) -> int:
+    """Exit 1 at a divergence (its diagnostic on stderr), 0 when none."""
+    import numpy as np
+
+    from . import load
+    from .debug.diff import diff, parse_mapping
+    from .debug.metrics import Tolerance
+
+    progs = [p for p in a.files if _is_program(p)]
+    if not progs or len(progs) > 2:
+        raise ValueError("shlo diff: give one or two programs (then .npy arguments)")
+    a.inputs = [p for p in a.files if not _is_program(p)]
+    args = _load_args(a)
+    ma = load(progs[0])
+    mb = load(progs[1]) if len(progs) == 2 else None
+    tol = None
+    if a.atol is not None or a.rtol is not None or a.ulp is not None:
+        tol = Tolerance(a.atol or 0.0, a.rtol or 0.0, a.ulp or 0)
+    mapping = None
+    if a.mapping:
+        with open(a.mapping, encoding="utf-8") as f:
+            mapping = parse_mapping(f.read())
+    b_args = None
+    if a.b_args:
+        with np.load(a.b_args, allow_pickle=False) as z:
+            b_args = [z[k] for k in sorted(z.files, key=_natural_key)]
+    report = diff(ma, *args, b=mb, against=a.against, b_args=b_args, by=a.by, mapping=mapping,
+                  tolerance=tol, entry=a.entry)
+    if not a.quiet:
+        print(report.table(all_ops=a.all))
+    first = report.first
+    if first is None:
+        print(report.message())
+        return 0
+    print(report.message(), file=sys.stderr)
+    if a.reproducer:
+        from .debug.reproducer import reproducer
+
+        with open(a.reproducer, "w", encoding="utf-8") as f:
+            f.write(reproducer(first, progs[0]))
+        print(f"// reproducer written to {a.reproducer} (shlo check fails on it)",
+              file=sys.stderr)
+    return 1
+
+
+def _cmd_graph(a: argparse.Namespace) -> int:
+    from . import load
+    from .debug.graph import graph_html, graph_svg
+
+    module = load(a.file)
+    overlay, label = None, ""
+    if a.overlay:
+        args = _load_args(a)
+        if a.overlay == "time":
+            from .debug.profile import profile
+
+            prof = profile(module, *args, entry=a.entry)
+            if prof.error is not None:
+                raise prof.error
+            overlay = {}
+            for e in prof.events:
+                overlay[e.key] = overlay.get(e.key, 0.0) + e.self_seconds * 1e3
+            label = "self time (ms)"
+        elif a.overlay == "range":
+            from .debug.trace import trace
+
+            t = trace(module, *args, entry=a.entry)
+            if t.error is not None:
+                raise t.error
+            overlay = {}
+            for e in t.events:
+                mags = [max(abs(s.min), abs(s.max)) for s in e.summaries if s.min is not None]
+                if mags:
+                    overlay[e.key] = max(overlay.get(e.key, 0.0), max(mags))
+            label = "largest |value|"
+        else:
+            from .debug.diff import diff
+
+            report = diff(module, *args, against=a.against, entry=a.entry)
+            overlay = report.overlay()
+            label = f"error against {a.against} (17 + log10 max rel error)"
+    out = a.output or "graph.html"
+    text = graph_svg(module, overlay) if out.endswith(".svg") else \
+        graph_html(module, overlay, label)
+    with open(out, "w", encoding="utf-8") as f:
+        f.write(text)
+    print(f"// wrote {out}", file=sys.stderr)
+    return 0
+
+
+def _add_debug_commands(sub: Any) -> None:
+    d = sub.add_parser("diff", help="find the first op where two executions diverge")
+    d.add_argument("files", nargs="+", help="A.mlir [B.mlir] then one .npy per argument")
+    d.add_argument("--args", help="an .npz holding the arguments (in name order)")
+    d.add_argument("--b-args", help="an .npz of other arguments for the reference run")
+    d.add_argument("--against", default="shlo",
+                   choices=("shlo", "xla", "upstream", "iree", "f64"),
+                   help="the reference engine (default shlo; f64: shlo at f64)")
+    d.add_argument("--by", default="auto", choices=("auto", "order", "location", "name"),
+                   help="how ops of two programs are matched")
+    d.add_argument("--mapping", help="a file mapping A's locations/names to B's")
+    d.add_argument("--atol", type=float)
+    d.add_argument("--rtol", type=float, help="relative to the tensor's largest |value|")
+    d.add_argument("--ulp", type=int, help="ULP distance allowed")
+    d.add_argument("--reproducer", metavar="OUT.mlir",
+                   help="write the diverging op alone as a self-checking program")
+    d.add_argument("--entry", default="main")
+    d.add_argument("--all", action="store_true", help="show every op in the table")
+    d.add_argument("-q", "--quiet", action="store_true", help="only the verdict")
+    d.set_defaults(fn=_cmd_diff)
+
+    g = sub.add_parser("graph", help="draw the program's dataflow (standalone HTML or SVG)")
+    g.add_argument("file")
+    g.add_argument("inputs", nargs="*", help="one .npy per argument (for an overlay)")
+    g.add_argument("-o", "--output", help="OUT.html or OUT.svg (default graph.html)")
+    g.add_argument("--args", help="an .npz holding the arguments")
+    g.add_argument("--overlay", choices=("time", "range", "error"),
+                   help="colour ops by self time, value range, or error --against an engine")
+    g.add_argument("--against", default="xla", choices=("xla", "upstream", "f64"))
+    g.add_argument("--entry", default="main")
+    g.set_defaults(fn=_cmd_graph)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -317,7 +317,7 @@ def test_usage_errors_exit_2(capsys, args):
 def test_program_help_and_usage_error(tmp_path):
     p = shlo(tmp_path, "--help")
     assert p.returncode == 0 and p.stderr == ""
-    assert p.stdout.startswith("usage: shlo [-h] {run,check,verify,fmt,opt,translate,inspect} ...")
+    assert p.stdout.startswith("usage: shlo [-h] {run,check,verify,fmt,opt,diff,graph,translate,inspect} ...")
     p = shlo(tmp_path, "bogus")
     assert p.returncode == 2 and p.stdout == "" and "invalid choice: 'bogus'" in p.stderr
 

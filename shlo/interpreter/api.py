@@ -17,7 +17,7 @@ from ..errors import ExecutionError
 from ..ir import Module, function_type
 from .arguments import check_argument  # (process_grid still imports it from here: see its home)
 from ..ops.sdy.plan import sharded_plan
-from .evaluator import CompiledBlock, PrepareContext, ProcessContext
+from .evaluator import CompiledBlock, Observer, PrepareContext, ProcessContext
 
 __all__ = ["run", "prepare_entry", "as_module", "is_path"]
 
@@ -117,7 +117,8 @@ def run(module: Module | str, *args: Any, entry: str = "main", verify: bool = Tr
         infeed: Sequence[Any] | None = None,
         custom_calls: dict[str, Callable[..., Any]] | None = None,
         replicas: int | None = None, partitions: int | None = None,
-        outfeed: list[Any] | None = None, **grid_options: Any) -> list[Any]:
+        outfeed: list[Any] | None = None, observer: Observer | None = None,
+        **grid_options: Any) -> list[Any]:
     """Run function ``entry`` of ``module`` on ``args``; returns the list of its results.
 
     ``module`` may be anything :func:`as_module` reads (a Module, a path, text, bytes, a JAX
@@ -151,7 +152,8 @@ def run(module: Module | str, *args: Any, entry: str = "main", verify: bool = Tr
         feeds: list[Any] = []
         per_process = run_grid(module, *args, entry=entry, replicas=plan.replicas,
                                partitions=plan.partitions, infeed=infeed, outfeed=feeds,
-                               custom_calls=custom_calls)
+                               custom_calls=custom_calls,
+                               **({"observer": observer} if observer is not None else {}))
         if outfeed is not None:
             outfeed.extend(feeds[0])
         return per_process[0]
@@ -160,7 +162,9 @@ def run(module: Module | str, *args: Any, entry: str = "main", verify: bool = Tr
         # module declares one; a 1x1 run that only passes grid options stays flat.
         from .process_grid import run_grid
 
-        feeds = []
+        feeds: list[Any] = []
+        if observer is not None:
+            grid_options["observer"] = observer
         per_process = run_grid(module, *args, entry=entry, replicas=replicas,
                                partitions=partitions, infeed=infeed, outfeed=feeds,
                                custom_calls=custom_calls, **grid_options)
@@ -176,7 +180,15 @@ def run(module: Module | str, *args: Any, entry: str = "main", verify: bool = Tr
         raise ExecutionError(f"@{entry} takes {len(ftype.inputs)} arguments, got {len(args)}",
                              func.location)
     values = [check_argument(a, t, i, entry) for i, (a, t) in enumerate(zip(args, ftype.inputs))]
-    fn, process = prepare_entry(module, entry)
+    if observer is None:
+        fn, process = prepare_entry(module, entry)
+    else:  # the last observer's preparation is kept (it holds the observer: ids stay unique)
+        observed = module.__dict__.setdefault("_prepared_observed", {})
+        hit = observed.get(entry)
+        if hit is None or hit[2] is not observer:
+            ctx = PrepareContext(module, observer=observer)
+            hit = observed[entry] = (ctx.function(entry), ctx.process, observer)
+        fn, process = hit[0], hit[1]
     process.start_run(infeed, custom_calls)
     with np.errstate(all="ignore"):  # NaN/inf/overflow are values here, not warnings
         results = fn(*values)

@@ -9,7 +9,8 @@ blocks are *captures*: the step owning the region binds them before calling its 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from time import perf_counter
+from typing import Any, Callable, Protocol, Sequence
 
 from ..errors import ExecutionError, ShloError, locate, runtime_location
 from ..ir import Block, Module, Operation, Region, Value, function_body
@@ -19,7 +20,7 @@ from ..registry import COMMUTATIVE, QUANTIZED_AWARE, TERMINATOR, lookup, names_w
 from ..types import is_quantized
 from .threads import THREADS
 
-__all__ = ["PrepareContext", "ProcessContext", "CompiledBlock"]
+__all__ = ["PrepareContext", "ProcessContext", "CompiledBlock", "Observer"]
 
 
 @dataclass
@@ -61,17 +62,52 @@ class ProcessContext:
         self.outfeed = []
         self.custom_calls = dict(custom_calls or {})
         self.check_failures = []
-        self.probes = {}
+        self.probes.clear()  # in place: probe kernels hold this dict
         self.channels = {}
         self.__dict__.pop("rng_counters", None)
 
 
-class PrepareContext:
-    """Handed to every prepare function: compiles regions and functions, knows the process."""
+class Observer(Protocol):
+    """Watches a run op by op (the hook of :mod:`shlo.debug`: trace, profile, diff).
 
-    def __init__(self, module: Module | None, process: ProcessContext | None = None) -> None:
+    A context prepared with an observer asks ``wants(op)`` once per op while preparing; the
+    kernel of each wanted op is wrapped to call ``enter`` before it runs and ``exit`` after,
+    with its operands, results and the seconds it took (nested ops of its regions and callees
+    run in between). Ops not wanted, and every run prepared without an observer, run exactly
+    as before: observing costs nothing when it is off.
+    """
+
+    def wants(self, op: Operation) -> bool: ...
+
+    def enter(self, op: Operation, process: ProcessContext) -> None: ...
+
+    def exit(self, op: Operation, process: ProcessContext, operands: tuple[Any, ...],
+             results: Sequence[Any], seconds: float) -> None: ...
+
+
+def _observed(op: Operation, kern: Callable[..., Sequence[Any]], observer: Observer,
+              process: ProcessContext) -> Callable[..., Sequence[Any]]:
+    enter, exit_, clock = observer.enter, observer.exit, perf_counter
+
+    def run(*args: Any) -> Sequence[Any]:
+        enter(op, process)
+        t0 = clock()
+        results = kern(*args)
+        exit_(op, process, args, results, clock() - t0)
+        return results
+
+    return run
+
+
+class PrepareContext:
+    """Handed to every prepare function: compiles regions and functions, knows the process.
+    With an ``observer`` (:class:`Observer`), the kernels of the ops it wants report to it."""
+
+    def __init__(self, module: Module | None, process: ProcessContext | None = None,
+                 observer: Observer | None = None) -> None:
         self.module = module
         self.process = process or ProcessContext()
+        self.observer = observer
         self._functions: dict[str, CompiledBlock] = {}
         self._new_regions: list[CompiledBlock] = []
 
@@ -84,7 +120,7 @@ class PrepareContext:
                                  num_replicas=num_replicas, num_partitions=num_partitions,
                                  custom_calls=dict(self.process.custom_calls),
                                  engine=self.process.engine)
-        return PrepareContext(self.module, process)
+        return PrepareContext(self.module, process, self.observer)
 
     def region(self, region: Region) -> "CompiledBlock":
         """Compile ``region`` (its entry block) into a callable ``fn(*args) -> list``."""
@@ -109,10 +145,14 @@ class PrepareContext:
         """Resolve ``op`` to its run-time kernel."""
         d = lookup(op.name)
         if d is None or d.prepare is None:
-            return _unsupported(op)
-        if QUANTIZED_AWARE not in d.traits and _has_quantized(op):
-            return dequantize_op_quantize(op, self)
-        return d.prepare(op, self)
+            kern = _unsupported(op)
+        elif QUANTIZED_AWARE not in d.traits and _has_quantized(op):
+            kern = dequantize_op_quantize(op, self)
+        else:
+            kern = d.prepare(op, self)
+        if self.observer is not None and self.observer.wants(op):
+            return _observed(op, kern, self.observer, self.process)
+        return kern
 
 
 def _has_quantized(op: Operation) -> bool:

@@ -29,7 +29,7 @@ from ..ops.distributed.groups import (
     cross_partition, cross_replica, cross_replica_and_partition, flattened_ids, process_groups,
     process_label,
 )
-from .evaluator import PrepareContext, ProcessContext
+from .evaluator import Observer, PrepareContext, ProcessContext
 from .threads import ProcessGrid
 
 __all__ = [
@@ -108,7 +108,8 @@ def run_grid(module: Module, *args: Any, entry: str = "main", replicas: int | No
              process_args: Sequence[Sequence[Any]] | None = None,
              infeed: Any = None, outfeed: list[Any] | None = None,
              custom_calls: dict[str, Callable[..., Any]] | None = None,
-             timeout: float | None = DEFAULT_TIMEOUT) -> list[list[Any]]:
+             timeout: float | None = DEFAULT_TIMEOUT,
+             observer: Observer | None = None) -> list[list[Any]]:
     """Run ``module`` on a ``replicas x partitions`` process grid; results per process.
 
     * The grid: ``replicas``/``partitions``, else the module's `mhlo.num_replicas` /
@@ -127,6 +128,8 @@ def run_grid(module: Module, *args: Any, entry: str = "main", replicas: int | No
       process's `outfeed` ops wrote is appended to it.
     * ``timeout``: seconds a collective or recv waits for processes still computing (None:
       no limit; deadlocks are still reported at once).
+    * ``observer``: watches every op of every process (:class:`~shlo.interpreter.evaluator.
+      Observer`; prepared afresh, not pooled).
 
     Returns a list indexed by process id (``replica_id * partitions + partition_id``) of each
     process's list of results.
@@ -173,7 +176,8 @@ def run_grid(module: Module, *args: Any, entry: str = "main", replicas: int | No
         queues = [list(q) for q in infeed.values]
     else:
         queues = [list(infeed) for _ in range(n)]
-    root = PrepareContext(module, ProcessContext(custom_calls=dict(custom_calls or {})))
+    root = PrepareContext(module, ProcessContext(custom_calls=dict(custom_calls or {})),
+                          observer)
     results, outfeeds = root.process.engine.run_programs(root, names, r, p, values, queues,
                                                          timeout)
     if outfeed is not None:

@@ -330,10 +330,12 @@ def _checkout(ctx: PrepareContext, module: Module, names: list[str], r: int,
     identity: the pooled contexts hold the callables, so their ids stay unique).
     """
     custom_calls = ctx.process.custom_calls
-    key = (tuple(names), r, p, tuple(sorted((k, id(v)) for k, v in custom_calls.items())))
+    observed = ctx.observer is not None  # observed runs are prepared afresh, never pooled
+    key = (tuple(names), r, p, tuple(sorted((k, id(v)) for k, v in custom_calls.items())),
+           observed)
     with _pool_lock:
         free = module.__dict__.setdefault("_grid_instances", {}).setdefault(key, [])
-        if free:
+        if free and not observed:
             return free.pop()
     contexts, functions = [], []
     for i, name in enumerate(names):
@@ -344,6 +346,8 @@ def _checkout(ctx: PrepareContext, module: Module, names: list[str], r: int,
 
 
 def _checkin(module: Module, inst: _Instance) -> None:
+    if inst.key[-1]:  # observed (see _checkout)
+        return
     for c in inst.contexts:
         c.grid = None
         c.infeed, c.outfeed, c.channels = [], [], {}

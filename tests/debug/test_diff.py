@@ -1,0 +1,169 @@
+"""First divergence: planted changes found at the right op with the right magnitude."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import shlo
+from shlo.debug.diff import diff
+from shlo.debug.metrics import Tolerance, compare
+from shlo.debug.reproducer import reproducer
+from shlo.testing.runner import run_file
+
+ROOT = Path(__file__).resolve().parents[2]
+MLP = (ROOT / "examples" / "mlp.mlir").read_text()
+X = np.load(ROOT / "examples" / "mlp_input.npy")
+
+SMALL = """
+func.func @main(%a: tensor<3xf32>) -> tensor<3xf32> {
+  %c = stablehlo.constant dense<[1.0, 2.0, 4.0]> : tensor<3xf32>
+  %0 = stablehlo.add %a, %c : tensor<3xf32>
+  %1 = stablehlo.multiply %0, %0 : tensor<3xf32>
+  %2 = stablehlo.exponential %1 : tensor<3xf32>
+  return %2 : tensor<3xf32>
+}
+"""
+A = np.array([0.5, -1.0, 0.25], np.float32)
+
+
+def test_metrics_by_hand():
+    m = compare(np.array([1.0, 2.0, 4.0], np.float32), np.array([1.0, 2.5, 4.0], np.float32))
+    assert m.max_abs == 0.5 and m.max_rel == pytest.approx(0.2)
+    assert m.sqnr_db == pytest.approx(10 * math.log10((1 + 6.25 + 16) / 0.25))
+    assert m.bad == 1 and m.worst == (1,)
+    assert m.max_ulp == 2 ** 21  # 2.0 and 2.5 are 2^21 f32 ulps apart
+    m = compare(np.array([np.nan, 1.0], np.float32), np.array([0.0, np.inf], np.float32))
+    assert (m.nan_mismatch, m.inf_mismatch, m.bad) == (1, 1, 2)
+    one_ulp = np.nextafter(np.float32(1), np.float32(2))
+    assert not compare(np.array([one_ulp]), np.array([1.0], np.float32),
+                       tolerance=Tolerance(ulp=1)).diverged
+    assert compare(np.array([one_ulp]), np.array([1.0], np.float32)).diverged
+
+
+def test_planted_subtract_in_small_program():
+    changed = SMALL.replace("stablehlo.multiply %0, %0", "stablehlo.subtract %0, %0")
+    r = diff(shlo.parse(SMALL, "a.mlir"), A, b=shlo.parse(changed, "b.mlir"))
+    first = r.first
+    assert first is not None and first.a.name == "stablehlo.multiply"
+    assert first.a.location == "a.mlir:5:3"
+    # (a + c)^2 against 0: the error is the square itself
+    assert first.metrics[0].max_abs == pytest.approx(max((A + [1, 2, 4]) ** 2))
+    assert [p.diverged for p in r.pairs][:3] == [False, False, True]  # constant, add agree
+    msg = r.message()
+    assert msg.startswith("a.mlir:5:3: error: first divergence at 'stablehlo.multiply'")
+
+
+@pytest.mark.parametrize("change, where", [
+    (("%14 = stablehlo.subtract %8, %13", "%14 = stablehlo.add %8, %13"), "subtract"),
+    (("%15 = stablehlo.exponential %14", "%15 = stablehlo.exponential %14x"), "exponential"),
+])
+def test_mlp_one_op_changed(change, where):
+    old, new = change
+    if where == "exponential":  # a convert to bf16 and back inserted before the exponential
+        new_text = MLP.replace(
+            "    %15 = stablehlo.exponential %14",
+            "    %14b = stablehlo.convert %14 : (tensor<2x10xf32>) -> tensor<2x10xbf16>\n"
+            "    %14x = stablehlo.convert %14b : (tensor<2x10xbf16>) -> tensor<2x10xf32>\n"
+            "    %15 = stablehlo.exponential %14x")
+    else:
+        new_text = MLP.replace(old, new)
+    assert new_text != MLP
+    a, b = shlo.parse(MLP, "mlp.mlir"), shlo.parse(new_text, "changed.mlir")
+    r = diff(a, X, b=b)
+    assert r.first is not None
+    assert r.first.a.name == f"stablehlo.{where}"
+    assert r.first.a.location == ("mlp.mlir:23:5" if where == "subtract" else "mlp.mlir:24:5")
+    if where == "exponential":  # bf16 rounding: about 2^-9 relative at worst
+        m = r.first.metrics[0]
+        assert 1e-4 < m.max_rel < 2 ** -7
+        assert "convert" in r.message()  # the unmatched converts of the reference are named
+
+
+def test_constant_one_ulp():
+    text = MLP.replace("dense<0.000000e+00> : tensor<f32>\n    %16",
+                       "dense<1.401300e-45> : tensor<f32>\n    %16")
+    assert text != MLP
+    r = diff(shlo.parse(MLP, "mlp.mlir"), X, b=shlo.parse(text, "b.mlir"))
+    assert r.first is not None and r.first.a.name == "stablehlo.constant"
+    assert r.first.a.location == "mlp.mlir:25:5" and r.first.metrics[0].max_ulp == 1
+
+
+def test_two_inputs():
+    x2 = X.copy()
+    x2[1, 5] += 1.0
+    r = diff(shlo.parse(MLP, "mlp.mlir"), X, b_args=[x2])
+    assert r.first.a.name == "stablehlo.dot_general" and r.first.a.location == "mlp.mlir:7:5"
+    assert r.first.metrics[0].worst[0] == 1  # only row 1 of the batch differs
+
+
+def test_f64_reference_finds_the_bf16_convert():
+    text = SMALL.replace(
+        "  %1 = stablehlo.multiply %0, %0 : tensor<3xf32>",
+        "  %b = stablehlo.convert %0 : (tensor<3xf32>) -> tensor<3xbf16>\n"
+        "  %0x = stablehlo.convert %b : (tensor<3xbf16>) -> tensor<3xf32>\n"
+        "  %1 = stablehlo.multiply %0x, %0x : tensor<3xf32>")
+    x = np.array([0.123, -1.0, 0.25], np.float32)
+    r = diff(shlo.parse(text, "p.mlir"), x, against="f64")
+    assert r.first.a.name == "stablehlo.convert" and r.first.a.location == "p.mlir:5:3"
+    assert 1e-4 < r.first.metrics[0].max_rel <= 2 ** -8
+    assert diff(shlo.parse(SMALL), x, against="f64").first is None
+
+
+def test_reproducer_fails_check(tmp_path):
+    changed = MLP.replace("%14 = stablehlo.subtract %8, %13", "%14 = stablehlo.add %8, %13")
+    r = diff(shlo.parse(MLP, "mlp.mlir"), X, b=shlo.parse(changed, "b.mlir"))
+    path = tmp_path / "repro.mlir"
+    path.write_text(reproducer(r.first, "mlp.mlir"))
+    text = path.read_text()
+    assert "stablehlo.subtract" in text and "check.expect_close" in text
+    results = run_file(str(path))
+    assert results and all(c.status == "failed" for c in results)
+    # the same op with the reference's own output passes: the check is the only failure
+    same = diff(shlo.parse(MLP, "mlp.mlir"), X, b=shlo.parse(MLP, "b.mlir"))
+    assert same.first is None
+
+
+def test_quantized_against_float_sqnr():
+    qtype = "tensor<2x4x!quant.uniform<i8:f32, 0.05>>"
+    qtext = f"""
+    func.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {{
+      %q = stablehlo.uniform_quantize %x : (tensor<2x4xf32>) -> {qtype}
+      %a = stablehlo.add %q, %q : ({qtype}, {qtype}) -> {qtype}
+      %e = stablehlo.uniform_dequantize %a : ({qtype}) -> tensor<2x4xf32>
+      %t = stablehlo.tanh %e : tensor<2x4xf32>
+      return %t : tensor<2x4xf32>
+    }}"""
+    ftext = """
+    func.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+      %a = stablehlo.add %x, %x : tensor<2x4xf32>
+      %t = stablehlo.tanh %a : tensor<2x4xf32>
+      return %t : tensor<2x4xf32>
+    }"""
+    x = np.linspace(-1, 1, 8, dtype=np.float32).reshape(2, 4)
+    r = diff(shlo.parse(qtext, "q.mlir"), x, b=shlo.parse(ftext, "f.mlir"),
+             tolerance=Tolerance(rtol=0.1))
+    names = [p.a.name for p in r.pairs]
+    assert names == ["stablehlo.add", "stablehlo.tanh"]
+    add = r.pairs[0].metrics[0]
+    q = np.round(x / 0.05) * 0.05  # the quantized add, dequantized
+    expect_noise = ((2 * q - 2 * x) ** 2).sum()
+    assert add.sqnr_db == pytest.approx(10 * np.log10(((2 * x) ** 2).sum() / expect_noise),
+                                        rel=1e-3)
+    assert "SQNR dB" in r.table()
+
+
+def test_against_xla():
+    pytest.importorskip("jax")
+    changed = MLP.replace("%14 = stablehlo.subtract %8, %13", "%14 = stablehlo.add %8, %13")
+    a = shlo.parse(MLP, "mlp.mlir")
+    r = diff(a, X, against="xla")
+    assert r.first is None and len(r.pairs) > 20  # one compile returned every body op
+    r = diff(a, X, b=shlo.parse(changed, "b.mlir"), against="xla")
+    assert r.first.a.name == "stablehlo.subtract" and r.first.a.location == "mlp.mlir:23:5"
+    # a planted divergence of shlo against XLA: shlo runs the changed program
+    r = diff(shlo.parse(changed, "b.mlir"), X, b=a, against="xla")
+    assert r.first.a.location == "b.mlir:23:5"
