@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterable, Sequence
 from ..attributes import int_attr
 from ..errors import ExecutionError
 from ..ir import Module, function_type
-from ..ops.distributed.grid import DEFAULT_TIMEOUT, ProcessId
+from ..ops.distributed.grid import DEFAULT_TIMEOUT, Engine, ProcessId
 from ..ops.distributed.groups import (
     cross_partition, cross_replica, cross_replica_and_partition, flattened_ids, process_groups,
     process_label,
@@ -108,7 +108,8 @@ def run_grid(module: Module, *args: Any, entry: str = "main", replicas: int | No
              process_args: Sequence[Sequence[Any]] | None = None,
              infeed: Any = None, outfeed: list[Any] | None = None,
              custom_calls: dict[str, Callable[..., Any]] | None = None,
-             timeout: float | None = DEFAULT_TIMEOUT) -> list[list[Any]]:
+             timeout: float | None = DEFAULT_TIMEOUT,
+             engine: Engine | None = None) -> list[list[Any]]:
     """Run ``module`` on a ``replicas x partitions`` process grid; results per process.
 
     * The grid: ``replicas``/``partitions``, else the module's `mhlo.num_replicas` /
@@ -127,6 +128,8 @@ def run_grid(module: Module, *args: Any, entry: str = "main", replicas: int | No
       process's `outfeed` ops wrote is appended to it.
     * ``timeout``: seconds a collective or recv waits for processes still computing (None:
       no limit; deadlocks are still reported at once).
+    * ``engine``: what runs the processes (default: threads of this interpreter; an
+      :class:`~shlo.interpreter.mpi.engine.MPIEngine` on rank 0 of an MPI job: one rank each).
 
     Returns a list indexed by process id (``replica_id * partitions + partition_id``) of each
     process's list of results.
@@ -174,6 +177,8 @@ def run_grid(module: Module, *args: Any, entry: str = "main", replicas: int | No
     else:
         queues = [list(infeed) for _ in range(n)]
     root = PrepareContext(module, ProcessContext(custom_calls=dict(custom_calls or {})))
+    if engine is not None:
+        root.process.engine = engine
     results, outfeeds = root.process.engine.run_programs(root, names, r, p, values, queues,
                                                          timeout)
     if outfeed is not None:

@@ -262,11 +262,12 @@ class ProcessGrid:
 
     def rendezvous(self, op: Operation | None, group: Sequence[ProcessId], me: ProcessId,
                    value: Any, combine: Callable[[list[Any]], list[Any]],
-                   channel_id: int = 0) -> Any:
+                   channel_id: int = 0, native: Any = None) -> Any:
         """Meet the other members of ``group`` at ``op``; return ``me``'s part of the results.
 
         ``combine`` gets the members' values in group order and returns one result per member
-        (in group order); the last member to arrive calls it, once for the whole group.
+        (in group order); the last member to arrive calls it, once for the whole group
+        (``native`` is for engines with built-in collectives: threads need none).
         """
         name = op.name if op is not None else ""
         with self._lock:

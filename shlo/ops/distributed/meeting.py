@@ -12,7 +12,7 @@ from ...errors import Diagnostics, ExecutionError
 from ...ir import Operation
 from ...types import QuantizedType, TensorType, Type, element_type_for_dtype
 from .._regions import check_reducer, ufunc_for
-from .grid import ProcessId
+from .grid import Native, ProcessId
 from .groups import plural_label, process_label
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -28,8 +28,9 @@ Values = tuple[Any, ...]
 
 def meet(op: Operation, process: ProcessContext, group: tuple[ProcessId, ...], value: Any,
          combine: Callable[[tuple[ProcessId, ...], list[Any]], list[Any]],
-         cid: int = 0) -> Any:
-    """Contribute ``value`` to ``op`` in ``group``; return this process's result."""
+         cid: int = 0, native: Native | None = None) -> Any:
+    """Contribute ``value`` to ``op`` in ``group``; return this process's result. ``native``
+    describes the collective for engines that have it built in (:class:`~.grid.Native`)."""
     if len(group) == 1:
         return combine(group, [value])[0]
     grid = process.grid
@@ -44,8 +45,10 @@ def meet(op: Operation, process: ProcessContext, group: tuple[ProcessId, ...], v
             e.names_process = True  # type: ignore[attr-defined]
             raise
 
-    return grid.rendezvous(op, group, (process.replica_id, process.partition_id), value,
-                           whole_group, cid)
+    me = (process.replica_id, process.partition_id)
+    if native is None:
+        return grid.rendezvous(op, group, me, value, whole_group, cid)
+    return grid.rendezvous(op, group, me, value, whole_group, cid, native=native)
 
 
 # --- the words of a wait that cannot complete (every engine says the same) -------------------

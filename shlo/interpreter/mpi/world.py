@@ -1,0 +1,138 @@
+"""The MPI world as the MPI engine sees it: communicators, tags, and waits with deadlines.
+
+mpi4py is imported on first use (``pip install shlo[mpi]``), never when shlo is imported.
+Every wait polls its requests (MPI's own blocking calls spin on a core, and ranks often
+outnumber cores): first briefly at full speed, then with sleeps that grow to
+:data:`MAX_SLEEP`. A wait that lasts :data:`REPORT_AFTER` seconds tells the coordinator on
+rank 0 what it waits for (:mod:`.coordinator`), which diagnoses deadlocks and timeouts; every
+wait also has a deadline of its own, in case rank 0 cannot answer.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:  # pragma: no cover
+    from mpi4py import MPI as MPIModule
+
+__all__ = ["mpi", "available", "launched_by_mpiexec", "World", "world", "die",
+           "REPORT_AFTER", "MAX_SLEEP", "BACKSTOP"]
+
+REPORT_AFTER = 0.05
+"""Seconds a wait lasts before it is reported to the coordinator."""
+
+MAX_SLEEP = 0.002
+"""Longest sleep between two polls of a waiting request."""
+
+BACKSTOP = 5.0
+"""Seconds past the timeout after which a rank stops waiting for the coordinator's verdict."""
+
+# Tags on the control communicator.
+TAG_REPORT = 11  # rank -> coordinator: a state change, an infeed request
+TAG_REPLY = 12  # coordinator -> rank: an infeed value
+TAG_COMMAND = 13  # host -> rank: run a grid, or exit
+TAG_RESULT = 14  # rank -> host: results and outfeed of a run
+
+
+def mpi() -> MPIModule:
+    """mpi4py's MPI module (initialises MPI with thread support on first use)."""
+    try:
+        import mpi4py
+
+        mpi4py.rc.threads = True
+        mpi4py.rc.thread_level = "multiple"
+        from mpi4py import MPI
+    except ImportError as e:
+        raise RuntimeError("the MPI engine needs mpi4py and an MPI library: pip install "
+                           "'shlo[mpi]' (mpi4py and the mpich wheel)") from e
+    return MPI
+
+
+def available() -> bool:
+    """Whether mpi4py can be imported (without initialising MPI)."""
+    import importlib.util
+
+    return importlib.util.find_spec("mpi4py") is not None
+
+
+def launched_by_mpiexec() -> bool:
+    """Whether this process is a rank of an MPI job of more than one rank (MPICH's and Open
+    MPI's launchers set these variables)."""
+    for var in ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MPI_LOCALNRANKS", "PMIX_SIZE"):
+        v = os.environ.get(var)
+        if v is not None and v.isdigit() and int(v) > 1:
+            return True
+    return False
+
+
+class World:
+    """COMM_WORLD and the engine's own duplicates of it (control messages, channels)."""
+
+    def __init__(self) -> None:
+        MPI = mpi()
+        self.MPI = MPI
+        self.comm = MPI.COMM_WORLD
+        self.rank = self.comm.Get_rank()
+        self.size = self.comm.Get_size()
+        self.ctl = self.comm.Dup()  # reports, commands, results
+        self.tag_ub = int(self.comm.Get_attr(MPI.TAG_UB) or 32767)
+        self._grids: dict[int, Any] = {}
+        self.report: Callable[[dict[str, Any]], None] = lambda msg: None
+
+    def grid_comm(self, n: int) -> Any:
+        """The communicator of ranks 0..n-1 (made once per size, by those ranks only)."""
+        c = self._grids.get(n)
+        if c is None:
+            if n == self.size:
+                c = self.comm.Dup()
+            else:
+                c = self.comm.Create_group(self.comm.Get_group().Range_incl([(0, n - 1, 1)]),
+                                           tag=n)
+            self._grids[n] = c
+        return c
+
+    def poll(self, test: Callable[[], bool], deadline: float | None,
+             on_report: Callable[[], None] | None = None) -> bool:
+        """Call ``test`` until it is true (True) or ``deadline`` passes (False); after
+        :data:`REPORT_AFTER` seconds call ``on_report`` once."""
+        if test():
+            return True
+        start = time.monotonic()
+        sleep = 0.0
+        reported = on_report is None
+        spins = 0
+        while True:
+            if test():
+                return True
+            now = time.monotonic()
+            if not reported and now - start > REPORT_AFTER:
+                reported = True
+                on_report()  # type: ignore[misc]
+            if deadline is not None and now > deadline:
+                return False
+            spins += 1
+            if spins > 50:
+                sleep = min(MAX_SLEEP, sleep * 2 or 2e-5)
+                time.sleep(sleep)
+
+
+_WORLD: World | None = None
+
+
+def world() -> World:
+    """The process's MPI world (made on first use)."""
+    global _WORLD
+    if _WORLD is None:
+        _WORLD = World()
+    return _WORLD
+
+
+def die(message: str, code: int = 1) -> None:
+    """Print ``message`` (a located error) on stderr and abort the whole MPI job."""
+    sys.stderr.write(message.rstrip("\n") + "\n")
+    sys.stderr.flush()
+    w = world()
+    w.comm.Abort(code)
