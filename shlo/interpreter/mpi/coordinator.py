@@ -69,6 +69,7 @@ class Coordinator(threading.Thread):
         self.state: dict[int, Any] = {r: "running" for r in range(n)}
         self.stopping = threading.Event()
         self._last_change = time.monotonic()
+        self._changed = {r: self._last_change for r in range(n)}  # per rank
 
     def pid(self, rank: int) -> tuple[int, int]:
         return divmod(rank, self.num_partitions)
@@ -95,7 +96,7 @@ class Coordinator(threading.Thread):
     def _handle(self, m: dict[str, Any]) -> None:
         t, r = m["t"], m["rank"]
         now = time.monotonic()
-        self._last_change = now
+        self._last_change = self._changed[r] = now
         if t == "block":
             self.state[r] = ("blocked", m["key"], m.get("members"), _op(m.get("op")),
                              m.get("detail", ""), now - REPORT_AFTER)
@@ -121,8 +122,10 @@ class Coordinator(threading.Thread):
     def _check(self, now: float) -> None:
         blocked = {r: s for r, s in self.state.items() if isinstance(s, tuple)}
         for r, (_, key, members, op, detail, since) in blocked.items():
-            if members is not None:
-                gone = [m for m in members if self.state.get(m) == "done"]
+            if members is not None and now - self._changed[r] > SETTLE:
+                # (settled: a report that the rank runs again may still be on its way)
+                gone = [m for m in members if self.state.get(m) == "done"
+                        and now - self._changed[m] > SETTLE]
                 if gone:
                     self._end(op, gone_message(op, self.pid(r), [self.pid(g) for g in gone]))
             if self.timeout is not None and now - since > self.timeout:

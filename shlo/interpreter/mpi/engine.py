@@ -132,8 +132,9 @@ class MPIEngine:
     the host, calls it). ``deterministic``: fold float reductions in the threaded grid's
     order (bitwise equal to it) instead of MPI's native reductions."""
 
-    def __init__(self, deterministic: bool = False) -> None:
+    def __init__(self, deterministic: bool = False, module_key: Any = None) -> None:
         self.deterministic = deterministic
+        self.module_key = module_key  # names the module for the other ranks (see serve)
 
     def run_programs(self, ctx: PrepareContext, names: list[str], num_replicas: int,
                      num_partitions: int, args: list[list[Any]],
@@ -158,8 +159,7 @@ class MPIEngine:
         coordinator.start()
         pending = []
         for k in range(1, n):
-            pending.append(w.ctl.isend({"t": "run", "module": getattr(ctx.module, "_mpi_key",
-                                                                      None),
+            pending.append(w.ctl.isend({"t": "run", "module": self.module_key,
                                         "names": names, "r": num_replicas, "p": num_partitions,
                                         "args": args[k], "timeout": timeout,
                                         "deterministic": self.deterministic,
