@@ -70,6 +70,7 @@ class Coordinator(threading.Thread):
         self.stopping = threading.Event()
         self._last_change = time.monotonic()
         self._changed = {r: self._last_change for r in range(n)}  # per rank
+        self._last_pid_check = 0.0
 
     def pid(self, rank: int) -> tuple[int, int]:
         return divmod(rank, self.num_partitions)
@@ -120,6 +121,11 @@ class Coordinator(threading.Thread):
         return isinstance(s, tuple) and s[1] == key
 
     def _check(self, now: float) -> None:
+        if now - self._last_pid_check > 0.2:
+            self._last_pid_check = now
+            died = self.w.peer_died_message()
+            if died is not None:
+                die(died)
         blocked = {r: s for r, s in self.state.items() if isinstance(s, tuple)}
         for r, (_, key, members, op, detail, since) in blocked.items():
             if members is not None and now - self._changed[r] > SETTLE:

@@ -87,9 +87,10 @@ def _message(e: BaseException, rank: int, num_partitions: int, n: int) -> str:
     """The located message of a rank's error (named by its process when the grid has more)."""
     if isinstance(e, ShloError):
         text = str(e)
-        if n > 1 and not getattr(e, "names_process", False):
+        label = process_label(rank, num_partitions)
+        if n > 1 and not getattr(e, "names_process", False) and label not in text:
             d = e.diagnostics[0]
-            d.message = f"{process_label(rank, num_partitions)}: {d.message}"
+            d.message = f"{label}: {d.message}"
             text = str(ExecutionError(d.message, d.location))
         return text
     return (f"error: {process_label(rank, num_partitions)}: internal error: "
@@ -103,6 +104,7 @@ def _run_rank(w: World, ctx: PrepareContext, names: list[str], r: int, p: int, r
     n = r * p
     module = ctx.module
     assert module is not None
+    w.num_partitions = p
     comm = w.grid_comm(n)
     grid = MPIGrid(w, comm, r, p, timeout, deterministic, _receivers(module, names))
     pool = module.__dict__.setdefault("_mpi_prepared", {})
@@ -195,11 +197,13 @@ class MPIEngine:
         return results, outfeeds
 
 
-def serve(module_for: Callable[[Any], Module]) -> None:
+def serve(module_for: Callable[[Any], Module],
+          custom_calls: dict[str, Callable[..., Any]] | None = None) -> None:
     """Ranks other than 0: run the grids rank 0 starts until it says to stop.
 
     ``module_for(key)`` gives the module a command names (the one module of `shlo run`,
-    the case of `shlo check`)."""
+    the case of `shlo check`); ``custom_calls`` are this rank's (as rank 0's, which
+    cannot send functions)."""
     w = world()
     w.report = lambda msg: w.ctl.send(msg, dest=0, tag=TAG_REPORT)
     while True:
@@ -217,7 +221,7 @@ def serve(module_for: Callable[[Any], Module]) -> None:
         if cmd["t"] == "exit":
             return
         module = module_for(cmd["module"])
-        ctx = PrepareContext(module, ProcessContext())
+        ctx = PrepareContext(module, ProcessContext(custom_calls=dict(custom_calls or {})))
         infeed = _RemoteQueue(w, w.rank) if cmd["infeed"] is None else cmd["infeed"]
         res, out, fails = _run_rank(w, ctx, cmd["names"], cmd["r"], cmd["p"], w.rank,
                                     cmd["args"], infeed, cmd["timeout"], cmd["deterministic"])

@@ -32,8 +32,25 @@ def mpiexec() -> str:
 
 
 def mpi_command(n: int, module_args: Sequence[str]) -> list[str]:
-    """`mpiexec -n N python -m ...` for this Python."""
-    return [mpiexec(), "-n", str(n), sys.executable, "-m", *module_args]
+    """`mpiexec -n N python -m ...` for this Python. With MPICH's launcher (hydra), a rank
+    that dies does not silently take the others down (-disable-auto-cleanup): they are
+    signalled, and rank 0 names the one that died before ending the job."""
+    exe = mpiexec()
+    return [exe, *_hydra_options(exe), "-n", str(n), sys.executable, "-m", *module_args]
+
+
+_HYDRA: dict[str, bool] = {}
+
+
+def _hydra_options(exe: str) -> list[str]:
+    if exe not in _HYDRA:
+        try:
+            out = subprocess.run([exe, "--version"], capture_output=True, text=True,
+                                 timeout=30).stdout
+        except (OSError, subprocess.SubprocessError):
+            out = ""
+        _HYDRA[exe] = "HYDRA" in out
+    return ["-disable-auto-cleanup"] if _HYDRA[exe] else []
 
 
 def _env() -> dict[str, str]:

@@ -11,7 +11,10 @@ wait also has a deadline of its own, in case rank 0 cannot answer.
 from __future__ import annotations
 
 import os
+import signal
+import socket
 import sys
+import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -81,6 +84,38 @@ class World:
         self.tag_ub = int(self.comm.Get_attr(MPI.TAG_UB) or 32767)
         self._grids: dict[int, Any] = {}
         self.report: Callable[[dict[str, Any]], None] = lambda msg: None
+        self.num_partitions = 1  # of the grid running now (to name ranks as processes)
+        self.pids: list[tuple[str, int]] = self.comm.allgather((socket.gethostname(),
+                                                                os.getpid()))
+        if threading.current_thread() is threading.main_thread():
+            # MPICH's launcher started with -disable-auto-cleanup signals the surviving
+            # ranks (SIGUSR1) when one dies: say which one, then end the job.
+            signal.signal(signal.SIGUSR1, lambda signum, frame: self._peer_died())
+
+    def dead_ranks(self) -> list[int]:
+        """Ranks on this host whose OS process has ended."""
+        host = socket.gethostname()
+        dead = []
+        for r, (h, pid) in enumerate(self.pids):
+            if h == host and r != self.rank and not _alive(pid):
+                dead.append(r)
+        return dead
+
+    def peer_died_message(self) -> str | None:
+        """The error naming the ranks of this host that died, or None."""
+        dead = self.dead_ranks()
+        if not dead:
+            return None
+        from ...ops.distributed.groups import plural_label
+
+        return (f"error: {plural_label([divmod(r, self.num_partitions) for r in dead])} "
+                f"(rank{'s' if len(dead) > 1 else ''} {', '.join(str(r) for r in dead)}) "
+                f"died: its OS process ended while the grid ran (a crash, a kill, os._exit); "
+                f"the MPI job is ended")
+
+    def _peer_died(self) -> None:  # pragma: no cover - exercised under mpiexec
+        die(self.peer_died_message() or "error: a rank of the MPI job died (its OS process "
+                                        "ended); the MPI job is ended")
 
     def grid_comm(self, n: int) -> Any:
         """The communicator of ranks 0..n-1 (made once per size, by those ranks only)."""
@@ -119,6 +154,23 @@ class World:
                 time.sleep(sleep)
 
 
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie, ended but not yet reaped, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except FileNotFoundError:
+        return False
+    except OSError:  # no /proc: ask the kernel
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            pass
+        return True
+
+
 _WORLD: World | None = None
 
 
@@ -135,4 +187,7 @@ def die(message: str, code: int = 1) -> None:
     sys.stderr.write(message.rstrip("\n") + "\n")
     sys.stderr.flush()
     w = world()
-    w.comm.Abort(code)
+    try:
+        w.comm.Abort(code)
+    finally:
+        os._exit(code)  # MPI_Abort may return before the launcher kills this rank
