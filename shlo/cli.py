@@ -107,9 +107,15 @@ def _print_results(a: argparse.Namespace, module: Any, results: list[Any], grid:
 def _cmd_check(a: argparse.Namespace) -> int:
     from .testing.runner import main as check_main
 
-    extra = {"engine": a.engine, "deterministic": a.deterministic} if a.engine == "mpi" else {}
+    run = None
+    if a.engine == "mpi":  # grid cases on MPI ranks
+        from functools import partial
+
+        from .testing.mpi_runner import run_paths_mpi
+
+        run = partial(run_paths_mpi, deterministic=a.deterministic)
     return check_main(a.paths, jobs=a.jobs, verify=not a.no_verify, timeout=a.timeout,
-                      quiet=a.quiet, **extra)
+                      quiet=a.quiet, run=run)
 
 
 # --- the MPI engine (shlo.interpreter.mpi): --engine, -n, --deterministic --------------------

@@ -132,7 +132,7 @@ def _job(cmd: list[str], count: int, timeout: float | None) -> tuple[dict[int, C
 
 def run_paths_mpi(paths: list[str], jobs: int | None = None, verify: bool = True,
                   timeout: float | None = 120.0, progress: bool = False,
-                  deterministic: bool = False) -> list[CaseResult]:
+                  deterministic: bool = False) -> list[CaseResult]:  # noqa: ARG001 (jobs)
     """Every case of every file: grid cases on MPI (:func:`run_cases`), the others in this
     process."""
     from ..syntax.split import split_cases

@@ -219,19 +219,13 @@ def summary_line(results: list[CaseResult]) -> str:
 
 
 def main(paths: list[str], jobs: int | None = None, verify: bool = True,
-         timeout: float | None = 120.0, quiet: bool = False, engine: str | None = None,
-         deterministic: bool = False) -> int:
+         timeout: float | None = 120.0, quiet: bool = False, run=None) -> int:
     """`shlo check`: print one line per failure and a last line `N passed, N failed`.
-    ``engine="mpi"``: cases that run process grids run on MPI ranks
-    (:mod:`shlo.testing.mpi_runner`), the others as usual."""
+    ``run``: what runs the cases, as :func:`run_paths` (`--engine mpi`:
+    :func:`shlo.testing.mpi_runner.run_paths_mpi`)."""
     progress = sys.stderr.isatty() and not quiet
-    if engine == "mpi":
-        from .mpi_runner import run_paths_mpi
-
-        results = run_paths_mpi(paths, jobs, verify, timeout, progress, deterministic)
-    else:
-        results = run_paths(paths, jobs=jobs, verify=verify, timeout=timeout,
-                            progress=progress)
+    results = (run or run_paths)(paths, jobs=jobs, verify=verify, timeout=timeout,
+                                 progress=progress)
     skipped: dict[str, int] = {}
     for r in results:
         if r.status == "skipped":
