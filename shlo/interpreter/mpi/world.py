@@ -30,6 +30,13 @@ REPORT_AFTER = 0.05
 MAX_SLEEP = 0.002
 """Longest sleep between two polls of a waiting request."""
 
+SPIN_FOR = 0.0002
+"""Seconds a wait polls at full speed first."""
+
+YIELD_FOR = 0.02
+"""Seconds a wait polls without sleeping (yielding the core between polls) before it sleeps
+between polls: short collectives end without a sleep's latency, long waits cost no core."""
+
 BACKSTOP = 5.0
 """Seconds past the timeout after which a rank stops waiting for the coordinator's verdict."""
 
@@ -149,7 +156,11 @@ class World:
             if deadline is not None and now > deadline:
                 return False
             spins += 1
-            if spins > 50:
+            if now - start < SPIN_FOR:
+                continue  # fewer ranks than cores: the answer is microseconds away
+            if now - start < YIELD_FOR:
+                os.sched_yield()  # a rank that computes gets the core (ranks > cores)
+            else:
                 sleep = min(MAX_SLEEP, sleep * 2 or 2e-5)
                 time.sleep(sleep)
 
