@@ -181,11 +181,14 @@ def one_xla(case: str, n: int, size: int) -> dict:
 # --- the driver --------------------------------------------------------------------------------
 
 
+PYTHONS: dict[str, str] = {}  # engine -> the Python to measure it with (--python ENGINE=PATH)
+
+
 def measure(engine: str, case: str, n: int, size: int, timeout: float) -> dict:
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
                PYTHONPATH=str(ROOT))
-    me = [sys.executable, str(Path(__file__).resolve()), "--one", engine, case, str(n),
-          str(size)]
+    me = [PYTHONS.get(engine, sys.executable), str(Path(__file__).resolve()), "--one", engine,
+          case, str(n), str(size)]
     if engine == "mpi":
         sys.path.insert(0, str(ROOT))
         from shlo.interpreter.mpi.launch import mpiexec
@@ -212,7 +215,11 @@ def main() -> int:
     ap.add_argument("--engines", default="threads,mpi,xla")
     ap.add_argument("--cases", default="loop,all_to_all")
     ap.add_argument("--timeout", type=float, default=900)
+    ap.add_argument("--python", action="append", default=[], metavar="ENGINE=PATH",
+                    help="the Python of an engine (e.g. xla=.venv/bin/python: jax there, "
+                         "mpi4py in this one)")
     a = ap.parse_args()
+    PYTHONS.update(x.split("=", 1) for x in a.python)
     if a.one:
         engine, case, n, size = a.one
         fn = {"threads": one_threads, "mpi": one_mpi, "xla": one_xla}[engine]

@@ -525,11 +525,9 @@ def run_programs(ctx: PrepareContext, names: list[str], num_replicas: int, num_p
             c.grid = grid
             c.infeed = infeeds[i] if infeeds is not None else []
             c.outfeed = []
-            if parent is not None:
-                c.check_failures = parent.check_failures
-                c.probes = parent.probes
-            else:
-                c.check_failures, c.probes = [], {}
+            # Prepared check ops hold the lists they saw: empty them, do not replace them.
+            c.check_failures.clear()
+            c.probes.clear()
         results: list[Any] = [None] * n
         if n == 1:
             results[0] = _run_one(grid, inst, 0, args[0])
@@ -547,6 +545,11 @@ def run_programs(ctx: PrepareContext, names: list[str], num_replicas: int, num_p
                               + (f" ({len(leftover)} values in all)" if len(leftover) > 1
                                  else ""))
         outfeeds = [list(c.outfeed) for c in inst.contexts]
+        if parent is not None:  # the grid's check failures and probes are the parent's
+            for c in inst.contexts:
+                parent.check_failures.extend(c.check_failures)
+                for k, v in c.probes.items():
+                    parent.probes.setdefault(k, []).extend(v)
     finally:
         if reuse:
             _checkin(module, inst)

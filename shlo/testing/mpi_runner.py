@@ -161,6 +161,41 @@ def run_paths_mpi(paths: list[str], jobs: int | None = None, verify: bool = True
     return results
 
 
+def run_grid_case(path: str, line: int, text: str, verify: bool, engine: Any) -> CaseResult:
+    """A case whose module declares a grid: each entry on every process of it (rank 0)."""
+    from ..attributes import int_attr
+    from ..interpreter.evaluator import PrepareContext, ProcessContext
+    from ..ir import function_type
+    from ..syntax.parser import parse
+    from .runner import _entries
+
+    start = time.perf_counter()
+    res = CaseResult(path, line, "passed")
+    try:
+        module = parse(text, path)
+        if verify:
+            from ..verifier import verify as _verify
+
+            _verify(module)
+        r = int_attr(module.op, "mhlo.num_replicas", 1)
+        p = int_attr(module.op, "mhlo.num_partitions", 1)
+        for name in _entries(module):
+            if function_type(module.functions[name]).inputs:
+                res.status = "skipped"
+                res.messages.append(f"@{name} takes arguments and the file gives none")
+                continue
+            root = PrepareContext(module, ProcessContext(engine=engine))
+            engine.run_programs(root, [name] * (r * p), r, p, [[] for _ in range(r * p)])
+            res.messages.extend(str(m) for m in root.process.check_failures)
+        if res.messages and res.status != "skipped":
+            res.status = "failed"
+    except ShloError as e:
+        res.status = "failed"
+        res.messages.append(str(e))
+    res.seconds = time.perf_counter() - start
+    return res
+
+
 def main(argv: list[str] | None = None) -> int:
     """One rank of a batch job: ``python -m shlo.testing.mpi_runner CASES.json``."""
     from ..interpreter.mpi.engine import MPIEngine, serve, stop_workers
@@ -190,8 +225,11 @@ def main(argv: list[str] | None = None) -> int:
                 rl = run_line_args(Path(path).read_text(encoding="utf-8"))
             except Exception:  # noqa: BLE001
                 rl = None
-            r = run_case(path, line, text, verify, None, rl,
-                         engine=MPIEngine(deterministic, module_key=i))
+            engine = MPIEngine(deterministic, module_key=i)
+            if "run_parallel" in text:
+                r = run_case(path, line, text, verify, None, rl, engine=engine)
+            else:
+                r = run_grid_case(path, line, text, verify, engine)
             print(json.dumps({"i": i, "file": r.file, "line": r.line, "status": r.status,
                               "messages": [str(m) for m in r.messages],
                               "seconds": r.seconds}), flush=True)

@@ -114,7 +114,12 @@ def _run_rank(w: World, ctx: PrepareContext, names: list[str], r: int, p: int, r
         pctx = ctx.for_process(rank // p, rank % p, r, p)
         prepared = pool[key] = (pctx.process, pctx.function(names[rank]))
     process, fn = prepared
-    process.start_run(None, ctx.process.custom_calls)
+    # A fresh run in the lists prepared kernels hold (check ops keep the list they saw).
+    process.check_failures.clear()
+    process.outfeed.clear()
+    process.probes.clear()
+    process.channels.clear()
+    process.__dict__.pop("rng_counters", None)
     process.infeed = infeed
     process.grid = grid
     try:
