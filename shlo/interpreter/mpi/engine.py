@@ -14,6 +14,7 @@ located message on stderr and aborts every rank; the coordinator on rank 0
 
 from __future__ import annotations
 
+import time
 import traceback
 from typing import Any, Callable
 
@@ -25,7 +26,7 @@ from ..evaluator import PrepareContext, ProcessContext
 from ..threads import THREADS
 from .coordinator import Coordinator
 from .grid import MPIGrid
-from .world import TAG_COMMAND, TAG_REPLY, TAG_REPORT, TAG_RESULT, World, die, world
+from .world import BACKSTOP, TAG_COMMAND, TAG_REPLY, TAG_REPORT, TAG_RESULT, World, die, world
 
 __all__ = ["MPIEngine", "serve", "stop_workers"]
 
@@ -164,14 +165,16 @@ class MPIEngine:
         shared = all(q is queues[0] for q in queues) and bool(queues[0])
         coordinator = Coordinator(w, n, num_partitions, timeout, queues[0] if shared else None)
         coordinator.start()
-        pending = []
-        for k in range(1, n):
-            pending.append(w.ctl.isend({"t": "run", "module": self.module_key,
-                                        "names": names, "r": num_replicas, "p": num_partitions,
-                                        "args": args[k], "timeout": timeout,
-                                        "deterministic": self.deterministic,
-                                        "infeed": None if shared else list(queues[k])},
-                                       dest=k, tag=TAG_COMMAND))
+        for k in range(1, n):  # one at a time: a rank's arguments are pickled while sent
+            req = w.ctl.isend({"t": "run", "module": self.module_key, "names": names,
+                               "r": num_replicas, "p": num_partitions, "args": args[k],
+                               "timeout": timeout, "deterministic": self.deterministic,
+                               "infeed": None if shared else list(queues[k])},
+                              dest=k, tag=TAG_COMMAND)
+            limit = None if timeout is None else time.monotonic() + timeout + BACKSTOP
+            if not w.poll(req.Test, limit):
+                die(f"error: {process_label(k, num_partitions)} (rank {k}) does not take its "
+                    f"arguments (is it running a grid started by another rank?)")
         w.report = lambda msg: w.ctl.send(msg, dest=0, tag=TAG_REPORT)
         infeed0 = _RemoteQueue(w, 0) if shared else list(queues[0])
         try:
@@ -194,7 +197,6 @@ class MPIEngine:
                 results.append(res)
                 outfeeds.append(out)
                 failures.extend(fails)
-            w.MPI.Request.Waitall(pending)
         finally:
             coordinator.stop()
         target = parent.check_failures if parent is not None else ctx.process.check_failures
