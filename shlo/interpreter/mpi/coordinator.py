@@ -71,6 +71,8 @@ class Coordinator(threading.Thread):
         self._last_change = time.monotonic()
         self._changed = {r: self._last_change for r in range(n)}  # per rank
         self._last_pid_check = 0.0
+        self.seqs: dict[int, dict[Any, int]] = {}  # per rank, last reported: times it
+        # reached each collective (a member past a collective is not late for it)
 
     def pid(self, rank: int) -> tuple[int, int]:
         return divmod(rank, self.num_partitions)
@@ -98,6 +100,8 @@ class Coordinator(threading.Thread):
         t, r = m["t"], m["rank"]
         now = time.monotonic()
         self._last_change = self._changed[r] = now
+        if "seq" in m:
+            self.seqs[r] = m["seq"]
         if t == "block":
             self.state[r] = ("blocked", m["key"], m.get("members"), _op(m.get("op")),
                              m.get("detail", ""), now - REPORT_AFTER)
@@ -116,6 +120,17 @@ class Coordinator(threading.Thread):
             return waits_at(s[3], s[4])
         return {"done": "finished", "failed": "failed"}.get(s, "still running")
 
+    def _reached(self, rank: int, key: Any) -> bool:
+        """Whether ``rank`` reached the collective ``key`` = (group, op, channel, n), by its
+        last report."""
+        if not (isinstance(key, tuple) and len(key) == 4 and isinstance(key[3], int)):
+            return False
+        return self.seqs.get(rank, {}).get(key[:3], 0) > key[3]
+
+    def _here(self, rank: int, key: Any) -> bool:
+        """``rank`` waits at collective ``key`` or went past it."""
+        return self._at(rank, key) or self._reached(rank, key)
+
     def _at(self, rank: int, key: Any) -> bool:
         s = self.state.get(rank)
         return isinstance(s, tuple) and s[1] == key
@@ -131,7 +146,7 @@ class Coordinator(threading.Thread):
             if members is not None and now - self._changed[r] > SETTLE:
                 # (settled: a report that the rank runs again may still be on its way)
                 gone = [m for m in members if self.state.get(m) == "done"
-                        and now - self._changed[m] > SETTLE]
+                        and now - self._changed[m] > SETTLE and not self._reached(m, key)]
                 if gone:
                     self._end(op, gone_message(op, self.pid(r), [self.pid(g) for g in gone]))
             if self.timeout is not None and now - since > self.timeout:
@@ -140,9 +155,9 @@ class Coordinator(threading.Thread):
                                if s == "running"]
                     self._end(op, timeout_message(op, self.pid(r), self.timeout, None,
                                                   running, detail))
-                late = [m for m in members if not self._at(m, key)]
+                late = [m for m in members if not self._here(m, key)]
                 if late:
-                    arrived = [self.pid(m) for m in members if self._at(m, key)]
+                    arrived = [self.pid(m) for m in members if self._here(m, key)]
                     self._end(op, timeout_message(
                         op, self.pid(r), self.timeout, arrived,
                         [(self.pid(m), self._describe(self.state.get(m))) for m in late]))
@@ -150,7 +165,7 @@ class Coordinator(threading.Thread):
         if not live or len(blocked) < len(live) or now - self._last_change < SETTLE:
             return
         for _, key, members, *_ in blocked.values():
-            if members is not None and all(self._at(m, key) for m in members):
+            if members is not None and all(self._here(m, key) for m in members):
                 return  # that collective completes: the ranks exchange data
         r = min(blocked)
         _, _, _, op, detail, _ = blocked[r]

@@ -131,7 +131,7 @@ def _run_rank(w: World, ctx: PrepareContext, names: list[str], r: int, p: int, r
         raise
     finally:
         process.grid = None
-    w.report({"t": "done", "rank": rank})
+    w.report({"t": "done", "rank": rank, "seq": grid.progress()})
     return list(out), list(process.outfeed), list(process.check_failures)
 
 

@@ -110,7 +110,7 @@ class MPIGrid:
         def report() -> None:
             reported.append(True)
             self.w.report({"t": "block", "rank": self.rank, "key": key, "members": members,
-                           "op": op_info(op), "detail": detail})
+                           "op": op_info(op), "detail": detail, "seq": self.progress()})
 
         if not self.w.poll(test, self._deadline(), report):
             late = [] if members is None else [(self.pid(m), "unknown") for m in members
@@ -151,8 +151,14 @@ class MPIGrid:
 
     # -- collectives ----------------------------------------------------------------------
 
+    def progress(self) -> dict[tuple[Any, ...], int]:
+        """How many times this rank reached each collective (its key without the count):
+        the coordinator tells a member that finished after a collective from one that
+        finished without reaching it."""
+        return {(hash(m), name, cid): n for (m, name, cid), n in self._seq.items()}
+
     def _group_comm(self, op: Operation | None, members: tuple[int, ...], name: str,
-                    cid: int) -> Any:
+                    cid: int, key: Any) -> Any:
         """The communicator of ``members`` for (op name, channel), made on first use."""
         k = (members, name, cid)
         c = self._comms.get(k)
@@ -160,8 +166,8 @@ class MPIGrid:
             tag = zlib.crc32(repr(k).encode()) % max(self.w.tag_ub - 100, 1) + 100
             group = self.comm.Get_group().Incl(list(members))
             mlist = list(members)
-            self.w.report({"t": "block", "rank": self.rank, "key": ("create",) + k,
-                           "members": mlist, "op": op_info(op), "detail": ""})
+            self.w.report({"t": "block", "rank": self.rank, "key": key, "members": mlist,
+                           "op": op_info(op), "detail": ""})
             c = self._comms[k] = self.comm.Create_group(group, tag=tag)
             self.w.report({"t": "run", "rank": self.rank})
         return c
@@ -176,7 +182,7 @@ class MPIGrid:
         n = self._seq.get(base, 0)
         self._seq[base] = n + 1
         key = (hash(members), name, channel_id, n)
-        comm = self._group_comm(op, members, name, channel_id)
+        comm = self._group_comm(op, members, name, channel_id, key)
         mlist = list(members)
         if native is not None:
             out = self._native(op, comm, native, value, key, mlist)
