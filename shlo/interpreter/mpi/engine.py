@@ -226,6 +226,7 @@ def serve(module_for: Callable[[Any], Module],
         w.poll(test, None)  # idle until the host starts a grid (or the job ends)
         cmd = box[0]
         if cmd["t"] == "exit":
+            w.done()
             return
         module = module_for(cmd["module"])
         ctx = PrepareContext(module, ProcessContext(custom_calls=dict(custom_calls or {})))
@@ -240,3 +241,4 @@ def stop_workers() -> None:
     w = world()
     for k in range(1, w.size):
         w.ctl.send({"t": "exit"}, dest=k, tag=TAG_COMMAND)
+    w.done()

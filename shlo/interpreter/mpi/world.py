@@ -99,6 +99,12 @@ class World:
             # ranks (SIGUSR1) when one dies: say which one, then end the job.
             signal.signal(signal.SIGUSR1, lambda signum, frame: self._peer_died())
 
+    def done(self) -> None:
+        """This rank's work is over: a peer ending now is no failure (MPICH's launcher also
+        signals the ranks still finalizing when one exits)."""
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGUSR1, signal.SIG_IGN)
+
     def dead_ranks(self) -> list[int]:
         """Ranks on this host whose OS process has ended."""
         host = socket.gethostname()
