@@ -60,8 +60,6 @@ def format_result(value: Any, type: Any = None) -> str:
 
 
 def _cmd_run(a: argparse.Namespace) -> int:
-    import numpy as np
-
     if a.quantize_order:
         from .quantization import set_quantize_order
 
@@ -73,11 +71,13 @@ def _cmd_run(a: argparse.Namespace) -> int:
             load_custom_calls(source)
     from .translate import run_jax_exported
 
+    mpi = _mpi_run(a)  # --engine mpi, or a rank of `mpiexec -n N shlo run`
+    if mpi is not None:
+        return mpi
     if run_jax_exported(a, _load_args, format_result) is not None:  # jax.export artifacts
         return 0
     from . import load
     from .interpreter.api import run
-    from .ir import function_type
 
     module = load(a.file)
     args = _load_args(a)
@@ -86,16 +86,25 @@ def _cmd_run(a: argparse.Namespace) -> int:
         opts["replicas"] = a.replicas
     if a.partitions is not None:
         opts["partitions"] = a.partitions
+    if a.timeout is not None:
+        opts["timeout"] = a.timeout
     if a.trace or a.profile is not None:
         results = _debug_run(a, module, args, opts)
     else:
         results = run(module, *args, entry=a.entry, verify=not a.no_verify, **opts)
+    return _print_results(a, module, results, "replicas" in opts or "partitions" in opts)
+
+
+def _print_results(a: argparse.Namespace, module: Any, results: list[Any], grid: bool) -> int:
+    import numpy as np
+
+    from .ir import function_type
+
     if a.out:
         np.savez(a.out, **{f"result{i}": np.asarray(r) for i, r in enumerate(results)
                            if not isinstance(r, tuple)})
         return 0
     types = function_type(module.function(a.entry)).results
-    grid = "replicas" in opts or "partitions" in opts
     if grid and results and isinstance(results[0], list):  # per-process results
         for pid, proc in enumerate(results):
             print(f"// process {pid}")
@@ -110,8 +119,74 @@ def _cmd_run(a: argparse.Namespace) -> int:
 def _cmd_check(a: argparse.Namespace) -> int:
     from .testing.runner import main as check_main
 
+    run = None
+    if a.engine == "mpi":  # grid cases on MPI ranks
+        from functools import partial
+
+        from .testing.mpi_runner import run_paths_mpi
+
+        run = partial(run_paths_mpi, deterministic=a.deterministic)
     return check_main(a.paths, jobs=a.jobs, verify=not a.no_verify, timeout=a.timeout,
-                      quiet=a.quiet)
+                      quiet=a.quiet, run=run)
+
+
+# --- the MPI engine (shlo.interpreter.mpi): --engine, -n, --deterministic --------------------
+
+_ARGV: list[str] = []
+
+
+def _add_engine_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--engine", choices=("threads", "mpi"),
+                   help="run process grids as threads of this process (default) or as MPI "
+                        "ranks (pip install 'shlo[mpi]'; under mpiexec: mpi)")
+    p.add_argument("-n", "--ranks", type=int, dest="ranks",
+                   help="with --engine mpi: start mpiexec with this many ranks")
+    p.add_argument("--deterministic", action="store_true",
+                   help="MPI: fold float reductions in the threaded grid's order (bitwise "
+                        "equal to it) instead of MPI's native reductions")
+
+
+def _mpi_run(a: argparse.Namespace) -> int | None:
+    """`shlo run` on the MPI engine: start mpiexec (--engine mpi -n N), or be one rank of an
+    MPI job. None: not on the MPI engine."""
+    from .interpreter.mpi.world import launched_by_mpiexec
+
+    if a.engine == "threads" or (a.engine is None and not launched_by_mpiexec()):
+        return None
+    if not launched_by_mpiexec():
+        from .interpreter.mpi.launch import relaunch
+
+        n = a.ranks or (a.replicas or 1) * (a.partitions or 1)
+        return relaunch(_strip_engine(_ARGV), n)
+    from . import load
+    from .interpreter.mpi.launch import run_ranks
+
+    def load_module() -> Any:
+        module = load(a.file)
+        if not a.no_verify:
+            from .verifier import verify
+
+            verify(module)
+        return module
+
+    return run_ranks(a, load_module, lambda: _load_args(a),
+                     lambda module, results: _print_results(a, module, results, True))
+
+
+def _strip_engine(argv: list[str]) -> list[str]:
+    """``argv`` without --engine X and -n/--ranks N (what the ranks are started with)."""
+    out, skip = [], False
+    for x in argv:
+        if skip:
+            skip = False
+            continue
+        if x in ("--engine", "-n", "--ranks"):
+            skip = True
+            continue
+        if x.startswith(("--engine=", "--ranks=")):
+            continue
+        out.append(x)
+    return out
 
 
 def _cmd_verify(a: argparse.Namespace) -> int:
@@ -179,6 +254,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--custom-calls", action="append", default=[], metavar="MODULE",
                    help="a .py file or module name that registers custom-call handlers with "
                         "@shlo.custom_call_target (repeatable; docs/custom_calls.md)")
+    r.add_argument("--timeout", type=float, help="seconds a collective or recv waits for "
+                                                 "processes still computing (default 10)")
+    _add_engine_options(r)
     r.set_defaults(fn=_cmd_run)
     _add_debug_options(r)
 
@@ -188,6 +266,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--timeout", type=float, default=120.0, help="seconds per case")
     c.add_argument("--no-verify", action="store_true", help="skip verification")
     c.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    _add_engine_options(c)
     c.set_defaults(fn=_cmd_check)
 
     v = sub.add_parser("verify", help="check programs against the spec's constraints")
@@ -402,6 +481,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .translate import main as translate_main
 
         return translate_main(argv)  # stablehlo-translate / stablehlo-opt command lines
+    _ARGV[:] = argv
     args = build_parser().parse_args(argv)
     from .errors import ShloError
 

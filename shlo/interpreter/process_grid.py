@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterable, Sequence
 from ..attributes import int_attr
 from ..errors import ExecutionError
 from ..ir import Module, function_type
-from ..ops.distributed.grid import DEFAULT_TIMEOUT, ProcessId
+from ..ops.distributed.grid import DEFAULT_TIMEOUT, Engine, ProcessId
 from ..ops.distributed.groups import (
     cross_partition, cross_replica, cross_replica_and_partition, flattened_ids, process_groups,
     process_label,
@@ -109,7 +109,8 @@ def run_grid(module: Module, *args: Any, entry: str = "main", replicas: int | No
              infeed: Any = None, outfeed: list[Any] | None = None,
              custom_calls: dict[str, Callable[..., Any]] | None = None,
              timeout: float | None = DEFAULT_TIMEOUT,
-             observer: Observer | None = None) -> list[list[Any]]:
+             observer: Observer | None = None,
+             engine: Engine | None = None) -> list[list[Any]]:
     """Run ``module`` on a ``replicas x partitions`` process grid; results per process.
 
     * The grid: ``replicas``/``partitions``, else the module's `mhlo.num_replicas` /
@@ -130,6 +131,8 @@ def run_grid(module: Module, *args: Any, entry: str = "main", replicas: int | No
       no limit; deadlocks are still reported at once).
     * ``observer``: watches every op of every process (:class:`~shlo.interpreter.evaluator.
       Observer`; prepared afresh, not pooled).
+    * ``engine``: what runs the processes (default: threads of this interpreter; an
+      :class:`~shlo.interpreter.mpi.engine.MPIEngine` on rank 0 of an MPI job: one rank each).
 
     Returns a list indexed by process id (``replica_id * partitions + partition_id``) of each
     process's list of results.
@@ -178,6 +181,8 @@ def run_grid(module: Module, *args: Any, entry: str = "main", replicas: int | No
         queues = [list(infeed) for _ in range(n)]
     root = PrepareContext(module, ProcessContext(custom_calls=dict(custom_calls or {})),
                           observer)
+    if engine is not None:
+        root.process.engine = engine
     results, outfeeds = root.process.engine.run_programs(root, names, r, p, values, queues,
                                                          timeout)
     if outfeed is not None:

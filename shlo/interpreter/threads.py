@@ -10,19 +10,20 @@ Processes meet in two ways (docs/process_model.md):
 
 * **collectives** (all_reduce, all_gather, ...): :meth:`ProcessGrid.rendezvous`. The n-th time a
   process reaches a collective of a given kind, group and channel, it meets the n-th arrival
-  of every other member of its group; the last to arrive computes the results of the whole
-  group once (one reduction, not one per process) and hands each member its part.
-* **channels** (send, recv): :meth:`ProcessGrid.send` appends to the channel's FIFO queue without
-  waiting; :meth:`ProcessGrid.recv` waits for a value.
+  of every other member of its group (one *meeting*, with its own condition variable); the
+  last to arrive computes the results of the whole group once (one reduction, not one per
+  process) and wakes that meeting's members only.
+* **channels** (send, recv): :meth:`ProcessGrid.send` appends to the channel's FIFO queue, or
+  hands the value to a waiting receiver and wakes it alone; :meth:`ProcessGrid.recv` waits.
 
-Waits never hang. Every wait is re-examined whenever any process changes state, and fails
-with an :class:`~shlo.errors.ExecutionError` naming the op, its location and the processes
-involved as soon as it cannot complete: a member of the group finished without reaching the
-collective, or every live process is waiting for something no one can provide (a deadlock,
-such as a recv with no sender). A wait on a process that is still computing is bounded by
-``timeout`` seconds (default :data:`~shlo.ops.distributed.grid.DEFAULT_TIMEOUT`). An error in
-one process aborts the others: each wait checks the grid's abort flag, and a process still
-computing after a grace period is interrupted.
+Waits never hang, and cost nothing per other process on the hot path. The grid counts its
+live processes and those blocked in a wait nothing has satisfied yet; only when the two are
+equal (every live process waits: a deadlock) does it look at every process, to say what each
+waits for. A process that finishes fails the meetings still waiting for it. A wait for a
+process that is still computing is bounded by ``timeout`` seconds (default
+:data:`~shlo.ops.distributed.grid.DEFAULT_TIMEOUT`), counted until the last member arrives:
+the combine step is not part of it. An error in one process aborts the others: their waits
+are woken and unwind, and a process still computing after a grace period is interrupted.
 
 This module knows the evaluator only through the context it is handed
 (:meth:`~shlo.interpreter.evaluator.PrepareContext.for_process`), so that the evaluator can make
@@ -35,7 +36,7 @@ import ctypes
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
@@ -43,7 +44,10 @@ import numpy as np
 from ..errors import ExecutionError, ShloError
 from ..ir import Module, Operation
 from ..ops.distributed.grid import DEFAULT_TIMEOUT, ProcessId
-from ..ops.distributed.groups import plural_label, process_label
+from ..ops.distributed.groups import process_label
+from ..ops.distributed.meeting import (
+    deadlock_message, gone_message, grid_error, timeout_message, waits_at,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from .evaluator import CompiledBlock, PrepareContext, ProcessContext
@@ -52,14 +56,6 @@ __all__ = ["ProcessGrid", "ThreadEngine", "THREADS", "GRACE"]
 
 GRACE = 1.0
 """Seconds an aborted grid gives its processes to stop before interrupting them."""
-
-
-def _where(op: Operation | None) -> str:
-    if op is None:
-        return ""
-    flc = op.location.file_line_col() if op.location is not None else None
-    return f"'{op.name}'" + (f" at {flc[0]}:{flc[1]}:{flc[2]}" if flc else "")
-
 
 # --- the grid --------------------------------------------------------------------------------
 
@@ -73,37 +69,91 @@ _DONE = "done"
 _FAILED = "failed"
 
 
-@dataclass(eq=False)
-class _Wait:
-    """What a blocked process waits for (kept in the grid's state for diagnostics)."""
+class _Group:
+    """A process group interned by the grid: its id, members and each member's position."""
 
-    op: Operation | None
-    me: ProcessId
-    ready: Callable[[], bool]
-    missing: Callable[[], list[ProcessId]] | None = None  # None: any process could satisfy it
-    detail: str = ""  # e.g. " for a send on channel 3"
+    __slots__ = ("gid", "members", "index")
 
-    @property
-    def what(self) -> str:
-        """`'stablehlo.recv' op on process (replica 0, partition 1) for ...` (errors about
-        this wait carry the op's location already)."""
-        name = f"'{self.op.name}' op" if self.op is not None else "a rendezvous"
-        return f"{name} on {process_label(self.me)}{self.detail}"
+    def __init__(self, gid: int, members: tuple[ProcessId, ...]) -> None:
+        self.gid = gid
+        self.members = members
+        self.index = {p: i for i, p in enumerate(members)}
+
+
+class _Meeting:
+    """One occurrence of a collective: the members' values so far. Its members wait on its
+    own gate (a lock the last member's results release), never on the grid's lock."""
+
+    __slots__ = ("arrived", "blocked", "count", "done", "error", "full", "gate", "group", "op",
+                 "results", "values")
+
+    def __init__(self, group: _Group, op: Operation | None) -> None:
+        self.group = group
+        self.op = op
+        self.gate = threading.Lock()
+        self.gate.acquire()
+        self.values: list[Any] = [None] * len(group.members)
+        self.arrived = [False] * len(group.members)
+        self.count = 0
+        self.blocked = 0  # members waiting for others to arrive (counted in grid._blocked)
+        self.full = False  # every member arrived: the last one combines
+        self.done = False
+        self.results: list[Any] | None = None
+        self.error: BaseException | None = None
+
+    detail = ""
 
     @property
     def short(self) -> str:
-        return f"waits at {_where(self.op)}{self.detail}"
+        return waits_at(self.op)
+
+    @property
+    def blocking(self) -> bool:
+        return not self.full
 
 
-@dataclass(eq=False)
-class _Meeting:
-    """One occurrence of a collective: the values of the members arrived so far."""
+class _Recv:
+    """A process waiting on a channel: the send hands the value over and opens its gate."""
 
-    group: tuple[ProcessId, ...]
-    values: dict[ProcessId, Any] = field(default_factory=dict)
-    results: list[Any] | None = None
-    error: BaseException | None = None
-    done: bool = False
+    __slots__ = ("channel", "gate", "me", "message", "op")
+
+    def __init__(self, op: Operation | None, me: ProcessId, channel: int) -> None:
+        self.op = op
+        self.me = me
+        self.channel = channel
+        self.gate = threading.Lock()
+        self.gate.acquire()
+        self.message: _Message | None = None
+
+    @property
+    def detail(self) -> str:
+        return f" for a send on channel {self.channel}"
+
+    @property
+    def short(self) -> str:
+        return waits_at(self.op, self.detail)
+
+    @property
+    def blocking(self) -> bool:
+        return self.message is None
+
+
+def _pass_gate(gate: threading.Lock, timeout: float | None) -> bool:
+    """Wait until ``gate`` opens (False after ``timeout`` seconds); leave it open for the
+    next waiter."""
+    if not gate.acquire(timeout=-1 if timeout is None else max(timeout, 0.0)):
+        return False
+    gate.release()
+    return True
+
+
+def _open(gate: threading.Lock) -> None:
+    """Open ``gate`` (an open gate stays open)."""
+    if gate.locked():
+        try:
+            gate.release()
+        except RuntimeError:  # opened meanwhile
+            pass
 
 
 @dataclass(eq=False)
@@ -124,11 +174,19 @@ class ProcessGrid:
         self.num_replicas = num_replicas
         self.num_partitions = num_partitions
         self.timeout = timeout
-        self._cond = threading.Condition()
+        self._lock = threading.Lock()
+        # _RUNNING, _DONE, _FAILED, or what the process waits in (a _Meeting, a _Recv).
         self._state: dict[ProcessId, Any] = {p: _RUNNING for p in self.processes}
+        self._live = len(self._state)  # neither finished nor failed
+        self._blocked = 0  # in a wait that nothing has satisfied yet
+        self._done = 0
+        self._groups: dict[int, tuple[Any, _Group]] = {}  # by id() of the caller's tuple
+        self._group_ids: dict[tuple[ProcessId, ...], _Group] = {}
         self._meetings: dict[tuple[Any, ...], _Meeting] = {}
+        self._combining: set[_Meeting] = set()
         self._seq: dict[tuple[Any, ...], int] = {}
         self._channels: dict[int, deque[_Message]] = {}
+        self._receivers: dict[int, deque[_Recv]] = {}
         self.aborted = False
         self.error: BaseException | None = None
 
@@ -147,164 +205,239 @@ class ProcessGrid:
     # -- lifecycle ------------------------------------------------------------------------
 
     def finish(self, me: ProcessId) -> None:
-        """``me`` returned from its function."""
-        with self._cond:
+        """``me`` returned from its function: meetings still waiting for it cannot complete."""
+        with self._lock:
             self._state[me] = _DONE
-            self._cond.notify_all()
+            self._live -= 1
+            self._done += 1
+            for m in self._meetings.values():
+                i = m.group.index.get(me)
+                if i is not None and not m.arrived[i]:
+                    first = m.group.members[m.arrived.index(True)]
+                    self._abort(grid_error(m.op, gone_message(m.op, first, [me])))
+                    return
+            self._check_deadlock()
 
     def fail(self, me: ProcessId, error: BaseException | None) -> None:
         """``me`` raised ``error`` (None for an abort): record the first error, abort the rest."""
-        with self._cond:
+        with self._lock:
+            if self._state[me] not in (_DONE, _FAILED):
+                self._live -= 1
             self._state[me] = _FAILED
-            if error is not None and self.error is None:
-                self.error = error
-            self.aborted = True
-            self._cond.notify_all()
+            self._abort(error)
 
     def abort(self, error: BaseException | None = None) -> None:
         """Stop every process at its next wait (from outside the processes)."""
-        with self._cond:
-            if error is not None and self.error is None:
-                self.error = error
-            self.aborted = True
-            self._cond.notify_all()
+        with self._lock:
+            self._abort(error)
+
+    def _abort(self, error: BaseException | None) -> None:
+        """(Holding the lock.) Record ``error`` and open every gate: the waits unwind."""
+        if error is not None and self.error is None:
+            self.error = error
+        if self.aborted:
+            return
+        self.aborted = True
+        for m in list(self._meetings.values()) + list(self._combining):
+            _open(m.gate)
+        for q in self._receivers.values():
+            for w in q:
+                _open(w.gate)
 
     # -- collectives ----------------------------------------------------------------------
 
+    def _intern(self, group: Sequence[ProcessId]) -> _Group:
+        """(Holding the lock.) The grid's record of ``group``: found by the identity of the
+        caller's tuple (kernels pass the same tuple each time), hashed only once."""
+        hit = self._groups.get(id(group))
+        if hit is not None and hit[0] is group:
+            return hit[1]
+        members = tuple(group)
+        g = self._group_ids.get(members)
+        if g is None:
+            g = self._group_ids[members] = _Group(len(self._group_ids), members)
+        if isinstance(group, tuple):
+            self._groups[id(group)] = (group, g)
+        return g
+
     def rendezvous(self, op: Operation | None, group: Sequence[ProcessId], me: ProcessId,
                    value: Any, combine: Callable[[list[Any]], list[Any]],
-                   channel_id: int = 0) -> Any:
+                   channel_id: int = 0, native: Any = None) -> Any:
         """Meet the other members of ``group`` at ``op``; return ``me``'s part of the results.
 
         ``combine`` gets the members' values in group order and returns one result per member
-        (in group order); the last member to arrive calls it, once for the whole group.
+        (in group order); the last member to arrive calls it, once for the whole group
+        (``native`` is for engines with built-in collectives: threads need none).
         """
-        group = tuple(group)
-        base = (op.name if op is not None else "", group, channel_id)
-        with self._cond:
-            self._check_abort()
-            n = self._seq.get((me,) + base, 0)
-            self._seq[(me,) + base] = n + 1
-            key = base + (n,)
+        name = op.name if op is not None else ""
+        with self._lock:
+            if self.aborted:
+                raise _Aborted()
+            g = self._intern(group)
+            i = g.index[me]
+            sk = (me, g.gid, name, channel_id)
+            n = self._seq.get(sk, 0)
+            self._seq[sk] = n + 1
+            key = (g.gid, name, channel_id, n)
             m = self._meetings.get(key)
             if m is None:
-                m = self._meetings[key] = _Meeting(group)
-            m.values[me] = value
-            last = len(m.values) == len(group)
+                m = self._meetings[key] = _Meeting(g, op)
+                if self._done:  # a member that finished already will never arrive
+                    gone = [p for p in g.members if self._state[p] == _DONE]
+                    if gone:
+                        self._abort(grid_error(op, gone_message(op, me, gone)))
+                        raise _Aborted()
+            m.values[i] = value
+            m.arrived[i] = True
+            m.count += 1
+            last = m.count == len(g.members)
             if last:
                 del self._meetings[key]
+                m.full = True
+                self._blocked -= m.blocked
+                m.blocked = 0
+                self._combining.add(m)
             else:
-                self._cond.notify_all()
-                self._wait(me, _Wait(op, me, lambda: m.done,
-                                     lambda: [p for p in group if p not in m.values]))
+                m.blocked += 1
+                self._blocked += 1
+                self._state[me] = m
+                self._check_deadlock()
         if last:
-            try:
-                results = combine([m.values[p] for p in group])
-            except BaseException as e:
-                with self._cond:
-                    m.error, m.done = e, True
-                    self._cond.notify_all()
-                raise
-            with self._cond:
-                m.results, m.done = results, True
-                self._cond.notify_all()
-        elif m.error is not None:
+            self._combine(m, combine)
+        else:
+            self._wait_meeting(me, m)
+        if m.error is not None or m.results is None:
             raise _Aborted()
-        assert m.results is not None
-        return m.results[group.index(me)]
+        return m.results[i]
+
+    def _combine(self, m: _Meeting, combine: Callable[[list[Any]], list[Any]]) -> None:
+        """The last member computes everyone's results, then opens the gate."""
+        try:
+            results = combine(m.values)
+        except BaseException as e:
+            with self._lock:
+                m.error, m.done = e, True
+                self._release(m)
+            raise
+        with self._lock:
+            m.results, m.done = results, True
+            m.values = []  # the operands are no longer needed
+            self._release(m)
+
+    def _release(self, m: _Meeting) -> None:
+        """(Holding the lock.) The members waiting in ``m`` run again; open its gate."""
+        self._combining.discard(m)
+        state = self._state
+        for p, arrived in zip(m.group.members, m.arrived):
+            if arrived and state[p] is m:
+                state[p] = _RUNNING
+        _open(m.gate)
+
+    def _wait_meeting(self, me: ProcessId, m: _Meeting) -> None:
+        """Wait (not holding the lock) until ``m`` is combined; fail instead of hanging."""
+        timeout = self.timeout
+        start = time.monotonic()
+        err: BaseException = _Aborted()
+        while True:
+            left = None if timeout is None else timeout - (time.monotonic() - start)
+            if _pass_gate(m.gate, left):
+                if m.done:
+                    return
+                break  # aborted
+            with self._lock:  # the deadline passed: still waiting for a process?
+                if m.full or m.done or self.aborted:
+                    timeout = None  # combining: not bounded by the timeout
+                    continue
+                err = self._meeting_timeout(me, m)
+                break
+        with self._lock:  # leaving an unfinished meeting
+            if not m.full:
+                m.blocked -= 1
+                self._blocked -= 1
+            if self._state[me] is m:
+                self._state[me] = _RUNNING
+        raise err
+
+    def _meeting_timeout(self, me: ProcessId, m: _Meeting) -> ExecutionError:
+        arrived = [p for p, a in zip(m.group.members, m.arrived) if a]
+        late = [(p, self._describe(self._state[p])) for p, a in
+                zip(m.group.members, m.arrived) if not a]
+        return grid_error(m.op, timeout_message(m.op, me, self.timeout or 0.0, arrived, late))
 
     # -- channels -------------------------------------------------------------------------
 
     def send(self, op: Operation | None, channel_id: int, me: ProcessId,
              values: tuple[Any, ...]) -> None:
-        """Append ``values`` to channel ``channel_id`` (does not wait for the receiver)."""
-        with self._cond:
-            self._check_abort()
-            self._channels.setdefault(channel_id, deque()).append(_Message(values, me, op))
-            self._cond.notify_all()
+        """Hand ``values`` to the oldest receiver waiting on channel ``channel_id``, or queue
+        them (does not wait for the receiver)."""
+        msg = _Message(values, me, op)
+        with self._lock:
+            if self.aborted:
+                raise _Aborted()
+            waiting = self._receivers.get(channel_id)
+            if waiting:
+                w = waiting.popleft()
+                w.message = msg
+                self._blocked -= 1
+                if self._state[w.me] is w:
+                    self._state[w.me] = _RUNNING
+                _open(w.gate)
+            else:
+                self._channels.setdefault(channel_id, deque()).append(msg)
 
     def recv(self, op: Operation | None, channel_id: int, me: ProcessId) -> tuple[Any, ...]:
         """Take the oldest value sent on channel ``channel_id``, waiting for one if needed."""
-        with self._cond:
-            self._check_abort()
-            q = self._channels.setdefault(channel_id, deque())
-            if not q:
-                self._wait(me, _Wait(op, me, lambda: bool(q),
-                                     detail=f" for a send on channel {channel_id}"))
-            return q.popleft().values
+        with self._lock:
+            if self.aborted:
+                raise _Aborted()
+            q = self._channels.get(channel_id)
+            if q:
+                return q.popleft().values
+            w = _Recv(op, me, channel_id)
+            self._receivers.setdefault(channel_id, deque()).append(w)
+            self._state[me] = w
+            self._blocked += 1
+            self._check_deadlock()
+        if _pass_gate(w.gate, self.timeout) and w.message is not None:
+            return w.message.values
+        with self._lock:
+            if w.message is not None:  # sent just after the deadline
+                return w.message.values
+            self._receivers[channel_id].remove(w)
+            self._blocked -= 1
+            if self._state[me] is w:
+                self._state[me] = _RUNNING
+            if self.aborted:
+                raise _Aborted()
+            running = [(p, "still running") for p, s in self._state.items() if s == _RUNNING]
+            raise grid_error(op, timeout_message(op, me, self.timeout or 0.0, None, running,
+                                                 w.detail))
 
     def unreceived(self) -> list[tuple[int, _Message]]:
         """Values sent and never received, as (channel_id, message)."""
-        with self._cond:
+        with self._lock:
             return [(c, m) for c, q in sorted(self._channels.items()) for m in q]
 
-    # -- waiting --------------------------------------------------------------------------
+    # -- deadlocks ------------------------------------------------------------------------
 
-    def _check_abort(self) -> None:
-        if self.aborted:
-            raise _Aborted()
-
-    def _wait(self, me: ProcessId, w: _Wait) -> None:
-        """Block (holding the condition) until ``w.ready()``; fail instead of hanging."""
-        self._state[me] = w
-        self._cond.notify_all()
-        start = time.monotonic()
-        try:
-            while not w.ready():
-                self._check_abort()
-                err = self._diagnose(me, w)
-                if err is not None:
-                    self.error = self.error or err
-                    self.aborted = True
-                    self._cond.notify_all()
-                    raise err
-                if self.timeout is None:
-                    self._cond.wait()
-                    continue
-                left = self.timeout - (time.monotonic() - start)
-                if left <= 0:
-                    raise self._timeout_error(me, w)
-                self._cond.wait(left)
-        finally:
-            self._state[me] = _RUNNING
-
-    def _diagnose(self, me: ProcessId, w: _Wait) -> ExecutionError | None:
-        """An error when ``w`` can never be satisfied, else None."""
-        if w.missing is not None:
-            gone = [p for p in w.missing() if self._state[p] == _DONE]
-            if gone:
-                return _grid_error(
-                    w.op, f"{w.what} waits for {plural_label(gone)}, which finished without "
-                    f"reaching it (every member of a process group must run the collective "
-                    f"the same number of times)")
-        for s in self._state.values():
-            if s == _RUNNING or (isinstance(s, _Wait) and s.ready()):
-                return None
-        lines = [f"  {process_label(p)}: {self._describe(s)}" for p, s in self._state.items()]
-        return _grid_error(w.op, f"{w.what}: deadlock, no process can make progress:\n"
-                           + "\n".join(lines))
+    def _check_deadlock(self) -> None:
+        """(Holding the lock.) O(1) unless every live process is blocked; then every process's
+        state goes into the message."""
+        if self._live == 0 or self._blocked < self._live or self.aborted:
+            return
+        waits = [(p, s) for p, s in self._state.items()
+                 if isinstance(s, (_Meeting, _Recv)) and s.blocking]
+        if len(waits) < self._live:  # pragma: no cover - the counts are kept exact
+            return
+        p, w = waits[0]
+        states = [(q, self._describe(s)) for q, s in self._state.items()]
+        self._abort(grid_error(w.op, deadlock_message(w.op, p, w.detail, states)))
 
     @staticmethod
     def _describe(s: Any) -> str:
-        if isinstance(s, _Wait):
+        if isinstance(s, (_Meeting, _Recv)):
             return s.short
         return {_DONE: "finished", _FAILED: "failed"}.get(s, "still running")
-
-    def _timeout_error(self, me: ProcessId, w: _Wait) -> ExecutionError:
-        if w.missing is not None:
-            late = w.missing()
-            detail = (f"for {plural_label(late)} to reach it ("
-                      + ", ".join(self._describe(self._state[p]) for p in late) + ")")
-        else:
-            detail = "for a value"
-        return _grid_error(w.op, f"{w.what} timed out after {self.timeout:g} s waiting "
-                           f"{detail}; pass a larger timeout= if a process is just slow")
-
-
-def _grid_error(op: Operation | None, message: str) -> ExecutionError:
-    e = ExecutionError(message, op.location if op is not None else None)
-    e.names_process = True  # type: ignore[attr-defined]
-    return e
 
 
 # --- running functions on the grid -----------------------------------------------------------
@@ -396,11 +529,9 @@ def run_programs(ctx: PrepareContext, names: list[str], num_replicas: int, num_p
             c.grid = grid
             c.infeed = infeeds[i] if infeeds is not None else []
             c.outfeed = []
-            if parent is not None:
-                c.check_failures = parent.check_failures
-                c.probes = parent.probes
-            else:
-                c.check_failures, c.probes = [], {}
+            # Prepared check ops hold the lists they saw: empty them, do not replace them.
+            c.check_failures.clear()
+            c.probes.clear()
         results: list[Any] = [None] * n
         if n == 1:
             results[0] = _run_one(grid, inst, 0, args[0])
@@ -412,12 +543,17 @@ def run_programs(ctx: PrepareContext, names: list[str], num_replicas: int, num_p
         leftover = grid.unreceived()
         if leftover:
             c, m = leftover[0]
-            what = f"'{m.op.name}' op" if m.op is not None else "a send"
-            raise _grid_error(m.op, f"{what} on {process_label(m.sender)}: the value "
+            name = f"'{m.op.name}' op" if m.op is not None else "a send"
+            raise grid_error(m.op, f"{name} on {process_label(m.sender)}: the value "
                               f"sent on channel {c} was never received"
                               + (f" ({len(leftover)} values in all)" if len(leftover) > 1
                                  else ""))
         outfeeds = [list(c.outfeed) for c in inst.contexts]
+        if parent is not None:  # the grid's check failures and probes are the parent's
+            for c in inst.contexts:
+                parent.check_failures.extend(c.check_failures)
+                for k, v in c.probes.items():
+                    parent.probes.setdefault(k, []).extend(v)
     finally:
         if reuse:
             _checkin(module, inst)

@@ -77,8 +77,9 @@ def _on_alarm(signum, frame):  # pragma: no cover - timing dependent
 
 
 def run_case(path: str, line: int, text: str, verify: bool = True,
-             timeout: float | None = 120.0, args: list | None = None) -> CaseResult:
-    """Parse, verify and run one case."""
+             timeout: float | None = 120.0, args: list | None = None,
+             engine=None) -> CaseResult:
+    """Parse, verify and run one case (``engine``: what runs its process grids)."""
     from ..interpreter.evaluator import PrepareContext, ProcessContext
     from ..syntax.parser import parse
 
@@ -103,7 +104,7 @@ def run_case(path: str, line: int, text: str, verify: bool = True,
                 res.status = "skipped"
                 res.messages.append(f"@{name} takes {nargs} arguments and the file gives none")
                 continue
-            process = ProcessContext()
+            process = ProcessContext() if engine is None else ProcessContext(engine=engine)
             fn = PrepareContext(module, process).function(name)
             with np.errstate(all="ignore"):
                 fn(*(args if nargs else ()))
@@ -218,10 +219,13 @@ def summary_line(results: list[CaseResult]) -> str:
 
 
 def main(paths: list[str], jobs: int | None = None, verify: bool = True,
-         timeout: float | None = 120.0, quiet: bool = False) -> int:
-    """`shlo check`: print one line per failure and a last line `N passed, N failed`."""
+         timeout: float | None = 120.0, quiet: bool = False, run=None) -> int:
+    """`shlo check`: print one line per failure and a last line `N passed, N failed`.
+    ``run``: what runs the cases, as :func:`run_paths` (`--engine mpi`:
+    :func:`shlo.testing.mpi_runner.run_paths_mpi`)."""
     progress = sys.stderr.isatty() and not quiet
-    results = run_paths(paths, jobs=jobs, verify=verify, timeout=timeout, progress=progress)
+    results = (run or run_paths)(paths, jobs=jobs, verify=verify, timeout=timeout,
+                                 progress=progress)
     skipped: dict[str, int] = {}
     for r in results:
         if r.status == "skipped":

@@ -27,7 +27,7 @@ from ...registry import QUANTIZED_AWARE, QUANTIZED_STORAGE, SIDE_EFFECTS, Kernel
 from ...registry import inference, kernel, verifier
 from ...types import TensorType, Type
 from .. import _constraints as _c
-from .grid import ProcessId
+from .grid import Native, ProcessId
 from .groups import Groups, channel_id, check_global_ids, check_replica_groups, group_size
 from .groups import id_groups, process_groups, process_label, reduction_strategy
 from .groups import simple_strategy
@@ -79,8 +79,10 @@ def all_gather(op: Operation, ctx: PrepareContext) -> Kernel:
                      for k in range(len(values[0])))
         return [outs] * len(values)
 
+    native = Native("all_gather", dim=dim)
+
     def run(*operands: Any) -> Values:
-        return meet(op, process, groups.of(process), operands, combine, cid)
+        return meet(op, process, groups.of(process), operands, combine, cid, native)
 
     return run
 
@@ -179,8 +181,10 @@ def all_reduce(op: Operation, ctx: PrepareContext) -> Kernel:
                      for k in range(len(values[0])))
         return [outs] * len(values)
 
+    native = Native("all_reduce", reduction=body.single_op, dtype=dtype)
+
     def run(*operands: Any) -> Values:
-        return meet(op, process, groups.of(process), operands, combine, cid)
+        return meet(op, process, groups.of(process), operands, combine, cid, native)
 
     return run
 
@@ -242,8 +246,10 @@ def reduce_scatter(op: Operation, ctx: PrepareContext) -> Kernel:
             parts.append([shared(x) for x in np.split(reduced, n, axis=dim)])
         return [tuple(p[i] for p in parts) for i in range(n)]
 
+    native = Native("reduce_scatter", reduction=body.single_op, dtype=dtype, dim=dim)
+
     def run(*operands: Any) -> Values:
-        return meet(op, process, groups.of(process), operands, combine, cid)
+        return meet(op, process, groups.of(process), operands, combine, cid, native)
 
     return run
 
@@ -356,8 +362,13 @@ def all_to_all(op: Operation, ctx: PrepareContext) -> Kernel:
                 outs[i].append(np.concatenate([s[i] for s in split], axis=concat_dimension))
         return [tuple(o) for o in outs]
 
+    native = Native("all_to_all", split=split_dimension, dim=concat_dimension)
+
     def run(*operands: Any) -> Values:
-        return meet(op, process, groups.of(process), operands, combine, cid)
+        group = groups.of(process)
+        if len(group) != split_count:  # combine says so
+            return meet(op, process, group, operands, combine, cid)
+        return meet(op, process, group, operands, combine, cid, native)
 
     return run
 
@@ -508,7 +519,12 @@ def collective_permute(op: Operation, ctx: PrepareContext) -> Kernel:
                            tuple(zeros(t, x) for t, x in zip(types, v)))
             return out
 
-        return meet(op, process, group, operands, combine, cid)
+        me = (process.replica_id, process.partition_id)
+        dest = next((group.index(t) for t, s in source_of.items() if s == me), None)
+        src = source_of.get(me)
+        native = Native("permute", dest=dest, source=None if src is None else group.index(src),
+                        zeros=lambda: tuple(zeros(t, x) for t, x in zip(types, operands)))
+        return meet(op, process, group, operands, combine, cid, native)
 
     return run
 
@@ -615,13 +631,16 @@ def collective_broadcast(op: Operation, ctx: PrepareContext) -> Kernel:
         outs = tuple(values[r][0][k] for k, r in enumerate(roots))
         return [outs] * len(values)
 
+    native = Native("broadcast", root=0)
+
     def run(*operands: Any) -> Values:
         data = operands[:-1] if dynamic else operands
         group = groups.find(process)
         if group is None:
             return tuple(zeros(t, x) for t, x in zip(types, data))
-        value = (data, operands[-1]) if dynamic else (data,)
-        return meet(op, process, group, value, combine, cid)
+        if dynamic:
+            return meet(op, process, group, (data, operands[-1]), combine, cid)
+        return meet(op, process, group, (data,), combine, cid, native)
 
     return run
 
@@ -682,8 +701,12 @@ def collective_reduce(op: Operation, ctx: PrepareContext) -> Kernel:
 
     def run(*operands: Any) -> Values:
         data = operands[:-1] if dynamic else operands
-        value = (data, operands[-1]) if dynamic else (data,)
-        return meet(op, process, groups.of(process), value, combine, cid)
+        group = groups.of(process)
+        if dynamic:
+            return meet(op, process, group, (data, operands[-1]), combine, cid)
+        native = Native("reduce", reduction=body.single_op, dtype=dtype, root=0,
+                        zeros=lambda: tuple(zeros(t, x) for t, x in zip(types, data)))
+        return meet(op, process, group, (data,), combine, cid, native)
 
     return run
 

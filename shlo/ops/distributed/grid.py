@@ -15,8 +15,10 @@ The ops never import the interpreter; engines implement these protocols:
 
 * threads on one machine (:mod:`shlo.interpreter.threads`, the default): each process is a
   thread, values are handed over without copying;
-* MPI across machines (planned): each rank is a process; ``rendezvous`` becomes a gather to the
-  group's last member and a scatter of the results, ``send``/``recv`` MPI messages.
+* MPI across machines (:mod:`shlo.interpreter.mpi`): each process is an MPI rank; a
+  ``rendezvous`` whose :class:`Native` description MPI can compute becomes MPI's own
+  collective, any other is a gather to the group's first member, ``combine`` there, and a
+  scatter of the results; ``send``/``recv`` are MPI messages.
 
 Blocking and failures, the same for every engine:
 
@@ -33,13 +35,14 @@ Blocking and failures, the same for every engine:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...interpreter.evaluator import PrepareContext, ProcessContext
     from ...ir import Operation
 
-__all__ = ["ProcessId", "Grid", "Engine", "DEFAULT_TIMEOUT", "me"]
+__all__ = ["ProcessId", "Grid", "Engine", "DEFAULT_TIMEOUT", "Native", "me"]
 
 ProcessId = tuple[int, int]
 """``(replica_id, partition_id)``; its flattened id is ``replica_id * num_partitions +
@@ -47,6 +50,35 @@ partition_id`` (spec "flattened_ids"), the index of the process in per-process l
 
 DEFAULT_TIMEOUT = 10.0
 """Seconds a process waits at a collective or recv for processes that are still computing."""
+
+
+@dataclass(frozen=True)
+class Native:
+    """What a collective computes, for engines that have the collective built in (MPI).
+
+    ``combine`` stays the definition: an engine may use its own collective only where it
+    gives the same values (integer and boolean reductions, data movement), or where the
+    spec leaves the order of a float reduction to the implementation and the run did not
+    ask to be deterministic. Kinds and their fields:
+
+    * ``all_reduce`` (``reduction``, ``dtype``), ``reduce_scatter`` (+ ``dim``),
+      ``reduce`` (to member ``root``; the others get ``zeros()``): ``reduction`` is the
+      single op of the body (``stablehlo.add``, ...), ``dtype`` its element type;
+    * ``all_gather`` (``dim``), ``all_to_all`` (``split``, ``dim`` = concat dimension);
+    * ``broadcast`` (from member ``root``);
+    * ``permute``: this member sends to member ``dest`` and receives from member ``source``
+      (None: none; without a source the result is ``zeros()``).
+    """
+
+    kind: str
+    reduction: str | None = None
+    dtype: Any = None
+    dim: int = 0
+    split: int = 0
+    root: int = 0
+    dest: int | None = None
+    source: int | None = None
+    zeros: Callable[[], tuple[Any, ...]] | None = None
 
 
 class Grid(Protocol):
@@ -60,7 +92,7 @@ class Grid(Protocol):
 
     def rendezvous(self, op: Operation | None, group: Sequence[ProcessId], me: ProcessId,
                    value: Any, combine: Callable[[list[Any]], list[Any]],
-                   channel_id: int = 0) -> Any:
+                   channel_id: int = 0, native: Native | None = None) -> Any:
         """Meet the other members of ``group`` at ``op``; return ``me``'s part of the result.
 
         Matching: the n-th call of ``me`` with a given (op name, group, channel_id) meets the
@@ -68,6 +100,9 @@ class Grid(Protocol):
         arrived; then ``combine`` is called once, for the whole group, with the members'
         values in group order, and returns one result per member in group order. If it
         raises, the process that called it raises that error and the others are aborted.
+        ``native`` (optional) says what ``combine`` computes, for engines with built-in
+        collectives; ``value`` is then the tuple of ``me``'s operands (for ``broadcast``
+        and ``reduce``, a 1-tuple of it).
         """
         ...
 

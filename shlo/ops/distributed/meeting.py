@@ -12,14 +12,15 @@ from ...errors import Diagnostics, ExecutionError
 from ...ir import Operation
 from ...types import QuantizedType, TensorType, Type, element_type_for_dtype
 from .._regions import check_reducer, ufunc_for
-from .grid import ProcessId
-from .groups import process_label
+from .grid import Native, ProcessId
+from .groups import plural_label, process_label
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...interpreter.evaluator import ProcessContext
 
 __all__ = ["Values", "meet", "shared", "check_same", "zeros", "reducer", "body_dtype",
-           "check_reduction_body"]
+           "check_reduction_body", "where", "grid_error", "waits_at", "deadlock_message",
+           "timeout_message", "gone_message"]
 
 Values = tuple[Any, ...]
 """The operands (or results) of one process at a collective."""
@@ -27,8 +28,9 @@ Values = tuple[Any, ...]
 
 def meet(op: Operation, process: ProcessContext, group: tuple[ProcessId, ...], value: Any,
          combine: Callable[[tuple[ProcessId, ...], list[Any]], list[Any]],
-         cid: int = 0) -> Any:
-    """Contribute ``value`` to ``op`` in ``group``; return this process's result."""
+         cid: int = 0, native: Native | None = None) -> Any:
+    """Contribute ``value`` to ``op`` in ``group``; return this process's result. ``native``
+    describes the collective for engines that have it built in (:class:`~.grid.Native`)."""
     if len(group) == 1:
         return combine(group, [value])[0]
     grid = process.grid
@@ -43,8 +45,75 @@ def meet(op: Operation, process: ProcessContext, group: tuple[ProcessId, ...], v
             e.names_process = True  # type: ignore[attr-defined]
             raise
 
-    return grid.rendezvous(op, group, (process.replica_id, process.partition_id), value,
-                           whole_group, cid)
+    me = (process.replica_id, process.partition_id)
+    if native is None:
+        return grid.rendezvous(op, group, me, value, whole_group, cid)
+    return grid.rendezvous(op, group, me, value, whole_group, cid, native=native)
+
+
+# --- the words of a wait that cannot complete (every engine says the same) -------------------
+
+
+def where(op: Operation | None) -> str:
+    """`'stablehlo.all_reduce' at model.mlir:7:3` (the op and its location)."""
+    if op is None:
+        return "a rendezvous"
+    flc = op.location.file_line_col() if op.location is not None else None
+    return f"'{op.name}'" + (f" at {flc[0]}:{flc[1]}:{flc[2]}" if flc else "")
+
+
+def grid_error(op: Operation | None, message: str) -> ExecutionError:
+    """An error about processes (its message names them already: ``names_process``)."""
+    e = ExecutionError(message, op.location if op is not None else None)
+    e.names_process = True  # type: ignore[attr-defined]
+    return e
+
+
+def what(op: Operation | None, me: ProcessId, detail: str = "") -> str:
+    """`'stablehlo.recv' op on process (replica 0, partition 1) for a send on channel 3`."""
+    name = f"'{op.name}' op" if op is not None else "a rendezvous"
+    return f"{name} on {process_label(me)}{detail}"
+
+
+def waits_at(op: Operation | None, detail: str = "") -> str:
+    """How a waiting process is described in the list of a deadlock or timeout."""
+    return f"waits at {where(op)}{detail}"
+
+
+def deadlock_message(op: Operation | None, me: ProcessId, detail: str,
+                     states: list[tuple[ProcessId, str]]) -> str:
+    """Every live process waits and none can be satisfied: what each one does."""
+    lines = [f"  {process_label(p)}: {s}" for p, s in states]
+    return (f"{what(op, me, detail)}: deadlock, no process can make progress:\n"
+            + "\n".join(lines))
+
+
+def gone_message(op: Operation | None, me: ProcessId, gone: list[ProcessId]) -> str:
+    """A member of the group finished without reaching the collective."""
+    return (f"{what(op, me)} waits for {plural_label(gone)}, which finished without reaching "
+            f"it (every member of a process group must run the collective the same number of "
+            f"times)")
+
+
+def timeout_message(op: Operation | None, me: ProcessId, timeout: float,
+                    arrived: list[ProcessId] | None,
+                    late: list[tuple[ProcessId, str]], detail: str = "") -> str:
+    """``me`` waited ``timeout`` seconds: who arrived, who did not and what they do."""
+    if arrived is not None:
+        got = (f"; arrived: {_short(arrived)}" if arrived else "")
+        waiting = (f"for {plural_label([p for p, _ in late])} to reach it ("
+                   + ", ".join(s for _, s in late) + ")" + got)
+    else:
+        waiting = "for a value (" + ", ".join(f"{process_label(p)} {s}" for p, s in late) \
+            + ")" if late else "for a value"
+    return (f"{what(op, me, detail)} timed out after {timeout:g} s waiting {waiting}; pass a "
+            f"larger timeout= (--timeout) if a process is just slow")
+
+
+def _short(ps: list[ProcessId]) -> str:
+    if len(ps) > 16:
+        return plural_label(ps[:8])[len("processes "):] + f", ... ({len(ps)} processes)"
+    return plural_label(ps)[len("processes "):] if len(ps) > 1 else plural_label(ps)[8:]
 
 
 def shared(a: Any) -> np.ndarray:
