@@ -203,6 +203,9 @@ def die(message: str, code: int = 1) -> None:
     """Print ``message`` (a located error) on stderr and abort the whole MPI job."""
     sys.stderr.write(message.rstrip("\n") + "\n")
     sys.stderr.flush()
+    # The launcher forwards a rank's stderr through a pipe; MPI_Abort kills the job at once, so
+    # give the forwarding a moment, or the one message that says what happened can be lost.
+    time.sleep(0.5)
     w = world()
     try:
         w.comm.Abort(code)
