@@ -235,7 +235,10 @@ def _cmd_opt(a: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from . import __version__
+
     p = argparse.ArgumentParser(prog="shlo", description="StableHLO in Python.")
+    p.add_argument("--version", action="version", version=f"shlo {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
 
     r = sub.add_parser("run", help="run a function on numpy inputs and print its results")
@@ -490,6 +493,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ShloError as e:
         print(str(e), file=sys.stderr)
         return 1
+    except BrokenPipeError:  # `shlo run ... | head`: the reader left; end quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # (so that the exit's flush does not fail again)
+        return 0
     except (OSError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

@@ -317,7 +317,9 @@ def test_usage_errors_exit_2(capsys, args):
 def test_program_help_and_usage_error(tmp_path):
     p = shlo(tmp_path, "--help")
     assert p.returncode == 0 and p.stderr == ""
-    assert p.stdout.startswith("usage: shlo [-h] {run,check,verify,fmt,opt,diff,graph,translate,inspect} ...")
+    assert p.stdout.startswith("usage: shlo [-h] [--version]\n"
+                               "            {run,check,verify,fmt,opt,diff,graph,translate,inspect}"
+                               " ...")
     p = shlo(tmp_path, "bogus")
     assert p.returncode == 2 and p.stdout == "" and "invalid choice: 'bogus'" in p.stderr
 
@@ -379,3 +381,10 @@ def test_program_run_out_and_errors(files):
 def test_program_verify_diagnostics_on_stdin(files):
     p = shlo(files, "verify", "-", "--verify-diagnostics", stdin=BAD)
     assert p.returncode == 1 and p.stdout.startswith("<stdin>:2:3: error: unexpected error: ")
+
+
+def test_version(tmp_path):
+    from shlo import __version__
+
+    p = shlo(tmp_path, "--version")
+    assert (p.returncode, p.stdout, p.stderr) == (0, f"shlo {__version__}\n", "")
