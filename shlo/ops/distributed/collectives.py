@@ -193,7 +193,12 @@ def all_reduce(op: Operation, ctx: PrepareContext) -> Kernel:
 def _infer_all_reduce(op: Operation, diag: Diagnostics) -> list[Type] | None:
     """(C5) `computation` has type `(tensor<E>, tensor<E>) -> tensor<E>`; (C6, C7) the results
     have the operands' shapes and element type `E`."""
-    operands = op.operand_types
+    return _reduced_types(op, diag, op.operand_types)
+
+
+def _reduced_types(op: Operation, diag: Diagnostics, operands: list[Type]) -> list[Type] | None:
+    """The results of reducing ``operands`` with the op's body (C5): their shapes, the body's
+    element types (all_reduce, collective_reduce)."""
     rets = check_reduction_body(op, diag, "C5", operands)
     if rets is None:
         return None
@@ -717,11 +722,7 @@ def _infer_collective_reduce(op: Operation, diag: Diagnostics) -> list[Type] | N
     n = _dynamic_root(op, diag, "collective_reduce")
     if n is None:
         return None
-    operands = op.operand_types[:n]
-    rets = check_reduction_body(op, diag, "C5", operands)
-    if rets is None:
-        return None
-    return [TensorType(t.shape, r.element_type) for t, r in zip(operands, rets)]
+    return _reduced_types(op, diag, op.operand_types[:n])
 
 
 @verifier("stablehlo.collective_reduce")
