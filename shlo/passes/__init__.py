@@ -31,39 +31,98 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable, Sequence
 
 from ..ir import Module
 from ._rewrite import PassError
 
-__all__ = ["run_passes", "register_pass", "PASSES", "PassError", "PassInfo", "parse_pipeline",
-           "describe"]
+__all__ = ["run_passes", "register_pass", "PASSES", "PassError", "PassInfo", "Option",
+           "parse_pipeline", "describe"]
+
+
+@dataclass(frozen=True)
+class Option:
+    """A pass option as upstream declares it: ``name=value`` in ``pass{name=value}`` or
+    ``--pass=name=value``. ``kind`` is int, float, bool, str or list (comma separated, with
+    brackets respected: ``types=tensor<1x2xf32>,tensor<f32>``)."""
+
+    name: str
+    kind: type
+    default: Any
+    help: str = ""
+
+    def convert(self, pass_name: str, text: str) -> Any:
+        try:
+            if self.kind is bool:
+                if text.lower() in ("true", "1", ""):
+                    return True
+                if text.lower() in ("false", "0"):
+                    return False
+                raise ValueError(text)
+            if self.kind is list:
+                return _split_list(text)
+            return self.kind(text)
+        except ValueError:
+            raise PassError(f"pass '{pass_name}': option '{self.name}' expects "
+                            f"{self.kind.__name__}, got '{text}'") from None
+
+
+def _split_list(text: str) -> list[str]:
+    out, depth, cur = [], 0, []
+    for ch in text:
+        if ch in "(<[{":
+            depth += 1
+        elif ch in ")>]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    if "".join(cur).strip():
+        out.append("".join(cur).strip())
+    return out
 
 
 @dataclass
 class PassInfo:
-    """A registered pass: ``run(module, options) -> Module``; ``noop`` passes change nothing."""
+    """A registered pass: ``run(module, options) -> Module``, with its declared options (their
+    values reach ``run`` converted, defaults filled in); ``noop`` passes change nothing."""
 
     name: str
-    run: Callable[[Module, dict[str, str]], Module]
+    run: Callable[[Module, dict[str, Any]], Module]
     noop: bool = False
+    options: tuple[Option, ...] = ()
 
     @property
     def doc(self) -> str:
         return (self.run.__doc__ or "").strip()
 
+    def resolve(self, given: dict[str, str]) -> dict[str, Any]:
+        """The options ``run`` gets: ``given`` converted, unknown names refused."""
+        by_name = {o.name: o for o in self.options}
+        out = {o.name: o.default for o in self.options}
+        for k, v in given.items():
+            opt = by_name.get(k)
+            if opt is None:
+                known = ", ".join(sorted(by_name)) or "none"
+                raise PassError(f"pass '{self.name}' has no option '{k}' (its options: {known})")
+            out[k] = opt.convert(self.name, v)
+        return out
+
 
 PASSES: dict[str, PassInfo] = {}
 
 
-def register_pass(name: str, noop: bool = False
-                  ) -> Callable[[Callable[[Module, dict[str, str]], Module]],
-                                Callable[[Module, dict[str, str]], Module]]:
-    """Register ``fn(module, options) -> Module`` under the upstream pass name ``name``."""
+def register_pass(name: str, noop: bool = False, options: Sequence[Option] = ()
+                  ) -> Callable[[Callable[[Module, dict[str, Any]], Module]],
+                                Callable[[Module, dict[str, Any]], Module]]:
+    """Register ``fn(module, options) -> Module`` under the upstream pass name ``name``, with
+    its upstream options."""
 
-    def deco(fn: Callable[[Module, dict[str, str]], Module]
-             ) -> Callable[[Module, dict[str, str]], Module]:
-        PASSES[name] = PassInfo(name, fn, noop)
+    def deco(fn: Callable[[Module, dict[str, Any]], Module]
+             ) -> Callable[[Module, dict[str, Any]], Module]:
+        PASSES[name] = PassInfo(name, fn, noop, tuple(options))
         return fn
 
     return deco
@@ -118,18 +177,20 @@ def run_passes(module: Module, names: str | Iterable[str]) -> Module:
         if info is None:
             known = ", ".join(sorted(PASSES))
             raise PassError(f"unknown pass '{name}' (known: {known})")
-        module = info.run(module, opts)
+        module = info.run(module, info.resolve(opts))
     return module
 
 
 def describe() -> str:
-    """One line per registered pass: name, and ``(no-op)`` for passes that change nothing."""
+    """Every registered pass: its name, one line of description, and its options."""
     _load()
     lines = []
     for name in sorted(PASSES):
         info = PASSES[name]
         first = info.doc.splitlines()[0] if info.doc else ""
         lines.append(f"{name}{' (no-op)' if info.noop else ''}: {first}")
+        for o in info.options:
+            lines.append(f"    {o.name}={o.kind.__name__} (default {o.default!r}): {o.help}")
     return "\n".join(lines)
 
 

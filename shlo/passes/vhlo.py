@@ -12,38 +12,38 @@ The conversions themselves live in :mod:`shlo.bytecode.vhlo`.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..bytecode.vhlo import ir as vir
 from ..bytecode.vhlo.to_stablehlo import vhlo_to_stablehlo
 from ..bytecode.vhlo.to_version import convert_to_version
 from ..bytecode.vhlo.to_vhlo import stablehlo_to_vhlo
 from ..bytecode.vhlo.version import CURRENT
 from ..ir import Module
-from . import register_pass
+from . import Option, register_pass
 
 
-def _flag(opts: dict[str, str], name: str) -> bool:
-    return opts.get(name, "false").lower() in ("true", "1", "")
-
-
-@register_pass("stablehlo-legalize-to-vhlo")
-def legalize_to_vhlo(module: Module, opts: dict[str, str]) -> Module:
+@register_pass("stablehlo-legalize-to-vhlo", options=[
+    Option("allow-other-dialects", bool, False,
+           "keep ops of other dialects (as unregistered) instead of failing")])
+def legalize_to_vhlo(module: Module, opts: dict[str, Any]) -> Module:
     """StableHLO and func ops to the VHLO ops of the current version."""
     m = vir.clone(module)
     vir.structurize(m)
-    return stablehlo_to_vhlo(m, _flag(opts, "allow-other-dialects")
-                             if "allow-other-dialects" in opts else False)
+    return stablehlo_to_vhlo(m, opts["allow-other-dialects"])
 
 
-@register_pass("vhlo-to-version")
-def vhlo_to_version(module: Module, opts: dict[str, str]) -> Module:
+@register_pass("vhlo-to-version", options=[
+    Option("target", str, "", "the target version: X.Y.Z, 'current' or 'minimum'")])
+def vhlo_to_version(module: Module, opts: dict[str, Any]) -> Module:
     """VHLO ops upgraded or downgraded to the versions of `target` (X.Y.Z or current)."""
     m = vir.clone(module)
     vir.structurize(m)
-    return convert_to_version(m, opts.get("target", ""))
+    return convert_to_version(m, opts["target"])
 
 
 @register_pass("vhlo-legalize-to-stablehlo")
-def vhlo_legalize_to_stablehlo(module: Module, opts: dict[str, str]) -> Module:
+def vhlo_legalize_to_stablehlo(module: Module, opts: dict[str, Any]) -> Module:
     """VHLO ops of the current version back to StableHLO."""
     m = vir.clone(module)
     vir.structurize(m)
@@ -51,7 +51,7 @@ def vhlo_legalize_to_stablehlo(module: Module, opts: dict[str, str]) -> Module:
 
 
 @register_pass("stablehlo-deserialize")
-def deserialize(module: Module, opts: dict[str, str]) -> Module:
+def deserialize(module: Module, opts: dict[str, Any]) -> Module:
     """VHLO of any version upgraded to current, then converted to StableHLO."""
     m = vir.clone(module)
     vir.structurize(m)
@@ -60,6 +60,6 @@ def deserialize(module: Module, opts: dict[str, str]) -> Module:
 
 
 @register_pass("strip-debuginfo")
-def strip_debuginfo(module: Module, opts: dict[str, str]) -> Module:
+def strip_debuginfo(module: Module, opts: dict[str, Any]) -> Module:
     """Every location becomes `loc(unknown)`."""
     return vir.strip_debuginfo(vir.clone(module))

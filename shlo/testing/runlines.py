@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
 
 __all__ = ["LineResult", "FileResult", "run_file", "run_lines", "parse_run_lines", "Tool",
-           "Unsupported", "filecheck", "expand_if"]
+           "Unsupported", "filecheck", "expand_if", "split_chunks"]
 
 Tool = Callable[[Sequence[str], bytes], "tuple[int, bytes, str]"]
 
@@ -41,6 +41,7 @@ class LineResult:
     status: str            # "passed" | "failed" | "unsupported"
     reason: str = ""       # why it failed / is unsupported
     output: str = ""       # the output of the failing command
+    chunk: int | None = None  # 1-based chunk of a `-split-input-file` line run chunk by chunk
 
 
 @dataclass
@@ -355,9 +356,50 @@ def _run_pipeline(seq: list[_Cmd], tools: dict[str, Tool]) -> tuple[int, str, st
     return status, failed, failed_out
 
 
+_SPLIT_RE = re.compile(r"^// -----\s*$", re.M)
+_SPLIT_FLAG = re.compile(r"(?:^|\s)--?split-input-file(?:\s|$)")
+
+
+def split_chunks(text: str) -> list[str]:
+    """The chunks of a `-split-input-file` test, each the whole file with every other chunk's
+    lines blanked (so line numbers, and the CHECK lines of the chunk alone, stay in place)."""
+    lines = text.split("\n")
+    marks = [i for i, line in enumerate(lines) if _SPLIT_RE.match(line)]
+    bounds = [-1, *marks, len(lines)]
+    out = []
+    for a, b in zip(bounds, bounds[1:]):
+        out.append("\n".join(line if a < i < b else "" for i, line in enumerate(lines)))
+    return out
+
+
+def _run_one(lineno: int, cmd: str, full: str, tools: dict[str, Tool],
+             chunk: int | None) -> LineResult:
+    try:
+        status = 0
+        failed = out = ""
+        for seq in _pipelines(_tokens(full)):
+            status, failed, out = _run_pipeline(seq, tools)
+            if status != 0:
+                break
+        if status == 0:
+            return LineResult(lineno, cmd, "passed", chunk=chunk)
+        if chunk is not None and "No check strings found" in out:
+            return LineResult(lineno, cmd, "passed", "no CHECK lines in this chunk", chunk=chunk)
+        return LineResult(lineno, cmd, "failed", f"'{failed}' exited with {status}", out,
+                          chunk=chunk)
+    except Unsupported as e:
+        return LineResult(lineno, cmd, "unsupported", str(e), chunk=chunk)
+    except (OSError, ValueError) as e:
+        return LineResult(lineno, cmd, "failed", f"{type(e).__name__}: {e}", chunk=chunk)
+
+
 def run_lines(path: str, text: str, tools: dict[str, Tool], features: Iterable[str] = (),
-              tmpdir: str | None = None) -> FileResult:
-    """Run every RUN line of ``text`` (the file at ``path``)."""
+              tmpdir: str | None = None, chunks: bool = False) -> FileResult:
+    """Run every RUN line of ``text`` (the file at ``path``).
+
+    With ``chunks``, a line with `-split-input-file` runs once per chunk, on a copy of the file
+    holding only that chunk (and FileCheck checks only that chunk's CHECK lines): one
+    :class:`LineResult` per chunk, so a failure is pinned to its chunk."""
     result = FileResult(path)
     features = set(features)
     own_tmp = tmpdir is None
@@ -371,27 +413,23 @@ def run_lines(path: str, text: str, tools: dict[str, Tool], features: Iterable[s
                 continue
             try:
                 expanded = expand_if(cmd, features)
-                if not expanded.strip():
-                    result.lines.append(LineResult(lineno, cmd, "passed",
-                                                   "nothing to run (%if on a missing feature)"))
-                    continue
-                full = _substitute(expanded, path, tmp)
-                status = 0
-                failed = out = ""
-                for seq in _pipelines(_tokens(full)):
-                    status, failed, out = _run_pipeline(seq, tools)
-                    if status != 0:
-                        break
-                if status == 0:
-                    result.lines.append(LineResult(lineno, cmd, "passed"))
-                else:
-                    result.lines.append(LineResult(lineno, cmd, "failed",
-                                                   f"'{failed}' exited with {status}", out))
             except Unsupported as e:
                 result.lines.append(LineResult(lineno, cmd, "unsupported", str(e)))
-            except (OSError, ValueError) as e:
-                result.lines.append(LineResult(lineno, cmd, "failed", f"{type(e).__name__}: "
-                                               f"{e}"))
+                continue
+            if not expanded.strip():
+                result.lines.append(LineResult(lineno, cmd, "passed",
+                                               "nothing to run (%if on a missing feature)"))
+                continue
+            if not (chunks and _SPLIT_FLAG.search(expanded)):
+                result.lines.append(_run_one(lineno, cmd, _substitute(expanded, path, tmp),
+                                             tools, None))
+                continue
+            for n, chunk in enumerate(split_chunks(text), 1):
+                cpath = os.path.join(tmpdir, f"chunk{n}-" + os.path.basename(path))
+                with open(cpath, "w", encoding="utf-8", errors="surrogateescape") as f:
+                    f.write(chunk)
+                result.lines.append(_run_one(lineno, cmd, _substitute(expanded, cpath, tmp),
+                                             tools, n))
     finally:
         if own_tmp:
             import shutil
@@ -400,6 +438,7 @@ def run_lines(path: str, text: str, tools: dict[str, Tool], features: Iterable[s
     return result
 
 
-def run_file(path: str, tools: dict[str, Tool], features: Iterable[str] = ()) -> FileResult:
+def run_file(path: str, tools: dict[str, Tool], features: Iterable[str] = (),
+             chunks: bool = False) -> FileResult:
     with open(path, encoding="utf-8", errors="surrogateescape") as f:
-        return run_lines(path, f.read(), tools, features)
+        return run_lines(path, f.read(), tools, features, chunks=chunks)
