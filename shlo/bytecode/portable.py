@@ -15,7 +15,7 @@ from .encoding import gc_paused
 from .reader import BytecodeReader
 from .vhlo import ir as vir
 from .vhlo.to_stablehlo import vhlo_to_stablehlo
-from .vhlo.to_version import convert_to_version
+from .vhlo.to_version import convert_to_version, current_already
 from .vhlo.to_vhlo import stablehlo_to_vhlo
 from .vhlo.verify import verify_structure
 from .vhlo.version import CURRENT, Version, bytecode_version_for, parse_version, validate_target
@@ -77,10 +77,11 @@ def deserialize_portable_artifact(data: bytes, filename: str | None = None) -> M
     """The StableHLO module of a portable artifact (any version from 0.9.0)."""
     try:
         with gc_paused():
-            m, _ = read_vhlo(data, filename)
+            m, r = read_vhlo(data, filename)
             if vir.is_vhlo_module(m):
                 verify_structure(m)
-                convert_to_version(m, CURRENT)
+                if not current_already(name for name, _ in r.op_names):
+                    convert_to_version(m, CURRENT)
                 vhlo_to_stablehlo(m)
         return m
     except ShloError as e:

@@ -400,6 +400,7 @@ def _retype(op: Operation) -> None:
 def vhlo_to_stablehlo(module: Module) -> Module:
     """Convert the (current-version) VHLO ops of ``module`` to StableHLO, in place."""
     casts = False
+    memo: dict[tuple[Any, ...], tuple[dict[str, Any], dict[str, Any]]] = {}
     for op in module.op.walk():
         if op.name == "builtin.unrealized_conversion_cast":
             casts = True
@@ -420,7 +421,13 @@ def vhlo_to_stablehlo(module: Module) -> Module:
         base = name[5:]
         try:
             if op.properties:
-                op.properties = _convert_props(base, op.properties)
+                # attribute objects are shared (one per attribute-table entry), so ops with the
+                # same properties convert once; the key keeps the originals alive
+                key = (base, tuple((k, id(v)) for k, v in op.properties.items()))
+                hit = memo.get(key)
+                if hit is None:
+                    hit = memo[key] = (_convert_props(base, op.properties), op.properties)
+                op.properties = dict(hit[0])
             if op.attributes:
                 op.attributes = {k: convert_attr(v) for k, v in op.attributes.items()}
             _retype(op)

@@ -13,7 +13,7 @@ variadic operands carry no segment sizes, so `v1` and `v2` differ only in name a
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
@@ -187,6 +187,8 @@ def op_problem(op: Operation, v: Version) -> str | None:
         return f"op {op.name} requires StableHLO >= {info.min_version}"
     if info.max_version < v:
         return f"op {op.name} exists up to StableHLO {info.max_version}"
+    if CURRENT <= v:  # every attribute, type and constraint a reader decodes exists by now
+        return None
     if op.name in CONSTRAINED:
         p = _constraint_problem(op, v)
         if p:
@@ -382,6 +384,16 @@ def _legalize(op: Operation, v: Version) -> str | None:
         op.name, op.properties = saved
         return again
     return None
+
+
+def current_already(op_names: Iterable[str]) -> bool:
+    """Whether a module whose ops are named ``op_names`` is already legal at the current
+    version (no op needs an upgrade), so that converting it to CURRENT changes nothing."""
+    for name in op_names:
+        info = OPS.get(name)
+        if info is not None and info.max_version < CURRENT:
+            return False
+    return True
 
 
 def convert_to_version(module: Module, target: str | Version,
