@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from typing import Any, Sequence
 
@@ -33,23 +34,27 @@ def _cmd_fmt(a: argparse.Namespace) -> int:
     return 0
 
 
-def _load_args(a: argparse.Namespace) -> list[Any]:
-    import numpy as np
+def _load_args(a: argparse.Namespace, module: Any = None) -> list[Any]:
+    """The arguments of `shlo run/diff/graph`: .npy files (or NAME=FILE.npy), --input inline
+    values and an --args .npz, in the entry function's argument order when ``module`` is
+    known (shlo.interpreter.arrays)."""
+    from .interpreter.arrays import entry_arguments, inline_value, read_array
 
-    args: list[Any] = []
-    for path in a.inputs:
-        args.append(np.load(path, allow_pickle=False))
+    inline = getattr(a, "input", None) or []
+    if module is not None:
+        return entry_arguments(module, a.entry, a.inputs, a.args, inline)
+    args: list[Any] = [read_array(p) for p in a.inputs]
+    args += [inline_value(t) for t in inline]
     if a.args:
+        import numpy as np
+
         with np.load(a.args, allow_pickle=False) as z:
-            keys = sorted(z.files, key=_natural_key)
-            args.extend(z[k] for k in keys)
+            keys = list(z.files)
+            if not all(re.fullmatch(r"arr_\d+|arg\d+", k) for k in keys):
+                raise ValueError(f"--args {a.args}: keys {', '.join(keys)} are not arr_0, arr_1, "
+                                 "... (name keys need the program's argument names)")
+            args.extend(z[k] for k in sorted(keys, key=lambda k: int(re.sub(r"\D", "", k))))
     return args
-
-
-def _natural_key(name: str) -> tuple:
-    import re
-
-    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name))
 
 
 def format_result(value: Any, type: Any = None) -> str:
@@ -80,7 +85,7 @@ def _cmd_run(a: argparse.Namespace) -> int:
     from .interpreter.api import run
 
     module = load(a.file)
-    args = _load_args(a)
+    args = _load_args(a, module)
     opts: dict[str, Any] = {}
     if a.replicas is not None:
         opts["replicas"] = a.replicas
@@ -92,28 +97,44 @@ def _cmd_run(a: argparse.Namespace) -> int:
         results = _debug_run(a, module, args, opts)
     else:
         results = run(module, *args, entry=a.entry, verify=not a.no_verify, **opts)
-    return _print_results(a, module, results, "replicas" in opts or "partitions" in opts)
+    return _print_results(a, module, results, True)
 
 
 def _print_results(a: argparse.Namespace, module: Any, results: list[Any], grid: bool) -> int:
-    import numpy as np
-
+    """Print (or --out save) results; per-process results (a list per process) get a
+    `// process (r, p)` header each. With --expected, compare and exit 1 on a mismatch."""
+    from .interpreter.arrays import compare_expected, save_results
     from .ir import function_type
 
+    per_process = grid and bool(results) and isinstance(results[0], list)
     if a.out:
-        np.savez(a.out, **{f"result{i}": np.asarray(r) for i, r in enumerate(results)
-                           if not isinstance(r, tuple)})
-        return 0
-    types = function_type(module.function(a.entry)).results
-    if grid and results and isinstance(results[0], list):  # per-process results
-        for pid, proc in enumerate(results):
-            print(f"// process {pid}")
-            for r, t in zip(proc, types):
-                print(format_result(r, t))
+        save_results(a.out, results, per_process)
     else:
-        for r, t in zip(results, types):
-            print(format_result(r, t))
+        types = function_type(module.function(a.entry)).results
+        if per_process:
+            n_part = a.partitions or _module_int(module, "mhlo.num_partitions")
+            for pid, proc in enumerate(results):
+                print(f"// process ({pid // n_part}, {pid % n_part})")
+                for r, t in zip(proc, types):
+                    print(format_result(r, t))
+        else:
+            for r, t in zip(results, types):
+                print(format_result(r, t))
+    if getattr(a, "expected", None):
+        procs = results if per_process else [results]
+        bad = False
+        for pid, proc in enumerate(procs):
+            for line in compare_expected(proc, a.expected, a.rtol, a.atol):
+                where = f"process {pid}: " if per_process else ""
+                print(f"// {where}{line}", file=sys.stderr)
+                bad = bad or not line.endswith(": ok")
+        return 1 if bad else 0
     return 0
+
+
+def _module_int(module: Any, name: str) -> int:
+    attr = module.op.attr(name)
+    return max(1, int(attr.value)) if attr is not None else 1
 
 
 def _cmd_check(a: argparse.Namespace) -> int:
@@ -126,6 +147,11 @@ def _cmd_check(a: argparse.Namespace) -> int:
         from .testing.mpi_runner import run_paths_mpi
 
         run = partial(run_paths_mpi, deterministic=a.deterministic)
+    if a.jobs is not None and a.jobs < 1:
+        raise ValueError(f"shlo check: -j {a.jobs}: the number of workers must be at least 1")
+    missing = [p for p in a.paths if not os.path.exists(p)]
+    if missing:
+        raise ValueError(f"shlo check: no such file or directory: {', '.join(missing)}")
     return check_main(a.paths, jobs=a.jobs, verify=not a.no_verify, timeout=a.timeout,
                       quiet=a.quiet, run=run)
 
@@ -161,15 +187,18 @@ def _mpi_run(a: argparse.Namespace) -> int | None:
     from . import load
     from .interpreter.mpi.launch import run_ranks
 
+    loaded: list[Any] = []
+
     def load_module() -> Any:
         module = load(a.file)
         if not a.no_verify:
             from .verifier import verify
 
             verify(module)
+        loaded.append(module)
         return module
 
-    return run_ranks(a, load_module, lambda: _load_args(a),
+    return run_ranks(a, load_module, lambda: _load_args(a, loaded[-1] if loaded else None),
                      lambda module, results: _print_results(a, module, results, True))
 
 
@@ -244,10 +273,23 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="run a function on numpy inputs and print its results")
     r.add_argument("file", help="program text (.mlir), bytecode, or a jax.export artifact; "
                                 "- reads stdin")
-    r.add_argument("inputs", nargs="*", help="one .npy file per argument")
-    r.add_argument("--args", help="an .npz holding the arguments (in name order)")
+    r.add_argument("inputs", nargs="*", help="one .npy file per argument, in order, or "
+                                             "NAME=FILE.npy for the argument named NAME")
+    r.add_argument("--args", help="an .npz of the arguments: keys arr_0, arr_1, ... "
+                                  "(np.savez(f, a, b)) or the function's argument names")
+    r.add_argument("--input", action="append", default=[], metavar="VALUE",
+                   help="an inline argument as IREE writes it: 2x3xf32=1,2,3,4,5,6, f32=0.5, "
+                        "@file.npy (repeatable; after the .npy files)")
     r.add_argument("--entry", default="main", help="function to run (default: main)")
-    r.add_argument("--out", help="save the results to this .npz instead of printing them")
+    r.add_argument("--out", help="save the results instead of printing them: to this .npz "
+                                 "(keys result0...; process{p}.result0... on a grid), or one "
+                                 ".npy per result into a directory (an existing one, or a "
+                                 "path ending with /)")
+    r.add_argument("--expected", metavar="FILE.npz",
+                   help="compare the results with these arrays (keys in result order); exit "
+                        "1 when one differs")
+    r.add_argument("--rtol", type=float, default=1e-6, help="with --expected (default 1e-6)")
+    r.add_argument("--atol", type=float, default=0.0, help="with --expected (default 0)")
     r.add_argument("--replicas", type=int, help="number of replicas of the process grid")
     r.add_argument("--partitions", type=int, help="number of partitions of the process grid")
     r.add_argument("--no-verify", action="store_true", help="skip verification")
@@ -357,7 +399,6 @@ def _is_program(path: str) -> bool:
 
 def _cmd_diff(a: argparse.Namespace) -> int:
     """Exit 1 at a divergence (its diagnostic on stderr), 0 when none."""
-    import numpy as np
 
     from . import load
     from .debug.diff import diff, parse_mapping
@@ -367,9 +408,9 @@ def _cmd_diff(a: argparse.Namespace) -> int:
     if not progs or len(progs) > 2:
         raise ValueError("shlo diff: give one or two programs (then .npy arguments)")
     a.inputs = [p for p in a.files if not _is_program(p)]
-    args = _load_args(a)
     ma = load(progs[0])
     mb = load(progs[1]) if len(progs) == 2 else None
+    args = _load_args(a, ma)
     tol = None
     if a.atol is not None or a.rtol is not None or a.ulp is not None:
         tol = Tolerance(a.atol or 0.0, a.rtol or 0.0, a.ulp or 0)
@@ -379,8 +420,9 @@ def _cmd_diff(a: argparse.Namespace) -> int:
             mapping = parse_mapping(f.read())
     b_args = None
     if a.b_args:
-        with np.load(a.b_args, allow_pickle=False) as z:
-            b_args = [z[k] for k in sorted(z.files, key=_natural_key)]
+        from .interpreter.arrays import entry_arguments
+
+        b_args = entry_arguments(mb or ma, a.entry, npz=a.b_args)
     report = diff(ma, *args, b=mb, against=a.against, b_args=b_args, by=a.by, mapping=mapping,
                   tolerance=tol, entry=a.entry)
     if not a.quiet:
@@ -407,7 +449,7 @@ def _cmd_graph(a: argparse.Namespace) -> int:
     module = load(a.file)
     overlay, label = None, ""
     if a.overlay:
-        args = _load_args(a)
+        args = _load_args(a, module)
         if a.overlay == "time":
             from .debug.profile import profile
 

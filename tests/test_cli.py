@@ -159,8 +159,8 @@ def test_run_bad_input_exits_1_with_a_located_error(files, capsys):
     assert err == f"{files / 'syntax.mlir'}:2:26: error: custom op 'stablehlo.add' expected SSA " \
                   "operand but found ':'\n"
     rc, out, err = cli(capsys, "run", files / "add.mlir", files / "a.npy")
-    assert (rc, out) == (1, "") and err == f"{files / 'add.mlir'}:1:1: error: @main takes 2 " \
-                                           "arguments, got 1\n"
+    assert (rc, out) == (1, "") and err == "error: @main takes 2 argument(s) (tensor<2xf32>, " \
+                                           "tensor<2xf32>); got 1\n"
     rc, _, err = cli(capsys, "run", files / "add.mlir", files / "a.npy", files / "b.npy",
                      "--entry", "nope")
     assert rc == 1 and err == "error: no function @nope in the module\n"
@@ -172,16 +172,13 @@ def test_run_bad_input_exits_1_with_a_located_error(files, capsys):
 def test_run_grid_prints_each_process(files, capsys):
     rc, out, err = cli(capsys, "run", files / "grid.mlir", "--replicas", "2")
     assert (rc, err) == (0, "")
-    assert out == "// process 0\ntensor<ui32> {0}\n// process 1\ntensor<ui32> {1}\n"
+    assert out == "// process (0, 0)\ntensor<ui32> {0}\n// process (1, 0)\ntensor<ui32> {1}\n"
 
 
-@pytest.mark.xfail(strict=True, reason="CLI bug (issue 16): a module that declares "
-                   "mhlo.num_replicas = 2 runs on a grid, but without --replicas `shlo run` "
-                   "prints process 0's list of results as a tensor ([0]) and drops process 1")
 def test_run_grid_declared_by_the_module_prints_each_process(files, capsys):
     rc, out, err = cli(capsys, "run", files / "grid.mlir")
     assert (rc, err) == (0, "")
-    assert out == "// process 0\ntensor<ui32> {0}\n// process 1\ntensor<ui32> {1}\n"
+    assert out == "// process (0, 0)\ntensor<ui32> {0}\n// process (1, 0)\ntensor<ui32> {1}\n"
 
 
 # --- verify ----------------------------------------------------------------------------------

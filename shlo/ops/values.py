@@ -9,7 +9,8 @@
     }
 
 0-d tensors print on one line (`tensor<ui8> {1}`); complex elements as `[re, im]`; floats as
-`1.000000e+00`. Tensors with more than ``threshold`` elements are summarised like numpy
+`1.000000e+00` (at least 7 significant digits, more where an f32/f64 value needs them to
+read back exactly). Tensors with more than ``threshold`` elements are summarised like numpy
 (first and last elements of each dimension around `...`).
 """
 
@@ -31,14 +32,18 @@ def _scalar_formatter(dtype: np.dtype):
         return lambda x: f"[{_float(x.real)}, {_float(x.imag)}]"
     if dtype.kind in "iu" or (dtype.kind == "V" and "int" in dtype.name):
         return lambda x: str(int(x))
-    return lambda x: _float(float(x))
+    if dtype in (np.float32, np.float64):  # shortest digits that read back as the same value
+        return lambda x: _float(x)
+    return lambda x: _float(float(x))  # narrow floats: 7 significant digits always suffice
 
 
-def _float(x: float) -> str:
+def _float(x: Any) -> str:
     if np.isnan(x):
         return "nan"
     if np.isinf(x):
         return "inf" if x > 0 else "-inf"
+    if isinstance(x, (np.float32, np.float64)):
+        return np.format_float_scientific(x, unique=True, min_digits=6, exp_digits=2)
     return f"{x:.6e}"
 
 
