@@ -225,7 +225,7 @@ def _cmd_verify(a: argparse.Namespace) -> int:
         from .testing.diagnostics import main as check_diagnostics
 
         return check_diagnostics(a.files, split=a.split_input_file,
-                                 strict_messages=a.strict_messages)
+                                 strict_messages=not a.loose_messages)
     from .syntax.split import read_source, source_name, split_cases
     from .verifier import verify_text
 
@@ -318,7 +318,10 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("files", nargs="+")
     v.add_argument("--split-input-file", action="store_true")
     v.add_argument("--verify-diagnostics", action="store_true")
-    v.add_argument("--strict-messages", action="store_true")
+    v.add_argument("--strict-messages", action="store_true",
+                   help="check the text of each expected diagnostic (the default, as mlir-opt)")
+    v.add_argument("--loose-messages", action="store_true",
+                   help="with --verify-diagnostics: match diagnostics by line and severity only")
     v.set_defaults(fn=_cmd_verify)
 
     f = sub.add_parser("fmt", help="print a program in pretty (default) or generic form")

@@ -259,11 +259,12 @@ def test_cli_verify_diagnostics_prints_mismatches_and_summary(tmp_path, capsys):
     f = tmp_path / "v.mlir"
     f.write_text(SPLIT)
     assert cli_main(["verify", str(f), "--split-input-file", "--verify-diagnostics"]) == 1
-    out = capsys.readouterr().out.splitlines()
-    assert out[-1] == "2 passed, 1 failed"
-    assert len(out) == 3  # one line per mismatch: the unexpected error and the missing one
-    assert any("unexpected error" in line for line in out)
-    assert any("was not produced" in line for line in out)
+    captured = capsys.readouterr()
+    assert captured.out.splitlines() == ["2 passed, 1 failed"]
+    err = captured.err.splitlines()
+    assert len(err) == 2  # one line per mismatch (on stderr): the unexpected and the missing
+    assert any("unexpected error" in line for line in err)
+    assert any("was not produced" in line for line in err)
 
 
 def test_cli_verify_plain(tmp_path, capsys):

@@ -9,6 +9,8 @@ diagnostics are matched against its annotations.
 
 from __future__ import annotations
 
+import sys
+
 import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
@@ -172,10 +174,11 @@ def verify_file_diagnostics(path: str, text: str | None = None, split: bool = Tr
             for line, chunk in _split(text, split)]
 
 
-def main(paths: Iterable[str], split: bool = False, strict_messages: bool = False) -> int:
-    """`shlo verify --verify-diagnostics FILE...`: print one line per mismatch between
-    diagnostics and annotations, then `N passed, N failed` over the chunks; 1 when a chunk
-    failed."""
+def main(paths: Iterable[str], split: bool = False, strict_messages: bool = True) -> int:
+    """`shlo verify --verify-diagnostics FILE...`: one line per mismatch between diagnostics
+    and annotations on stderr (as mlir-opt reports them, message text checked unless
+    ``strict_messages`` is off), then `N passed, N failed` over the chunks on stdout; 1 when
+    a chunk failed."""
     passed = failed = 0
     for path in paths:
         for report in verify_file_diagnostics(path, split=split, strict_messages=strict_messages):
@@ -184,6 +187,6 @@ def main(paths: Iterable[str], split: bool = False, strict_messages: bool = Fals
             else:
                 failed += 1
                 for line in report.mismatches:
-                    print(line)
+                    print(line, file=sys.stderr)
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
