@@ -373,12 +373,9 @@ def test_program_run_out_and_errors(files):
     assert p.returncode == 1 and p.stderr.startswith("bad.mlir:2:3: error: ")
 
 
-@pytest.mark.xfail(strict=True, reason="CLI bug (issue 16): `shlo verify - --verify-diagnostics` "
-                   "names standard input `-` in its reports, where plain `shlo verify -` says "
-                   "`<stdin>`")
 def test_program_verify_diagnostics_on_stdin(files):
     p = shlo(files, "verify", "-", "--verify-diagnostics", stdin=BAD)
-    assert p.returncode == 1 and p.stdout.startswith("<stdin>:2:3: error: unexpected error: ")
+    assert p.returncode == 1 and p.stderr.startswith("<stdin>:2:3: error: unexpected error: ")
 
 
 def test_version(tmp_path):

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from ..errors import Diagnostic, format_location
-from ..syntax.split import read_source, split_cases
+from ..syntax.split import read_source, source_name, split_cases
 from ..verifier import verify_text
 
 __all__ = ["Expectation", "parse_expectations", "check_expectations", "match_diagnostics", "ChunkReport",
@@ -170,6 +170,7 @@ def verify_file_diagnostics(path: str, text: str | None = None, split: bool = Tr
     """Check every chunk of the file at ``path`` against its annotations."""
     if text is None:
         text = read_source(path)
+    path = source_name(path)
     return [check_expectations(path, chunk, line, strict_messages)
             for line, chunk in _split(text, split)]
 
