@@ -5,6 +5,7 @@
   ``OK n`` or the mismatches.
 * ``dies``: process 1 ends its OS process in the middle of the run (os._exit); rank 0 waits
   for it at an all_reduce.
+* ``unreceived``: a value sent and never received ends the job, located at its send.
 """
 
 from __future__ import annotations
@@ -188,5 +189,35 @@ def dies() -> int:
     return 0
 
 
+UNRECEIVED = """func.func @send(%x: tensor<2xi64>) -> tensor<2xi64> {
+  %t = stablehlo.after_all : !stablehlo.token
+  %t1 = "stablehlo.send"(%x, %t) {channel_handle = #stablehlo.channel_handle<handle = 3,
+      type = 1>} : (tensor<2xi64>, !stablehlo.token) -> !stablehlo.token
+  %t2 = "stablehlo.send"(%x, %t1) {channel_handle = #stablehlo.channel_handle<handle = 3,
+      type = 1>} : (tensor<2xi64>, !stablehlo.token) -> !stablehlo.token
+  return %x : tensor<2xi64>
+}
+func.func @recv(%x: tensor<2xi64>) -> tensor<2xi64> {
+  %t = stablehlo.after_all : !stablehlo.token
+  %v, %t2 = "stablehlo.recv"(%t) {channel_handle = #stablehlo.channel_handle<handle = 3,
+      type = 1>} : (!stablehlo.token) -> (tensor<2xi64>, !stablehlo.token)
+  return %v : tensor<2xi64>
+}"""
+
+
+def unreceived() -> int:
+    """Process 0 sends twice on a channel process 1 receives on once: the job ends with the
+    threaded grid's report, at the second send."""
+    m = shlo.parse(UNRECEIVED, "unreceived.mlir")
+    if world().rank != 0:
+        serve(lambda k: m)
+        return 0
+    run_grid(m, np.arange(2), replicas=2, programs=[["send"], ["recv"]], engine=MPIEngine(),
+             timeout=30.0)
+    stop_workers()
+    print("finished", flush=True)
+    return 0
+
+
 if __name__ == "__main__":
-    sys.exit({"bitwise": bitwise, "dies": dies}[sys.argv[1]]())
+    sys.exit({"bitwise": bitwise, "dies": dies, "unreceived": unreceived}[sys.argv[1]]())

@@ -128,6 +128,17 @@ def test_a_deadlock_and_a_raising_rank_end_the_job_with_a_located_message(
         assert took < 30  # diagnosed, not timed out (the 30 s timeout)
 
 
+def test_a_value_sent_and_never_received_ends_the_job_at_its_send() -> None:
+    cmd = mpi_command(2, [])[:-1] + [str(HERE / "mpi_job.py"), "unreceived"]
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env(), timeout=120)
+    assert r.returncode != 0 and "finished" not in r.stdout
+    # as the threaded grid says it (tests/interpreter/test_process_grid.py)
+    assert re.search(r"unreceived.mlir:5:3: error: 'stablehlo.send' op on process \(replica 0, "
+                     r"partition 0\): the value sent on channel 3 was never received",
+                     r.stderr), r.stderr
+    assert r.stderr.count("error:") == 1, r.stderr
+
+
 def test_a_rank_that_dies_ends_the_job_naming_it() -> None:
     cmd = mpi_command(2, [])[:-1] + [str(HERE / "mpi_job.py"), "dies", "20"]
     start = time.monotonic()
@@ -165,5 +176,5 @@ func.func @main(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<8xf32>) {
             "--partitions", "2"]
     threads = shlo("run", *args)
     mpi = shlo("run", *args, "--engine", "mpi", "-n", "4")
-    assert threads.returncode == 0 and "// process 3" in threads.stdout
+    assert threads.returncode == 0 and "// process (1, 1)" in threads.stdout
     assert mpi.stdout == threads.stdout, mpi.stderr

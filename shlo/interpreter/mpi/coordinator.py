@@ -48,7 +48,7 @@ def op_info(op: Any) -> tuple[str, str, int, int] | None:
     return (op.name, *(flc or ("", 0, 0)))
 
 
-def _op(info: tuple[str, str, int, int] | None) -> OpRef | None:
+def op_ref(info: tuple[str, str, int, int] | None) -> OpRef | None:
     if info is None:
         return None
     name, file, line, col = info
@@ -103,7 +103,7 @@ class Coordinator(threading.Thread):
         if "seq" in m:
             self.seqs[r] = m["seq"]
         if t == "block":
-            self.state[r] = ("blocked", m["key"], m.get("members"), _op(m.get("op")),
+            self.state[r] = ("blocked", m["key"], m.get("members"), op_ref(m.get("op")),
                              m.get("detail", ""), now - REPORT_AFTER)
         elif t == "run":
             if self.state.get(r) not in ("done", "failed"):

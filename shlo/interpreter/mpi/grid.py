@@ -36,7 +36,7 @@ from ...ir import Operation
 from ...ops.distributed.grid import Native, ProcessId
 from ...ops.distributed.groups import process_label
 from ...ops.distributed.meeting import grid_error, timeout_message
-from .coordinator import op_info
+from .coordinator import op_info, op_ref
 from .world import BACKSTOP, World, die
 
 __all__ = ["MPIGrid"]
@@ -142,12 +142,38 @@ class MPIGrid:
         return box[0]
 
     def finish(self) -> None:
-        """Wait until every message this rank sent has left."""
+        """After every process of the grid ran its program: a value sent to this rank and never
+        received ends the job, located at its send (as the threaded grid reports it); then wait
+        until every message this rank sent has left."""
+        if self.receivers:
+            req = self.p2p.Ibarrier()
+            self._wait(req.Test, None, ("finish",), None, " for the other processes to finish")
+            self._unreceived()
         if self._pending:
             Testall = self.MPI.Request.Testall
             self._wait(lambda: Testall(self._pending), None, ("sends",), None,
                        " for its sends to be received")
             self._pending = []
+
+    def _unreceived(self) -> None:
+        left: list[tuple[int, int, Any]] = [(c, self.rank, info) for c, q in self._local.items()
+                                            for _, info in q]
+        status = self.MPI.Status()
+        while True:
+            msg = self.p2p.improbe(source=self.MPI.ANY_SOURCE, tag=self.MPI.ANY_TAG,
+                                   status=status)
+            if msg is None:
+                break
+            _, info = msg.recv()
+            left.append((status.Get_tag(), status.Get_source(), info))
+        if not left:
+            return
+        c, sender, info = left[0]
+        name = f"'{info[0]}' op" if info else "a send"
+        ref = op_ref(info)
+        die(str(grid_error(ref, f"{name} on {process_label(self.pid(sender))}: the value sent "
+                                f"on channel {c} was never received"
+                                + (f" ({len(left)} values in all)" if len(left) > 1 else ""))))
 
     # -- collectives ----------------------------------------------------------------------
 
@@ -325,19 +351,20 @@ class MPIGrid:
         """A message to the channel's receiver, tagged with the channel id (never waits)."""
         dest = self._receiver(op, channel_id)
         if dest == self.rank:
-            self._local.setdefault(channel_id, deque()).append(values)
+            self._local.setdefault(channel_id, deque()).append((values, op_info(op)))
             return
         if channel_id >= self.w.tag_ub:
             raise ExecutionError(f"channel id {channel_id} is beyond MPI's largest tag "
                                  f"({self.w.tag_ub})", op.location if op else None)
-        self._pending.append(self.p2p.isend(tuple(np.asarray(v) for v in values), dest=dest,
-                                            tag=channel_id))
+        # the sending op travels along: a value never received is reported where it was sent
+        self._pending.append(self.p2p.isend((tuple(np.asarray(v) for v in values),
+                                             op_info(op)), dest=dest, tag=channel_id))
         self._tidy()
 
     def recv(self, op: Operation | None, channel_id: int, me: ProcessId) -> tuple[Any, ...]:
         """The oldest values sent on the channel, waiting for them."""
         q = self._local.get(channel_id)
         if q:
-            return q.popleft()
+            return q.popleft()[0]
         return self._receive(self.p2p, self.MPI.ANY_SOURCE, channel_id, op, ("recv", channel_id),
-                             None, f" for a send on channel {channel_id}")
+                             None, f" for a send on channel {channel_id}")[0]
