@@ -103,6 +103,32 @@ def _jax_text(obj: Any) -> str | None:
     return None
 
 
+def jax_kept_arguments(program: Any, args: Sequence[Any]) -> list[Any]:
+    """``args`` as the module of a JAX object takes them: jax drops the arguments a jitted
+    function does not use from its lowering, so when ``args`` are all of the function's
+    flattened arguments, keep those the module kept (``jax.export.Exported``:
+    ``module_kept_var_idx``; ``jax.stages.Lowered``: its lowering's ``kept_var_idx``, the
+    same list, not yet public)."""
+    args = list(args)
+    kept: Any = None
+    n_all: int | None = None
+    mod = type(program).__module__ or ""
+    if not mod.startswith("jax"):
+        return args
+    if hasattr(program, "module_kept_var_idx") and hasattr(program, "in_avals"):
+        kept, n_all = program.module_kept_var_idx, len(program.in_avals)
+    elif hasattr(program, "_lowering") and hasattr(program, "in_avals"):
+        compile_args = getattr(program._lowering, "compile_args", None)
+        if isinstance(compile_args, dict):
+            kept = compile_args.get("kept_var_idx")
+        leaves = sys.modules["jax"].tree_util.tree_leaves(program.in_avals) \
+            if "jax" in sys.modules else None
+        n_all = len(leaves) if leaves is not None else None
+    if kept is None or n_all is None or len(args) != n_all or len(kept) == n_all:
+        return args
+    return [args[i] for i in sorted(kept)]
+
+
 def _parse(program: str | bytes | bytearray | memoryview, filename: str | None) -> Module:
     if isinstance(program, str):
         from ..syntax.parser import parse
@@ -134,6 +160,8 @@ def run(module: Module | str, *args: Any, entry: str = "main", verify: bool = Tr
     results, and the grid options ``programs``, ``process_args`` and ``timeout``): results
     then come back as a list indexed by process id of each process's list of results.
     """
+    if not isinstance(module, (Module, str, bytes)):
+        args = tuple(jax_kept_arguments(module, args))
     module = as_module(module)
     if verify:
         _verify_once(module)

@@ -78,6 +78,21 @@ def test_jax_objects() -> None:
         shlo.verify(program)
 
 
+def test_jax_objects_take_all_the_functions_arguments_even_those_jax_dropped() -> None:
+    jax = pytest.importorskip("jax")
+    from jax import export
+
+    f = jax.jit(lambda a, unused, c: a * c)  # jax lowers @main(%a, %c): `unused` is dropped
+    a, b, c = (np.float32(v) for v in (2, 5, 3))
+    lowered = f.lower(a, b, c)
+    assert shlo.load(lowered).function("main").regions[0].blocks[0].arguments.__len__() == 2
+    for program in (lowered, export.export(f)(a, b, c)):
+        (got,) = shlo.run(program, a, b, c)
+        assert float(got) == 6.0
+        (got,) = shlo.run(program, a, c)  # the module's own arguments work too
+        assert float(got) == 6.0
+
+
 NAME_ONLY = """module @m {
   func.func @main(%arg0: tensor<2xf32>) -> tensor<2xf32> {
     %0 = stablehlo.custom_call @needs_a_handler(%arg0) : (tensor<2xf32>) -> tensor<2xf32> loc("lu")
