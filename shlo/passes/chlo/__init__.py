@@ -47,7 +47,7 @@ class _Pattern:
         except NotLowered as e:
             if rw.block is not None:  # drop what the failed attempt emitted
                 del rw.block.operations[mark:]
-            for w in getattr(e, "warnings", ()):
+            for w in e.warnings:
                 self.failures.append(Diagnostic(w, op.location, "warning"))
             self.failures.append(Diagnostic(
                 f"failed to legalize operation '{op.name}' that was explicitly marked illegal",

@@ -10,7 +10,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ...attributes import EnumAttr, IntegerAttr
+from ...attributes import DenseElementsAttr, EnumAttr, IntegerAttr
 from ...errors import Diagnostics
 from ...ir import Operation, Value
 from ...ops._type_constraints import bounds_of
@@ -25,8 +25,12 @@ INDEX = IndexType()
 
 
 class NotLowered(Exception):
-    """A pattern does not apply (upstream's `notifyMatchFailure`): the op stays, and the pass
-    reports 'failed to legalize operation' for it."""
+    """A pattern does not apply (upstream's `notifyMatchFailure`): the pass reports 'failed to
+    legalize operation' for the op, after the ``warnings`` the pattern emitted."""
+
+    def __init__(self, message: str, warnings: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.warnings = list(warnings)
 
 
 Lowering = Callable[["Builder", Operation, Sequence[Value]], Sequence[Value]]
@@ -130,6 +134,8 @@ class Builder:
 
     def constant(self, values: Any, et: ElementType, shape: Sequence[int]) -> Value:
         attr = const_attr(values, et, shape)
+        if attr.array.shape != tuple(shape):  # (const_attr's ascontiguousarray makes 0-d 1-d)
+            attr = DenseElementsAttr(attr.type, attr.array.reshape(tuple(shape)))
         return self.emit("constant", [], {"value": attr}, [attr.type]).results[0]
 
     def dim_size(self, v: Value, d: int) -> Value:

@@ -16,7 +16,7 @@ createOrFold does): shapes of static operands become `shape.const_shape`.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -26,9 +26,6 @@ from ...ops._type_constraints import bounds_of
 from ...types import ComplexType, TensorType, Type
 from .._rewrite import i64_array
 from ._builder import INDEX, Builder, NotLowered, lowering, tensor
-
-_WITNESS: Any = None
-
 
 def _witness_type() -> Type:
     from ...types import OpaqueType
@@ -172,11 +169,13 @@ def _broadcast_binary(b: Builder, op: Operation, operands: Sequence[Value]) -> S
             shape = _numpy_shape([lhs, rhs])
             ops = [numpy_broadcast(b, v, shape) for v in (lhs, rhs)]
             return [_final(b, op, target, ops, res)]
+        explicit = _explicit_broadcast(b, [lhs, rhs], res, dims)
+        if explicit is not None:
+            return [_final(b, op, target, explicit, res)]
     if dims is not None and not _legal_numpy(lt, rt, dims):
-        e = NotLowered("unsupported broadcast_dimensions")
-        e.warnings = [f"unsupported non prefix-padded dynamic rank broadcast_dimensions = "  # type: ignore[attr-defined]
-                      f"array<i64: {', '.join(map(str, dims))}>"]
-        raise e
+        warning = ("unsupported non prefix-padded dynamic rank broadcast_dimensions = "
+                   f"array<i64: {', '.join(map(str, dims))}>")
+        raise NotLowered("unsupported broadcast_dimensions", [warning])
     lhs_s, rhs_s = b.shape_of(lhs), b.shape_of(rhs)
     cstr = b.op("shape.cstr_broadcastable", lhs_s, rhs_s, result=_witness_type())
     rank = max(lt.rank, rt.rank)
@@ -193,7 +192,35 @@ def _broadcast_binary(b: Builder, op: Operation, operands: Sequence[Value]) -> S
     return [assuming(b, cstr, res, body)]
 
 
-def assuming(b: Builder, witness: Value, result: Type, body: Any) -> Value:
+def _explicit_broadcast(b: Builder, operands: Sequence[Value], res: TensorType,
+                        dims: Sequence[int] | None) -> list[Value] | None:
+    """shlo's extension: static operands with an explicit, valid, non-prefix
+    `broadcast_dimensions` (XLA's rule; upstream's pass refuses them, shlo's own
+    stablehlo-legalize-quant-to-math emits them for per-axis scales) become `broadcast_in_dim`
+    with those dimensions. None when this does not apply (then upstream's diagnostics follow)."""
+    if dims is None or not res.is_static or not all(tensor(v).is_static for v in operands):
+        return None
+    rank = res.rank
+    small = min(tensor(v).rank for v in operands)
+    if len(dims) != small or list(dims) != sorted(set(dims)) or \
+            any(not 0 <= d < rank for d in dims):
+        return None
+    out = []
+    for v in operands:
+        t = tensor(v)
+        plan = list(range(rank)) if t.rank == rank else list(dims)
+        if t.rank not in (rank, small) or any(s not in (1, res.shape[d])
+                                             for s, d in zip(t.shape, plan)):
+            return None
+        if t.shape == res.shape:
+            out.append(v)
+            continue
+        out.append(b.op("broadcast_in_dim", v, result=TensorType(res.shape, t.element_type),
+                        broadcast_dimensions=i64_array(plan)))
+    return out
+
+
+def assuming(b: Builder, witness: Value, result: Type, body: Callable[[], Value]) -> Value:
     """`shape.assuming %witness -> (result) { body(); shape.assuming_yield }`."""
     block = Block([])
     rw = b.rw

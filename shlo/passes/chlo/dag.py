@@ -9,7 +9,7 @@ import re
 from typing import Any, Sequence, Union
 
 from ...ir import Operation, Value
-from ...types import ComplexType, IntegerType, TensorType
+from ...types import ComplexType, IntegerType
 from ._builder import Builder, NotLowered, float_info, lowering, tensor
 from ._patterns import PATTERNS
 
@@ -135,6 +135,3 @@ def _lower(b: Builder, op: Operation, operands: Sequence[Value]) -> Sequence[Val
 
 lowering(*_BY_OP)(_lower)
 
-
-def result_type(op: Operation) -> TensorType:
-    return tensor(op.results[0])

@@ -139,7 +139,7 @@ def _zero_like(b: Builder, lhs: Value) -> Value:
 
 
 def _mode1(b: Builder, op: Operation, lhs: Value, rhs: Value, gs: Value) -> Value:
-    lt, rt, gt = tensor(lhs), tensor(rhs), tensor(gs)
+    rt, gt = tensor(rhs), tensor(gs)
     group_dim = _dn(op, "rhs_group_dimensions")[0]
     ragged = _dn(op, "lhs_ragged_dimensions")[0]
     g = rt.shape[group_dim]
@@ -194,7 +194,7 @@ def _mode1(b: Builder, op: Operation, lhs: Value, rhs: Value, gs: Value) -> Valu
 
 
 def _mode2(b: Builder, op: Operation, lhs: Value, rhs: Value, gs: Value) -> Value:
-    lt, gt = tensor(lhs), tensor(gs)
+    gt = tensor(gs)
     ragged = _dn(op, "lhs_ragged_dimensions")[0]
     g = gt.shape[-1]
     if g is None:

@@ -373,7 +373,7 @@ def materialize_lgamma(b: Builder, x: Value) -> Value:
 
 
 def materialize_digamma(b: Builder, x: Value) -> Value:
-    half, reflect, one, z = _reflect(b, x)
+    _, reflect, _, z = _reflect(b, x)
     zero = b.like(0.0, x)
     a = b.like(LANCZOS_BASE, x)
     a_prime = zero
