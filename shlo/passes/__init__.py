@@ -18,8 +18,8 @@ Registered passes (``shlo.passes.PASSES``; :func:`describe` prints them):
 * ``stablehlo-quant-legalize-to-tosa-rescale``: quantized add/sub/mul/div/min/max/abs/compare
   to integer ops between ``tosa.rescale`` ops.
 * ``tosa-rescale-legalize-to-stablehlo``: ``tosa.rescale`` to StableHLO integer arithmetic.
-* ``chlo-legalize-to-stablehlo``: ``chlo.broadcast_*`` to StableHLO broadcasts and element-wise
-  ops (other chlo ops are interpreted natively and left as they are).
+* ``chlo-legalize-to-stablehlo``: every chlo op decomposed into StableHLO ops, as upstream
+  (package :mod:`shlo.passes.chlo`).
 * ``canonicalize``: dead-code elimination and removal of identity conversions only.
 * ``shape-legalize-to-stablehlo``: no-op in shlo (no shape-dialect ops are ever produced).
 * ``stablehlo-canonicalize-dynamism``: dynamic ops whose shape operands are constants become

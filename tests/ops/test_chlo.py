@@ -114,7 +114,7 @@ def test_lowering_edge_cases():
     (lg,) = run_text(unary("lgamma", "f32", "5x"), np.array([inf, -inf, 0, -1, -3], np.float32))
     assert np.isposinf(lg).all()
     (dg,) = run_text(unary("digamma", "f32", "5x"), np.array([0, -0.0, -1, -4, nan], np.float32))
-    assert np.isneginf(dg[:2]).all() and np.isnan(dg[2:]).all()
+    assert np.isnan(dg).all()  # poles (±0 too) are NaN in the lowering and in XLA
     (ei,) = run_text(unary("erf_inv", "f64", "4x"), np.array([1, -1, 1.5, -2], np.float64))
     assert ei[0] == inf and ei[1] == -inf and np.isnan(ei[2:]).all()
     (ac,) = run_text(unary("acosh", "f32", "3x"), np.array([0.5, -2, inf], np.float32))

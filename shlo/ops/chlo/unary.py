@@ -37,14 +37,18 @@ Real = Callable[[np.ndarray], np.ndarray]
 def lgamma(x: np.ndarray) -> np.ndarray:
     """log|Γ(x)|; +inf at the poles (0, -1, -2, ...) and at ±inf, as the lowering."""
     out = sc.gammaln(x)
+    # scipy overflows to inf below ~1e-308 (subnormal x), where lgamma(x) = -log|x| - γx + ...
+    with np.errstate(divide="ignore"):
+        tiny = -np.log(np.abs(x))
+    out = np.where((x != 0) & (np.abs(x) < 1e-300), tiny, out)
     return np.where(np.isinf(x), np.inf, out)
 
 
 def digamma(x: np.ndarray) -> np.ndarray:
-    """ψ(x); -inf at 0 (either sign), NaN at negative integers, as the lowering."""
+    """ψ(x); NaN at the poles 0 (either sign) and the negative integers, as the lowering (and
+    XLA)."""
     out = sc.psi(x)
-    out = np.where((x < 0) & is_int(x), np.nan, out)
-    return np.where(x == 0, -np.inf, out)
+    return np.where((x <= 0) & is_int(x), np.nan, out)
 
 
 def _erf_inv(x: np.ndarray) -> np.ndarray:
@@ -55,8 +59,10 @@ def _square(x: np.ndarray) -> np.ndarray:
     if x.dtype.kind == "c":  # (a+bi)^2 = (a-b)(a+b) + 2ab i, avoiding a*a - b*b cancellation
         a, b = x.real, x.imag
         out = np.empty(x.shape, dtype=x.dtype)
-        out.real = (a - b) * (a + b)
-        out.imag = 2.0 * a * b
+        # as the lowering: 0 when |a| = |b| (finite), so (a-b)(a+b) cannot give 0 * inf;
+        # 2 * (a*b), so a*b near the largest float does not overflow through 2a
+        out.real = np.where(np.isfinite(a) & (np.abs(a) == np.abs(b)), 0.0, (a - b) * (a + b))
+        out.imag = 2.0 * (a * b)
         return out
     return x * x
 

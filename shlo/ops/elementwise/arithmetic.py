@@ -60,7 +60,7 @@ def _infer_abs(op: Operation, diag: Diagnostics) -> list[Type] | None:
     t = op.operands[0].type
     if not isinstance(t, TensorType):
         return None
-    return [TensorType(t.shape, complex_part(t.element_type))]
+    return [TensorType(t.shape, complex_part(t.element_type), t.encoding)]
 
 
 _ABS_RESULT = _c.TC(_c.SI | _c.F | _c.Q)

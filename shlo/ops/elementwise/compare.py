@@ -153,8 +153,8 @@ def _infer_compare(op: Operation, diag: Diagnostics) -> list[Type] | None:
         diag.error(op, "C1", "requires compatible element types for lhs and rhs: "
                              + _c.types_str([lhs, rhs]))
         return None
-    shaped = most_specific([lhs, rhs])
-    return [TensorType(shaped.shape, _I1)]  # type: ignore[union-attr]
+    shaped = most_specific([lhs, rhs])  # (bounds carry over, as getSameShapeTensorType's)
+    return [TensorType(shaped.shape, _I1, shaped.encoding)]  # type: ignore[union-attr]
 
 
 _COMPARISON_DIRECTIONS = frozenset(_DIRECTIONS)
@@ -206,7 +206,7 @@ def is_finite(op: Operation, ctx: PrepareContext) -> Kernel:
 def _infer_is_finite(op: Operation, diag: Diagnostics) -> list[Type] | None:
     """A tensor of i1 of the operand's shape."""
     t = op.operands[0].type
-    return [TensorType(t.shape, _I1)] if isinstance(t, TensorType) else None
+    return [TensorType(t.shape, _I1, t.encoding)] if isinstance(t, TensorType) else None
 
 
 @verifier("stablehlo.is_finite")

@@ -101,7 +101,7 @@ def _infer_real_imag(op: Operation, diag: Diagnostics) -> list[Type] | None:
     t = op.operands[0].type
     if not isinstance(t, TensorType):
         return None
-    return [TensorType(t.shape, complex_part(t.element_type))]
+    return [TensorType(t.shape, complex_part(t.element_type), t.encoding)]
 
 
 @verifier("stablehlo.imag", "stablehlo.real")
