@@ -1,0 +1,2 @@
+"""placeholder"""
+def set_options(ctx): pass
