@@ -22,9 +22,15 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from ..attributes import DenseElementsAttr
-from ..ir import Module, Operation, Region, UNKNOWN_LOC
-from ._patterns import (Listener, Pattern, PatternRewriter, constant_of, is_constant_op,
-                        trivially_dead)
+from ..ir import UNKNOWN_LOC, Module, Operation, Region
+from ._patterns import (
+    Listener,
+    Pattern,
+    PatternRewriter,
+    constant_of,
+    is_constant_op,
+    trivially_dead,
+)
 from ._rewrite import PassError, Rewriter
 
 __all__ = ["GreedyConfig", "apply_patterns", "apply_to_module", "copy_module"]
@@ -179,7 +185,7 @@ class _Driver(Listener):
             if is_constant_op(op):
                 if not self.insert_known_constant(op):
                     continue
-            self.worklist.push(op)
+            self.push(op)  # with its ancestors, as MLIR's addToWorklist
         if self.config.top_down:
             self.worklist.reverse()
         rewrites = 0

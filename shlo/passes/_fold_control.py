@@ -8,7 +8,14 @@ import numpy as np
 
 from ..attributes import ints
 from ..ir import Block, Operation, Region, Value
-from ._patterns import PatternRewriter, constant_of, dense, has_effects, pattern, region_of
+from ._patterns import (
+    PatternRewriter,
+    constant_of,
+    dense,
+    has_effects,
+    pattern,
+    region_of,
+)
 
 FOLDER = "folder"
 CANONICAL = "canonical"

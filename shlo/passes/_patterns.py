@@ -382,6 +382,18 @@ class PatternRewriter:
             op.parent = None
         self.listener.erased(op)
 
+    def take_regions(self, op: Operation) -> list[Region]:
+        """Detach ``op``'s regions (to give them to a new op, which registers their uses)."""
+        regions = list(op.regions)
+        for r in regions:
+            for b in r.blocks:
+                for inner in b.operations:
+                    for o in inner.walk():
+                        for v in o.operands:
+                            self._drop_use(v, o)
+        op.regions = []
+        return regions
+
     def move_before(self, op: Operation, block: Block, index: int) -> None:
         """Move ``op`` (not erased: its uses stay) to ``block[index]``."""
         if op.parent is not None:

@@ -10,8 +10,10 @@ from typing import Any
 
 from ..ir import Module
 from . import Option, register_pass
-from . import _fold_control, _fold_elementwise, _fold_shape  # noqa: F401  (register folds)
-from . import _simplify_elementwise, _simplify_shape, _simplify_control  # noqa: F401
+# the pattern modules register their folds and patterns when imported (each imports the one
+# whose patterns upstream registers before its own: elementwise, shape, control)
+from . import _fold_control, _fold_elementwise, _fold_shape  # noqa: F401
+from . import _simplify_control  # noqa: F401
 from ._driver import GreedyConfig, apply_to_module
 from ._patterns import FoldContext, Pattern, fold_pattern, patterns
 
