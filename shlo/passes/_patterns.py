@@ -70,7 +70,7 @@ def patterns(*set_names: str, benefit: int | None = None) -> list[Pattern]:
 
 # --- side effects ---------------------------------------------------------------------------------
 
-_PURE_DIALECTS = frozenset({"stablehlo", "chlo", "arith", "tensor", "shape", "math"})
+_PURE_DIALECTS = frozenset({"stablehlo", "chlo", "arith", "tensor", "shape", "math", "builtin"})
 _STATEFUL = frozenset({"stablehlo.rng", "stablehlo.composite"})
 """Not SIDE_EFFECTS, but kept: shlo keys `rng` by its position in the program, and a composite
 calls another function."""
@@ -78,8 +78,11 @@ calls another function."""
 
 def _own_effects(op: Operation) -> bool:
     if op.name in names_with(SIDE_EFFECTS):
-        flag = op.attr("has_side_effect")
-        return not (flag is not None and getattr(flag, "value", True) is False)
+        d = lookup(op.name)
+        if d is not None and d.inherent and "has_side_effect" in d.inherent:
+            # effects as the op says (`has_side_effect`, false when absent, as upstream)
+            return bool(getattr(op.attr("has_side_effect"), "value", False))
+        return True
     if op.name in _STATEFUL:
         return True
     return op.dialect not in _PURE_DIALECTS  # unknown ops (func.call, ...) may do anything
@@ -131,6 +134,8 @@ def dense(values: Any, t: TensorType) -> DenseElementsAttr:
     tt = TensorType(t.shape, t.element_type)
     arr = np.asarray(values)
     dt = t.element_type.dtype
+    if arr.size == 0:
+        arr = np.zeros(tuple(t.shape), arr.dtype)  # type: ignore[arg-type]
     if arr.dtype != dt:
         if dt.kind not in "iubfc" and arr.dtype.kind in "iu":  # int4 & co
             arr = arr.astype(np.int16)

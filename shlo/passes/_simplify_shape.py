@@ -642,11 +642,11 @@ def zero_extent_to_empty_constant(op: Operation, rw: PatternRewriter) -> bool:
     done = False
     for r in op.results:
         if _numel(r.type) == 0 and not rw.use_empty(r):
-            rw.replace_all_uses(r, rw.constant(dense(np.zeros(0), r.type)))
+            rw.replace_all_uses(r, rw.constant(dense(np.zeros(r.type.shape), r.type)))
             done = True
     for i, v in enumerate(list(op.operands)):
         if _numel(v.type) == 0 and const_op(v) is None:
-            rw.set_operand(op, i, rw.constant(dense(np.zeros(0), v.type)))
+            rw.set_operand(op, i, rw.constant(dense(np.zeros(v.type.shape), v.type)))
             done = True
     return done
 

@@ -49,8 +49,9 @@ def fold_cast_chain(op: Operation, rw: PatternRewriter) -> bool:
     Option("max-iterations", int, 10, "bound on the rewrite iterations"),
     Option("max-num-rewrites", int, -1, "bound on the rewrites per iteration (-1: none)")])
 def canonicalize(module: Module, options: dict[str, Any]) -> Module:
-    """Canonicalize operations (MLIR's canonicalizer: canonicalization patterns, constant
-    uniquing and hoisting, dead-code elimination)."""
+    """Canonicalize operations (canonicalization patterns, constant uniquing, dead code).
+
+    MLIR's canonicalizer on the greedy driver; `top-down` (default) visits ops in pre-order."""
     config = GreedyConfig(max_iterations=int(options.get("max-iterations", 10)),
                           max_num_rewrites=int(options.get("max-num-rewrites", -1)),
                           top_down=bool(options.get("top-down", True)),
