@@ -22,12 +22,11 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from ..attributes import DenseElementsAttr
-from ..ir import UNKNOWN_LOC, Module, Operation, Region
+from ..ir import UNKNOWN_LOC, Module, Operation
 from ._patterns import (
     Listener,
     Pattern,
     PatternRewriter,
-    constant_of,
     is_constant_op,
     trivially_dead,
 )
@@ -252,10 +251,3 @@ def apply_to_module(module: Module, pats: Sequence[Pattern], config: GreedyConfi
                 f"@{getattr(name, 'value', '?')} within {config.max_iterations} iterations",
                 f.location)
     return out
-
-
-def regions_of(op: Operation) -> list[Region]:
-    return list(op.regions)
-
-
-_ = constant_of  # re-exported for pattern modules

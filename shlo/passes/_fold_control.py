@@ -4,10 +4,8 @@ with a constant index, `while` whose condition is constant false, and the `reduc
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..attributes import ints
-from ..ir import Block, Operation, Region, Value
+from ..ir import Block, Operation
 from ._patterns import (
     PatternRewriter,
     constant_of,
@@ -180,7 +178,3 @@ def lower_bool_splats_into_reduce_body(op: Operation, rw: PatternRewriter) -> bo
     for a, c in zip(body.arguments, consts):
         rw.replace_all_uses(a, rw.constant(c))
     return True
-
-
-def _unused(_: Region | Value | np.ndarray) -> None:  # pragma: no cover
-    return None

@@ -4,12 +4,12 @@ and of custom_call.
 
 from __future__ import annotations
 
-from ..attributes import IntegerAttr, StringAttr, ints
+from ..attributes import IntegerAttr, StringAttr
 from ..ir import Block, Operation, Region, Value
 from ..types import TensorType, element_type
+from . import _simplify_shape  # noqa: F401  (its declarative patterns register first)
 from ._patterns import PatternRewriter, pattern, region_of
 from ._rewrite import Rewriter, i64_array
-from . import _simplify_shape  # noqa: F401  (its declarative patterns register first)
 from ._simplify_elementwise import SIMPLIFY, is_static
 
 
@@ -187,6 +187,3 @@ def while_loop_invariants_as_captures(op: Operation, rw: PatternRewriter) -> boo
         results[i] = new.results[k]
     rw.replace_op(op, results)
     return True
-
-
-_ = ints

@@ -12,7 +12,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..attributes import EnumAttr, ints
+from ..attributes import EnumAttr
 from ..ir import Operation, Value
 from ..registry import COMMUTATIVE, names_with
 from ..types import TensorType
@@ -357,6 +357,3 @@ def select_canon(op: Operation, rw: PatternRewriter) -> bool:
         return False
     rw.replace_op(op, [rw.constant(dense(np.where(c.array.astype(bool), a.array, b.array), t))])
     return True
-
-
-_ = ints

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..attributes import BoolAttr, DenseArrayAttr, IntegerAttr, ints
+from ..attributes import BoolAttr, IntegerAttr, ints
 from ..ir import Operation, Value
 from ..registry import ELEMENTWISE, SIDE_EFFECTS, names_with
 from ..types import TensorType, element_type
@@ -19,7 +19,6 @@ from ._simplify_elementwise import (
     const_op,
     iota_dims,
     is_static,
-    merge_attrs,
     replace_with_new,
     replace_with_value,
 )
@@ -704,6 +703,3 @@ def dynamic_iota_static(op: Operation, rw: PatternRewriter) -> bool:
                     {"iota_dimension": op.attr("iota_dimension")})
     rw.replace_op(op, new.results)
     return True
-
-
-_ = (DenseArrayAttr, merge_attrs)

@@ -9,11 +9,17 @@ from __future__ import annotations
 from typing import Any
 
 from ..ir import Module
-from . import Option, register_pass
+
 # the pattern modules register their folds and patterns when imported (each imports the one
 # whose patterns upstream registers before its own: elementwise, shape, control)
-from . import _fold_control, _fold_elementwise, _fold_shape  # noqa: F401
-from . import _simplify_control  # noqa: F401
+from . import (  # noqa: F401
+    Option,
+    _fold_control,
+    _fold_elementwise,
+    _fold_shape,
+    _simplify_control,
+    register_pass,
+)
 from ._driver import GreedyConfig, apply_to_module
 from ._patterns import FoldContext, Pattern, fold_pattern, patterns
 

@@ -10,7 +10,12 @@ import pytest
 import shlo
 from shlo.attributes import IntegerAttr
 from shlo.passes import PassError, run_passes
-from shlo.passes._driver import GreedyConfig, apply_patterns, apply_to_module, copy_module
+from shlo.passes._driver import (
+    GreedyConfig,
+    apply_patterns,
+    apply_to_module,
+    copy_module,
+)
 from shlo.passes._patterns import Pattern, constant_of, has_effects
 from shlo.types import element_type
 

@@ -7,7 +7,6 @@ corpus is ``python tests/passes/semantics.py`` (numbers in docs/passes.md)."""
 from __future__ import annotations
 
 import pytest
-
 from semantics import CONFORMANCE, check_file, corpus
 
 pytestmark = pytest.mark.skipif(not (CONFORMANCE / "testdata").is_dir(),
