@@ -152,7 +152,7 @@ class DenseElementsAttr(Attribute):
 
     @property
     def is_splat(self) -> bool:
-        a = self.array.reshape(-1).view(np.uint8).reshape(self.array.size, -1) \
+        a = np.ascontiguousarray(self.array).reshape(-1).view(np.uint8).reshape(self.array.size, -1) \
             if self.array.size else self.array
         return self.array.size > 0 and bool((a == a[:1]).all())
 

@@ -33,8 +33,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from .types import Type
 
 __all__ = [
-    "OpDef", "Syntax", "define", "kernel", "verifier", "inference", "lookup", "get", "defined",
-    "names_with", "set_loader", "Kernel", "PrepareFn", "VerifyFn", "InferFn",
+    "OpDef", "Syntax", "define", "kernel", "verifier", "inference", "folder", "lookup", "get",
+    "defined", "names_with", "set_loader", "Kernel", "PrepareFn", "VerifyFn", "InferFn", "FoldFn",
     "ELEMENTWISE", "COMMUTATIVE", "TERMINATOR", "FUNCTION_RETURN", "DOQ", "QUANTIZED_AWARE",
     "QUANTIZED_STORAGE", "DOT_LIKE", "ISOLATED", "SIDE_EFFECTS", "TRAITS",
 ]
@@ -82,6 +82,11 @@ InferFn = Callable[["Operation", "Diagnostics"], "list[Type] | None"]
 """Type inference: the result types the op's operands, attributes and regions determine (its
 results are not read), or None after reporting why they cannot be inferred. The verifier
 compares them with the written types; passes that create ops call it to type them."""
+FoldFn = Callable[["Operation", Any], "Sequence[Any] | None"]
+"""Constant folding: ``fold(op, ctx)`` returns what replaces the op's results (for each result a
+Value or a DenseElementsAttr, which becomes a constant), or None to leave the op. ``ctx`` is
+the folding pass's :class:`shlo.passes._patterns.FoldContext` (constant operands, options, and
+``evaluate`` that runs the op's own kernel on constant operands)."""
 
 
 class Syntax(Protocol):
@@ -102,7 +107,8 @@ class OpDef:
     ``"dot_general"``); ``inherent`` the op's inherent attribute names (printed as properties
     `<{...}>` in the generic form; None when not known: then every attribute name without a
     `.` is taken as inherent, as for ops shlo does not know); ``syntax`` its pretty form; ``prepare``, ``verify`` and
-    ``infer`` its kernel, constraints and type inference.
+    ``infer`` its kernel, constraints and type inference; ``fold`` its constant folding (what
+`stablehlo-aggressive-folder` does to it).
     """
 
     name: str
@@ -114,6 +120,7 @@ class OpDef:
     prepare: PrepareFn | None = None
     verify: VerifyFn | None = None
     infer: InferFn | None = None
+    fold: FoldFn | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -205,6 +212,20 @@ def inference(*names: str) -> Callable[[InferFn], InferFn]:
             if d.infer is not None:
                 raise ValueError(f"op {n} has two type inference functions")
             d.infer = fn
+        return fn
+
+    return register
+
+
+def folder(*names: str) -> Callable[[FoldFn], FoldFn]:
+    """Register ``fn`` as the constant folding of the ops ``names`` (:data:`FoldFn`)."""
+
+    def register(fn: FoldFn) -> FoldFn:
+        for n in names:
+            d = _def(n)
+            if d.fold is not None:
+                raise ValueError(f"op {n} has two folders")
+            d.fold = fn
         return fn
 
     return register

@@ -20,7 +20,10 @@ Registered passes (``shlo.passes.PASSES``; :func:`describe` prints them):
 * ``tosa-rescale-legalize-to-stablehlo``: ``tosa.rescale`` to StableHLO integer arithmetic.
 * ``chlo-legalize-to-stablehlo``: every chlo op decomposed into StableHLO ops, as upstream
   (package :mod:`shlo.passes.chlo`).
-* ``canonicalize``: dead-code elimination and removal of identity conversions only.
+* ``canonicalize``: MLIR's canonicalizer (canonicalization patterns, constant uniquing,
+  dead code); ``stablehlo-aggressive-folder``, ``stablehlo-aggressive-simplification``,
+  ``stablehlo-target-independent-optimization``: upstream's optimization passes (see
+  docs/optimization_passes.md), all on the greedy pattern driver of ``_driver.py``.
 * ``shape-legalize-to-stablehlo``: no-op in shlo (no shape-dialect ops are ever produced).
 * ``stablehlo-canonicalize-dynamism``: dynamic ops whose shape operands are constants become
   their static forms (dynamic_broadcast_in_dim, dynamic_reshape, dynamic_iota, dynamic_pad,

@@ -1,47 +1,59 @@
-"""canonicalize (MLIR's canonicalizer, as far as shlo implements it)."""
+"""canonicalize: MLIR's canonicalizer, on the ops shlo knows.
+
+The greedy driver (:mod:`._driver`) with every op's canonicalization patterns (the ``canonical``
+pattern set: `stablehlo.case` with a constant index, `builtin.unrealized_conversion_cast`
+chains) and MLIR's folds: constants uniqued and hoisted to the function entry, dead code
+removed. Like upstream, it folds no arithmetic (StableHLO ops have no folders besides
+`constant`; `stablehlo-aggressive-folder` does that).
+"""
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any
 
-from ..attributes import ints
-from ..ir import Module, Operation, Value
-from . import Option, register_pass
-from ._rewrite import Rewriter, dead_code_elimination
+from ..ir import Module, Operation
+from . import (
+    Option,
+    _fold_control,  # noqa: F401  (registers the case pattern)
+    register_pass,
+)
+from ._driver import GreedyConfig, apply_to_module
+from ._patterns import PatternRewriter, pattern, patterns
 
-_IDENTITIES = frozenset({"stablehlo.convert", "stablehlo.bitcast_convert", "stablehlo.reshape"})
+CANONICAL = "canonical"
 
 
-def _canon_pattern(rw: Rewriter, op: Operation) -> Sequence[Value] | None:
-    if op.name in _IDENTITIES and len(op.operands) == 1 and len(op.results) == 1:
-        src = rw.get(op.operands[0])
-        if src.type == op.results[0].type:
-            return [src]
-    if op.name == "stablehlo.broadcast_in_dim" and op.operands[0].type == op.results[0].type:
-        dims = ints(op.attr("broadcast_dimensions"), ())
-        if tuple(dims) == tuple(range(len(dims))):
-            return [rw.get(op.operands[0])]
-    if op.name == "stablehlo.transpose" and op.operands[0].type == op.results[0].type:
-        perm = ints(op.attr("permutation"), ())
-        if tuple(perm) == tuple(range(len(perm))):
-            return [rw.get(op.operands[0])]
-    return None
+@pattern(CANONICAL, "builtin.unrealized_conversion_cast")
+def fold_cast_chain(op: Operation, rw: PatternRewriter) -> bool:
+    """cast(X : A -> A) -> X; cast(cast(X : A -> B) : B -> A) -> X (UnrealizedConversionCastOp's
+    folder)."""
+    ins = list(op.operands)
+    if [v.type for v in ins] == [r.type for r in op.results]:
+        rw.replace_op(op, ins)
+        return True
+    if not ins:
+        return False
+    src = rw.defining(ins[0], op.name)
+    if src is None or list(src.results) != ins:
+        return False
+    if [v.type for v in src.operands] != [r.type for r in op.results]:
+        return False
+    rw.replace_op(op, list(src.operands))
+    return True
 
 
 @register_pass("canonicalize", options=[
     Option("test-convergence", bool, False, "fail if the patterns do not converge"),
-    Option("top-down", bool, True, "visit ops top-down (accepted; the result is the same)"),
+    Option("top-down", bool, True, "visit ops top-down (pre-order) rather than bottom-up"),
     Option("region-simplify", str, "normal", "region simplification level (accepted)"),
     Option("max-iterations", int, 10, "bound on the rewrite iterations"),
-    Option("max-num-rewrites", int, -1, "bound on the rewrites per iteration")])
-def canonicalize(module: Module, options: dict[str, str] | None = None) -> Module:
-    """A small part of MLIR's canonicalization: identity ``convert``/``bitcast_convert``/
-    ``reshape``/``broadcast_in_dim``/``transpose`` ops are removed, then side-effect-free ops
-    whose results are unused.
+    Option("max-num-rewrites", int, -1, "bound on the rewrites per iteration (-1: none)")])
+def canonicalize(module: Module, options: dict[str, Any]) -> Module:
+    """Canonicalize operations (canonicalization patterns, constant uniquing, dead code).
 
-    No constant folding and none of the other MLIR patterns: shlo's interpreter does not need
-    them, and the programs stay recognisable.
-    """
-    return dead_code_elimination(Rewriter(_canon_pattern).module(module))
-
-
+    MLIR's canonicalizer on the greedy driver; `top-down` (default) visits ops in pre-order."""
+    config = GreedyConfig(max_iterations=int(options.get("max-iterations", 10)),
+                          max_num_rewrites=int(options.get("max-num-rewrites", -1)),
+                          top_down=bool(options.get("top-down", True)),
+                          fail_on_divergence=bool(options.get("test-convergence", False)))
+    return apply_to_module(module, patterns(CANONICAL), config, "canonicalize")

@@ -53,18 +53,35 @@ def test_chlo_legalize_static_and_dynamic():
         np.testing.assert_array_equal(x, y)
 
 
-def test_canonicalize_removes_identities_and_dead_code():
-    module = shlo.parse("""func.func @main(%a: tensor<3xf32>) -> tensor<3xf32> {
+def test_canonicalize_is_mlirs_canonicalizer():
+    """As upstream's: dead code goes, equal constants become one, a constant-index case is
+    inlined; identity ops stay (StableHLO's convert/reshape have no canonicalization)."""
+    module = shlo.parse("""func.func @main(%a: tensor<3xf32>, %b: tensor<3xf32>) -> tensor<3xf32> {
       %0 = stablehlo.convert %a : tensor<3xf32>
       %1 = stablehlo.reshape %0 : (tensor<3xf32>) -> tensor<3xf32>
       %2 = stablehlo.exponential %1 : tensor<3xf32>
-      %3 = stablehlo.negate %1 : tensor<3xf32>
-      return %3 : tensor<3xf32>
+      %i = stablehlo.constant dense<1> : tensor<i32>
+      %j = stablehlo.constant dense<1> : tensor<i32>
+      %3 = "stablehlo.case"(%i) ({
+        stablehlo.return %a : tensor<3xf32>
+      }, {
+        %n = stablehlo.negate %1 : tensor<3xf32>
+        stablehlo.return %n : tensor<3xf32>
+      }) : (tensor<i32>) -> tensor<3xf32>
+      %4 = stablehlo.add %3, %b : tensor<3xf32>
+      %5 = "stablehlo.case"(%j) ({
+        stablehlo.return %a : tensor<3xf32>
+      }, {
+        stablehlo.return %4 : tensor<3xf32>
+      }) : (tensor<i32>) -> tensor<3xf32>
+      return %5 : tensor<3xf32>
     }""")
     out = run_passes(module, ["canonicalize"])
-    assert names(out) == ["stablehlo.negate"]
-    assert out.function("main").regions[0].blocks[0].operations[0].operands[0] is \
-        out.function("main").regions[0].blocks[0].arguments[0]
+    assert names(out) == ["stablehlo.convert", "stablehlo.reshape", "stablehlo.negate",
+                          "stablehlo.add"]
+    a = np.array([1.0, -2.0, 3.0], np.float32)
+    b = np.array([0.5, 0.5, 0.5], np.float32)
+    np.testing.assert_array_equal(shlo.run(out, a, b)[0], -a + b)
 
 
 def test_shape_legalize_is_a_no_op():

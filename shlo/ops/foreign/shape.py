@@ -174,6 +174,9 @@ verifier("shape.get_extent")(lambda op, diag: check_counts(op, diag, 2, 1) and N
 
 
 def _parse_const_shape(p: Parser, name: str, nres: int, start: int) -> Operation:
+    props: dict[str, Any] = {}
+    attrs: dict[str, Any] = {}
+    parse_attrdict(p, name, props, attrs)  # MLIR prints the attributes before the shape
     p.expect("[")
     dims: list[int] = []
     if p.v != "]":
@@ -181,8 +184,6 @@ def _parse_const_shape(p: Parser, name: str, nres: int, start: int) -> Operation
         while p.accept(","):
             dims.append(p.integer())
     p.expect("]")
-    props: dict[str, Any] = {}
-    attrs: dict[str, Any] = {}
     parse_attrdict(p, name, props, attrs)
     p.expect(":")
     t = p.parse_type()
@@ -196,7 +197,8 @@ def _print_const_shape(pr: Printer, op: Operation) -> str | None:
     if not isinstance(s, DenseElementsAttr):
         return None
     dims = ", ".join(str(int(d)) for d in np.asarray(s.array).reshape(-1))
-    return f" [{dims}]{pr.attr_dict(op, {'shape'})} : {pr.type(op.results[0].type)}"
+    # ConstShapeOp::print: " ", the optional attribute dictionary, then the shape
+    return f" {pr.attr_dict(op, {'shape'})}[{dims}] : {pr.type(op.results[0].type)}"
 
 
 define("shape.const_shape", summary="a constant shape (ShapeOps.td)", inherent="shape",
