@@ -24,8 +24,9 @@ from ..attributes import (
 )
 from ..resources import ResourceHandle
 from ..errors import ParseError
-from ..types import _ELEMENT_TYPES, FloatType, IntegerType, TensorType, Type
-from .dense import DenseLiteralError, classify_literal, float_bits_to_value, literal_to_array
+from ..types import _ELEMENT_TYPES, FloatType, IndexType, IntegerType, TensorType, Type
+from .dense import (DenseLiteralError, classify_literal, float_bits_to_value, literal_to_array,
+                    mlir_integer)
 from .lexer import (AT, BANG, BARE, FLOAT, HASH, INTEGER, PUNCT, STRING, TENSOR, int_value,
                     unescape_string)
 from .parse_types import TypeParser
@@ -57,6 +58,7 @@ class AttributeParser(TypeParser):
         if k == STRING:
             return StringAttr(self.string())
         if k == INTEGER:
+            start = self.start
             self._advance()
             if typed and self.v == ":":
                 self._advance()
@@ -67,13 +69,18 @@ class AttributeParser(TypeParser):
                                    "(add a trailing dot to make the literal a float)", found=False)
                     bits = int_value(v)
                     return FloatAttr(float(float_bits_to_value(bits, t.dtype)), t)
-                return IntegerAttr(int_value(v), t)
-            return IntegerAttr(int_value(v), I64)  # an untyped integer is an i64 (as in MLIR)
+                return IntegerAttr(self._typed_integer(v, t, start), t)
+            # an untyped integer is an i64 (as in MLIR)
+            return IntegerAttr(self._typed_integer(v, I64, start), I64)
         if k == FLOAT:
+            start = self.start
             self._advance()
             if typed and self.v == ":":
                 self._advance()
                 t = self.parse_type()
+                if not isinstance(t, FloatType):
+                    self.error("floating point value not valid for specified type", start,
+                               found=False)
                 return FloatAttr(round_to(float(v), t), t)
             return FloatAttr(float(v), F64)  # an untyped float is an f64 (as in MLIR)
         if k == BARE:
@@ -259,8 +266,12 @@ class AttributeParser(TypeParser):
             self.error("expected floating point value")
         if k != INTEGER:
             self.error("expected integer value")
+        value = mlir_integer(int_value(v), v.startswith("-"), et) \
+            if isinstance(et, (IntegerType, IndexType)) else int_value(v)
+        if value is None:
+            self.error("integer constant out of range", found=False)
         self._advance()
-        return int_value(v)
+        return value
 
     def _hash_attr(self) -> Any:
         v = self.v
@@ -494,6 +505,19 @@ class AttributeParser(TypeParser):
                     break
         self.expect("]")
         return items
+
+    def _typed_integer(self, literal: str, t: Any, start: int) -> int:
+        """The value of `literal : t` as MLIR reads it (:func:`mlir_integer`), or an error."""
+        if not isinstance(t, (IntegerType, IndexType)):
+            self.error("integer literal not valid for specified type", start, found=False)
+        negative = literal.startswith("-")
+        if negative and isinstance(t, IntegerType) and t.signedness == "unsigned":
+            self.error("negative integer literal not valid for unsigned integer type", start,
+                       found=False)
+        v = mlir_integer(int_value(literal), negative, t)
+        if v is None:
+            self.error("integer constant out of range for attribute", start, found=False)
+        return v
 
 
 def round_to(v: float, t: Any) -> float:

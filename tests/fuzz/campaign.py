@@ -15,6 +15,7 @@ import os
 import random
 import sys
 import time
+import warnings
 from typing import Callable, Iterator
 
 from . import cli_cases, interpreter_inputs, parser_mutations, verifier_mutants
@@ -47,6 +48,7 @@ def campaign(seconds: float | None = None, seed: int = 0, trials: int | None = N
              progress: Callable[[Tally], None] | None = None) -> Tally:
     """Run trials until ``seconds`` have passed or ``trials`` have run (whichever is given
     first); the families take turns by WEIGHTS, in an order drawn from ``seed``."""
+    warnings.simplefilter("ignore")  # (numpy's casts of hostile values warn by design)
     streams = _streams(seed, families, oracle)
     order = [f for f in FAMILIES if f in streams for _ in range(WEIGHTS[f])]
     tally = Tally()
