@@ -42,6 +42,8 @@ I64 = _ELEMENT_TYPES["i64"]
 F64 = _ELEMENT_TYPES["f64"]
 _DENSE_OPEN_RE = re.compile(r"\s*<")
 # `#dialect<enum CASE>` is read as an enum for these dialects
+# dialect attributes whose parameters are integers (lists, or one for index_vector_dim)
+_DIMENSION_NUMBERS = ("stablehlo.gather", "stablehlo.scatter", "stablehlo.dot", "chlo.ragged_dot")
 _ENUM_DIALECTS = ("stablehlo", "chlo", "vhlo", "tosa", "mhlo", "check", "interpreter", "quant")
 
 
@@ -321,7 +323,13 @@ class AttributeParser(TypeParser):
             self.expect("<")
             if self.v == "raw":
                 self._advance()
+                start = self.start
                 params = dict(self.struct_params())
+                for v2 in params.values():  # integers, or lists of them (spatial dimensions)
+                    items = v2 if isinstance(v2, tuple) else (v2,)
+                    if not all(isinstance(x, int) and not isinstance(x, bool) for x in items):
+                        self.error("expected integer value (failed parsing convolution "
+                                   "dimension numbers)", start, found=False)
                 try:
                     cdn = ConvDimensionNumbers(**{
                         k2: (tuple(v2) if isinstance(v2, tuple) else v2)
@@ -400,7 +408,27 @@ class AttributeParser(TypeParser):
                 seen.add(self.v)
             key = self.bare()
             self.expect("=")
-            params.append((key, self.struct_value()))
+            start = self.start
+            value = self.struct_value()
+            if allowed is not None and what in _DIMENSION_NUMBERS:  # integers only, as MLIR
+                fine = isinstance(value, int) if key == "index_vector_dim" else \
+                    isinstance(value, tuple) and all(isinstance(x, int) for x in value)
+                if not fine or isinstance(value, bool):
+                    self.error(f"expected integer value (failed parsing {kind} dimension "
+                               "numbers)", start, found=False)
+                if any(not -(1 << 63) <= x < 1 << 63
+                       for x in (value if isinstance(value, tuple) else (value,))):
+                    self.error("integer value too large", start, found=False)
+            elif what == "stablehlo.result_accuracy":  # atol, rtol: APFloat; ulps: int64_t
+                if key in ("atol", "rtol") and not isinstance(value, float):
+                    self.error("unexpected decimal integer literal for a floating point value "
+                               "(add a trailing dot to make the literal a float)", start,
+                               found=False)
+                if key == "ulps" and (not isinstance(value, int) or isinstance(value, bool)):
+                    self.error("expected integer value", start, found=False)
+                if key == "ulps" and not -(1 << 63) <= value < 1 << 63:
+                    self.error("integer value too large", start, found=False)
+            params.append((key, value))
             if not self.accept(","):
                 return params
             if self.v == ">":  # trailing comma

@@ -11,6 +11,7 @@ trials (time decides only how many trials run; ``--trials N`` fixes the count in
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import os
 import random
 import sys
@@ -81,6 +82,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="do not compare verdicts with the MLIR verifier")
     p.add_argument("--quiet", action="store_true", help="no reproducers in the report")
     a = p.parse_args(argv)
+    faulthandler.enable()  # a crash (in a native library) shows where it happened
     t0 = time.monotonic()
 
     def progress(t: Tally) -> None:
