@@ -19,9 +19,11 @@ import time
 import warnings
 from typing import Callable, Iterator
 
+import numpy as np
+
 from . import cli_cases, interpreter_inputs, parser_mutations, verifier_mutants
 from .contract import Tally, run_trial
-from .seeds import bytecode_files, programs
+from .seeds import BUILTIN, bytecode_files, programs
 
 FAMILIES = ("parser", "verifier", "interpreter", "cli")
 # Share of the trials each family gets (the cheap families get more).
@@ -44,12 +46,22 @@ def _streams(seed: int, families: tuple[str, ...], oracle: bool
     return out
 
 
+def _warm_up() -> None:
+    """Load shlo's lazily imported parts (the op registry, the interpreter, the CLI) before the
+    first trial: on a loaded machine the imports alone can outlast a trial's time bound."""
+    import shlo
+    import shlo.cli  # noqa: F401
+
+    shlo.run(shlo.parse(BUILTIN[0]), *[np.ones((2, 3), np.float32)] * 2)
+
+
 def campaign(seconds: float | None = None, seed: int = 0, trials: int | None = None,
              families: tuple[str, ...] = FAMILIES, bound: float = 10.0, oracle: bool = True,
              progress: Callable[[Tally], None] | None = None) -> Tally:
     """Run trials until ``seconds`` have passed or ``trials`` have run (whichever is given
     first); the families take turns by WEIGHTS, in an order drawn from ``seed``."""
     warnings.simplefilter("ignore")  # (numpy's casts of hostile values warn by design)
+    _warm_up()
     streams = _streams(seed, families, oracle)
     order = [f for f in FAMILIES if f in streams for _ in range(WEIGHTS[f])]
     tally = Tally()
