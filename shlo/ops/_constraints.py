@@ -208,15 +208,14 @@ def compatible_element_types(a: Any, b: Any) -> bool:
 
 def compatible(a: Any, b: Any) -> bool:
     """Types compatible for type inference: shapes compatible (`?` matches any size),
-    element types compatible, tuples element-wise; anything else must be equal."""
+    element types compatible; anything else, tuples included, must be equal (upstream's
+    `isCompatibleForHloTypeInference` relaxes shaped types only)."""
     if a is b:
         return True
     if isinstance(a, TensorType) and isinstance(b, TensorType):
         return compatible_shapes(a.shape, b.shape) and \
             compatible_element_types(a.element_type, b.element_type) and \
             (a.encoding is None and b.encoding is None or _bounds_fit(a, b))
-    if isinstance(a, TupleType) and isinstance(b, TupleType):
-        return len(a.types) == len(b.types) and all(map(compatible, a.types, b.types))
     if isinstance(a, OpaqueType) or isinstance(b, OpaqueType):
         return True  # another dialect's type: nothing to check here
     return a == b

@@ -505,6 +505,10 @@ def _verify_custom_call(op: Operation, diag: Diagnostics) -> None:
     version = getattr(api, "value", api)
     if isinstance(version, str):
         version = next((k for k, v in _API_VERSIONS.items() if v == version), version)
+    if isinstance(version, int) and not 0 <= version <= 4:  # the cases of the upstream enum
+        diag.error(op, "", "attribute 'api_version' failed to satisfy constraint: Custom call "
+                           "API version")
+        return
     cfg = op.attr("backend_config")
     if cfg is not None and isinstance(version, int):
         if version == 4 and not isinstance(cfg, DictAttr):

@@ -319,6 +319,19 @@ def _verify_dynamic_pad(op: Operation, diag: Diagnostics) -> None:
     if not _c.compatible_element_types(operand.element_type, op.results[0].type.element_type):
         diag.error(op, "C1", "expects operand and result to have the same element type: "
                              + _c.types_str([operand, op.results[0].type]))
+        return
+    # (C4) with static shapes and constant paddings, the result shape is known (as upstream)
+    out = op.results[0].type.shape
+    low, high = _c.constant_ints(op.operands[2]), _c.constant_ints(op.operands[3])
+    if interior is None or low is None or high is None or operand.shape is None \
+            or out is None or None in operand.shape or None in out:
+        return
+    for i, (n, o, lo, hi, inner) in enumerate(zip(operand.shape, out, low, high, interior)):
+        want = n + lo + max(n - 1, 0) * inner + hi
+        if o != want:
+            diag.error(op, "C4", f"expected output dimension at index {i} to equal {want}, but "
+                                 f"got {o}")
+            return
 
 
 # --- dynamic_gather (spec "dynamic_gather") ------------------------------------------------------
@@ -431,8 +444,9 @@ def real_dynamic_slice(op: Operation, ctx: PrepareContext) -> Kernel:
 @verifier("stablehlo.real_dynamic_slice")
 def _verify_real_dynamic_slice(op: Operation, diag: Diagnostics) -> None:
     """slice's constraints with the indices given as operands: (C1) element types agree; (C2)
-    the index operands have `rank(operand)` elements; (C3) constant starts are within
-    `[0, limit]`; (C4) constant strides are positive."""
+    the index operands have `rank(operand)` elements. (C3, C4: starts within `[0, limit]` and
+    positive strides are properties of the operands' values, which upstream's verifier does not
+    check even for constants; the kernel refuses them at run time.)"""
     if not _c.signature(op, diag, [_c.TENSOR, _c.DIMENSION_TENSOR, _c.DIMENSION_TENSOR,
                                    _c.DIMENSION_TENSOR], [_c.TENSOR]):
         return
@@ -452,20 +466,6 @@ def _verify_real_dynamic_slice(op: Operation, diag: Diagnostics) -> None:
             diag.error(op, "C2", f"has mismatched number of operand rank ({rank}) and {name} "
                                  f"size ({n})")
             return
-    starts, limits, strides = (_c.constant_ints(v) for v in op.operands[1:])
-    for i, s in enumerate(strides or ()):
-        if s <= 0:
-            diag.error(op, "C4", f"stride must be positive but got {s} in dimension {i}")
-            return
-    if starts is not None and limits is not None:
-        for i, (s, e) in enumerate(zip(starts, limits)):
-            if s < 0:
-                diag.error(op, "C3", f"negative start index {s} in dimension {i}")
-                return
-            if s > e:
-                diag.error(op, "C3", f"start index {s} is larger than limit index {e} in "
-                                     f"dimension {i}")
-                return
 
 
 # --- set_dimension_size (not specified) ----------------------------------------------------------

@@ -112,10 +112,14 @@ class Cursor:
             self.error(f"expected '{kw}'")
         self._advance()
 
-    def integer(self) -> int:
+    def integer(self, hi: int = (1 << 63) - 1) -> int:
+        """An integer literal of at most 64 bits (signed; unsigned up to ``hi``), as MLIR's
+        custom parsers read one (`parseInteger<int64_t>`)."""
         if self.k != INTEGER:
             self.error("expected integer value")
         v = int_value(self.v)
+        if not -(1 << 63) <= v <= hi:
+            self.error("integer value too large", found=False)
         self._advance()
         return v
 

@@ -104,6 +104,35 @@ def _int_range(et: ElementType) -> tuple[int, int]:
     return -(1 << 63), (1 << 63) - 1  # index
 
 
+def mlir_integer(v: int, negative: bool, et: ElementType) -> int | None:
+    """The value an integer literal ``v`` (``negative``: spelled with a `-`, so `-0` counts)
+    has as an element of integer type ``et``, by MLIR's rule (`buildAttributeAPInt`): its
+    magnitude fits the width; a negative value has the sign bit set after negation (so `-0` is
+    out of range); a positive value of a signed type or `index` leaves the sign bit clear. A
+    signless value above the signed range is a bit pattern (`9 : i4` is -7); None when out of
+    range."""
+    if isinstance(et, QuantizedType):
+        et = et.storage_type
+    width = et.width if isinstance(et, IntegerType) else 64
+    m = -v if v < 0 else v
+    if m >> width:
+        return None
+    if negative:
+        if m == 0 or m > 1 << (width - 1):
+            return None
+        if width == 1:
+            return 1
+        return v if not (isinstance(et, IntegerType) and et.signedness == "unsigned") \
+            else (1 << width) - m
+    signed = not isinstance(et, IntegerType) or et.signedness == "signed"
+    if signed and m >> (width - 1):
+        return None
+    if isinstance(et, IntegerType) and et.signedness == "signless" and width > 1 \
+            and m >> (width - 1):
+        return m - (1 << width)
+    return m
+
+
 def _wrap_int(v: int, et: ElementType) -> int:
     """Hex integer literals are bit patterns: wrap them into the type's range."""
     lo, hi = _int_range(et)
@@ -236,6 +265,10 @@ def _convert_leaf(tok: Any, et: ElementType, dtype: np.dtype) -> Any:
         v = int(tok)
     lo, hi = _int_range(et)
     if not lo <= v <= hi:
+        wrapped = mlir_integer(v, tok.startswith("-"), et) \
+            if isinstance(et, IntegerType) and et.signedness == "signless" else None
+        if wrapped is not None:
+            return wrapped
         if isinstance(et, IntegerType) and et.width == 1:
             raise DenseLiteralError(f"integer constant out of range for i1: {v}")
         raise DenseLiteralError(f"integer constant {v} out of range for {et}")
@@ -274,7 +307,7 @@ def _json_fast(body: str, et: ElementType, dtype: np.dtype) -> np.ndarray | None
             lo, hi = _int_range(et)
             if arr.dtype.kind == "i" or arr.dtype.kind == "u":
                 if int(arr.min()) < lo or int(arr.max()) > hi:
-                    raise DenseLiteralError(f"integer constant out of range for {et}")
+                    return None  # (the element-wise path wraps or reports each value)
         return arr.astype(dtype)
     except (ValueError, OverflowError) as e:
         if isinstance(e, DenseLiteralError):

@@ -236,7 +236,7 @@ def parse_attr_kind(p: "Parser", kind: str, op_name: str) -> Any:
     if kind == "i32":
         return IntegerAttr(p.integer(), I32)
     if kind == "ui64":
-        return IntegerAttr(p.integer(), UI64)
+        return IntegerAttr(p.integer(hi=(1 << 64) - 1), UI64)
     if kind == "i64list":
         return DenseArrayAttr(I64, parse_int_list(p))
     if kind.startswith("enum:"):

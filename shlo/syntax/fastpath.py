@@ -65,7 +65,8 @@ _FAST_CONST_TYPE = re.compile(r"> : (tensor<[0-9x?]*[a-z0-9]+>)" + _LOC_EOL)
 
 # --- the shapes, derived from the ops' formats --------------------------------------------------
 
-_INTS = r"(\[(?:-?\d+(?:, -?\d+)*)?\])"
+# (at most 18 digits: always an i64; longer numbers take the general path, which checks them)
+_INTS = r"(\[(?:-?\d{1,18}(?:, -?\d{1,18})*)?\])"
 
 
 def _i64_list(text: str) -> Any:
@@ -78,7 +79,7 @@ def _i64(text: str) -> Any:
 
 
 # attribute kinds of the directive engine (directives.parse_attr_kind) the middle may spell
-_MID_VALUES = {"i64list": (_INTS, _i64_list), "i64": (r"(\d+)", _i64)}
+_MID_VALUES = {"i64list": (_INTS, _i64_list), "i64": (r"(\d{1,18})", _i64)}
 _SAME_KINDS = {"same1": 1, "same2": 2, "same3": 3}
 _OPERAND_COUNT = {"same1": 1, "same2": 2, "same3": 3, "select": 3, "results0": 0, "compare": 2}
 _SHAPES: dict[str, tuple | None] = {}

@@ -24,8 +24,9 @@ from ..attributes import (
 )
 from ..resources import ResourceHandle
 from ..errors import ParseError
-from ..types import _ELEMENT_TYPES, FloatType, IntegerType, TensorType, Type
-from .dense import DenseLiteralError, classify_literal, float_bits_to_value, literal_to_array
+from ..types import _ELEMENT_TYPES, FloatType, IndexType, IntegerType, TensorType, Type
+from .dense import (DenseLiteralError, classify_literal, float_bits_to_value, literal_to_array,
+                    mlir_integer)
 from .lexer import (AT, BANG, BARE, FLOAT, HASH, INTEGER, PUNCT, STRING, TENSOR, int_value,
                     unescape_string)
 from .parse_types import TypeParser
@@ -41,6 +42,8 @@ I64 = _ELEMENT_TYPES["i64"]
 F64 = _ELEMENT_TYPES["f64"]
 _DENSE_OPEN_RE = re.compile(r"\s*<")
 # `#dialect<enum CASE>` is read as an enum for these dialects
+# dialect attributes whose parameters are integers (lists, or one for index_vector_dim)
+_DIMENSION_NUMBERS = ("stablehlo.gather", "stablehlo.scatter", "stablehlo.dot", "chlo.ragged_dot")
 _ENUM_DIALECTS = ("stablehlo", "chlo", "vhlo", "tosa", "mhlo", "check", "interpreter", "quant")
 
 
@@ -57,6 +60,7 @@ class AttributeParser(TypeParser):
         if k == STRING:
             return StringAttr(self.string())
         if k == INTEGER:
+            start = self.start
             self._advance()
             if typed and self.v == ":":
                 self._advance()
@@ -67,13 +71,18 @@ class AttributeParser(TypeParser):
                                    "(add a trailing dot to make the literal a float)", found=False)
                     bits = int_value(v)
                     return FloatAttr(float(float_bits_to_value(bits, t.dtype)), t)
-                return IntegerAttr(int_value(v), t)
-            return IntegerAttr(int_value(v), I64)  # an untyped integer is an i64 (as in MLIR)
+                return IntegerAttr(self._typed_integer(v, t, start), t)
+            # an untyped integer is an i64 (as in MLIR)
+            return IntegerAttr(self._typed_integer(v, I64, start), I64)
         if k == FLOAT:
+            start = self.start
             self._advance()
             if typed and self.v == ":":
                 self._advance()
                 t = self.parse_type()
+                if not isinstance(t, FloatType):
+                    self.error("floating point value not valid for specified type", start,
+                               found=False)
                 return FloatAttr(round_to(float(v), t), t)
             return FloatAttr(float(v), F64)  # an untyped float is an f64 (as in MLIR)
         if k == BARE:
@@ -259,8 +268,12 @@ class AttributeParser(TypeParser):
             self.error("expected floating point value")
         if k != INTEGER:
             self.error("expected integer value")
+        value = mlir_integer(int_value(v), v.startswith("-"), et) \
+            if isinstance(et, (IntegerType, IndexType)) else int_value(v)
+        if value is None:
+            self.error("integer constant out of range", found=False)
         self._advance()
-        return int_value(v)
+        return value
 
     def _hash_attr(self) -> Any:
         v = self.v
@@ -310,7 +323,13 @@ class AttributeParser(TypeParser):
             self.expect("<")
             if self.v == "raw":
                 self._advance()
+                start = self.start
                 params = dict(self.struct_params())
+                for v2 in params.values():  # integers, or lists of them (spatial dimensions)
+                    items = v2 if isinstance(v2, tuple) else (v2,)
+                    if not all(isinstance(x, int) and not isinstance(x, bool) for x in items):
+                        self.error("expected integer value (failed parsing convolution "
+                                   "dimension numbers)", start, found=False)
                 try:
                     cdn = ConvDimensionNumbers(**{
                         k2: (tuple(v2) if isinstance(v2, tuple) else v2)
@@ -389,7 +408,27 @@ class AttributeParser(TypeParser):
                 seen.add(self.v)
             key = self.bare()
             self.expect("=")
-            params.append((key, self.struct_value()))
+            start = self.start
+            value = self.struct_value()
+            if allowed is not None and what in _DIMENSION_NUMBERS:  # integers only, as MLIR
+                fine = isinstance(value, int) if key == "index_vector_dim" else \
+                    isinstance(value, tuple) and all(isinstance(x, int) for x in value)
+                if not fine or isinstance(value, bool):
+                    self.error(f"expected integer value (failed parsing {kind} dimension "
+                               "numbers)", start, found=False)
+                if any(not -(1 << 63) <= x < 1 << 63
+                       for x in (value if isinstance(value, tuple) else (value,))):
+                    self.error("integer value too large", start, found=False)
+            elif what == "stablehlo.result_accuracy":  # atol, rtol: APFloat; ulps: int64_t
+                if key in ("atol", "rtol") and not isinstance(value, float):
+                    self.error("unexpected decimal integer literal for a floating point value "
+                               "(add a trailing dot to make the literal a float)", start,
+                               found=False)
+                if key == "ulps" and (not isinstance(value, int) or isinstance(value, bool)):
+                    self.error("expected integer value", start, found=False)
+                if key == "ulps" and not -(1 << 63) <= value < 1 << 63:
+                    self.error("integer value too large", start, found=False)
+            params.append((key, value))
             if not self.accept(","):
                 return params
             if self.v == ">":  # trailing comma
@@ -494,6 +533,19 @@ class AttributeParser(TypeParser):
                     break
         self.expect("]")
         return items
+
+    def _typed_integer(self, literal: str, t: Any, start: int) -> int:
+        """The value of `literal : t` as MLIR reads it (:func:`mlir_integer`), or an error."""
+        if not isinstance(t, (IntegerType, IndexType)):
+            self.error("integer literal not valid for specified type", start, found=False)
+        negative = literal.startswith("-")
+        if negative and isinstance(t, IntegerType) and t.signedness == "unsigned":
+            self.error("negative integer literal not valid for unsigned integer type", start,
+                       found=False)
+        v = mlir_integer(int_value(literal), negative, t)
+        if v is None:
+            self.error("integer constant out of range for attribute", start, found=False)
+        return v
 
 
 def round_to(v: float, t: Any) -> float:

@@ -9,6 +9,7 @@ other dialects' types are kept verbatim (:class:`shlo.types.OpaqueType`).
 from __future__ import annotations
 
 import re
+import struct
 from typing import Any
 
 from ..attributes import StructAttr
@@ -77,9 +78,12 @@ class TypeParser(Cursor):
                 return TupleType(tuple(types))
             m = _INT_TYPE_RE.match(v)
             if m:
+                # (the widths shlo holds as arrays; others are refused as in `tensor<2xi6>`)
+                et = _ELEMENT_TYPES.get(v)
+                if not isinstance(et, IntegerType):
+                    self.error(f"unknown element type '{v}'", found=False)
                 self._advance()
-                sign = {"i": "signless", "si": "signed", "ui": "unsigned"}[m.group(1)]
-                return IntegerType(int(m.group(2)), sign)
+                return et
             if v in ("none", "vector", "memref", "index", "f80", "f128") or v.startswith("!"):
                 return OpaqueType(self._capture_opaque())
             self.error("expected type")
@@ -245,7 +249,14 @@ class TypeParser(Cursor):
         if self.k == FLOAT:
             s = float(self.v)
         elif self.k == INTEGER:
-            s = float(int_value(self.v))
+            v = int_value(self.v)
+            if self.v.lstrip("-").startswith("0x"):  # the bits of an f64, as MLIR's parseFloat
+                if v >> 64 or v < 0:
+                    self.error("hexadecimal float constant out of range for type", found=False)
+                s = struct.unpack("<d", v.to_bytes(8, "little"))[0]
+            else:
+                self.error("unexpected decimal integer literal for a floating point value "
+                           "(add a trailing dot to make the literal a float)", found=False)
         else:
             self.error("expected scale value")
         self._advance()

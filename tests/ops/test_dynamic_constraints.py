@@ -90,7 +90,7 @@ CASES = [
     ("chlo broadcast shapes", func("%a: tensor<2x3xf32>, %b: tensor<4xf32>",
                                    '  %0 = "chlo.broadcast_add"(%a, %b) : (tensor<2x3xf32>, '
                                    'tensor<4xf32>) -> tensor<2x3xf32>'),
-     "incompatible shapes for broadcasting 3 and 4"),
+     None),  # shapes that do not broadcast leave the result unknown: MLIR accepts (issue 16)
     ("chlo top_k", func("%a: tensor<2x5xf32>",
                         '  %0:2 = "chlo.top_k"(%a) {k = 8 : i64} : (tensor<2x5xf32>) -> '
                         '(tensor<2x8xf32>, tensor<2x8xi32>)'),

@@ -36,6 +36,32 @@ CASES = {
     "dense literal of an opaque type": (
         "module attributes {x = dense<true> : tensor<!a.b>} {}",
         "dense literal of element type !a.b is not supported"),
+    "5000-digit quantization scale": (
+        "func.func @main(%a: tensor<2x!quant.uniform<i8:f32, " + BIG + ":3>>) -> () { return }",
+        "integer literal of 5000 digits is too long"),
+    "hex quantization scale wider than f64": (
+        "func.func @main(%a: tensor<2x!quant.uniform<i8:f32, 0x" + "F" * 300 + ":0>>) -> () "
+        "{ return }", "hexadecimal float constant out of range for type"),
+    "5000-digit zero point": (
+        "func.func @main(%a: tensor<2x!quant.uniform<i8:f32, 0.5:" + BIG + ">>) -> () { return }",
+        "integer literal of 5000 digits is too long"),
+    "5000-digit dims list": (
+        _FN.format(body="  %0 = stablehlo.transpose %x, dims = [" + BIG + "] : (tensor<2xf32>) "
+                        "-> tensor<2xf32>", ret="%0"), "integer literal of 5000 digits is too long"),
+    "float number of partitions": (
+        "module attributes {mhlo.num_partitions = 1.5 : i32} {}",
+        "floating point value not valid for specified type"),
+    "float in raw conv dimension numbers": (
+        "module attributes {x = #stablehlo.conv<raw input_batch_dimension = 0, "
+        "input_feature_dimension = 1.5, input_spatial_dimensions = [], "
+        "kernel_input_feature_dimension = 0, kernel_output_feature_dimension = 1, "
+        "kernel_spatial_dimensions = [], output_batch_dimension = 0, output_feature_dimension = 1, "
+        "output_spatial_dimensions = []>} {}", "expected integer value"),
+    "float in dot dimension numbers": (
+        "module attributes {x = #stablehlo.dot<lhs_batching_dimensions = [1.5]>} {}",
+        "expected integer value (failed parsing dot dimension numbers)"),
+    "unsupported integer width after a space": (
+        "func.func @main(%a: tensor<2x i6>) -> () { return }", "unknown element type 'i6'"),
     "5000-digit reduce_precision format": (
         _FN.format(body="  %0 = stablehlo.reduce_precision %x, format = e5m" + BIG + " : tensor<2xf32>",
                    ret="%0"),
@@ -62,8 +88,27 @@ def test_unknown_op_is_named_once():
 
 
 def test_leading_zeros_are_decimal_as_in_mlir():
-    m = shlo.parse("module attributes {x = 011 : i32, y = 0x11 : i32} {}")
+    m = shlo.parse("module attributes {x = 011 : i32, y = 0x11 : i32, z = [011, 05]} {}")
     assert m.op.attributes["x"].value == 11 and m.op.attributes["y"].value == 17
+    assert [a.value for a in m.op.attributes["z"].values] == [11, 5]
+    t = _FN.format(body="  %0 = stablehlo.transpose %x, dims = [00] : (tensor<2xf32>) -> "
+                        "tensor<2xf32>", ret="%0")
+    op = shlo.parse(t).function("main").regions[0].blocks[0].operations[0]
+    assert list(op.attr("permutation").values) == [0]
+    t = _FN.format(body='  %0 = "stablehlo.all_reduce"(%x) ({\n  ^b(%a: tensor<f32>, %c: tensor<f32>):\n'
+                        '    %s = stablehlo.add %a, %c : tensor<f32>\n    stablehlo.return %s : '
+                        'tensor<f32>\n  }) {replica_groups = dense<[[0]]> : tensor<1x1xi64>, '
+                        'channel_handle = #stablehlo.channel_handle<handle = 1, type = 06>} : '
+                        '(tensor<2xf32>) -> tensor<2xf32>', ret="%0")
+    op = shlo.parse(t).function("main").regions[0].blocks[0].operations[0]
+    assert "type = 6" in shlo.format(shlo.parse(t)) and op.name == "stablehlo.all_reduce"
+
+
+def test_load_of_invalid_utf8_is_a_located_parse_error(tmp_path):
+    f = tmp_path / "bad.mlir"
+    f.write_bytes(b"func.func @f() {\xff\n  return\n}\n")
+    with pytest.raises(ParseError, match="not UTF-8"):
+        shlo.load(str(f))
 
 
 def test_reduce_precision_with_negative_bits_prints_in_a_form_that_parses_back():

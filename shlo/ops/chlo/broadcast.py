@@ -157,36 +157,42 @@ def broadcast_binary(op: Operation, ctx: PrepareContext) -> Kernel:
 
 def _broadcast_shape(op: Operation, diag: Diagnostics, lhs: Any, rhs: Any) -> tuple | None:
     """The shape of broadcasting ``lhs`` with ``rhs`` (numpy rules, or `broadcast_dimensions`
-    mapping the lower-rank operand), None when unknown or after reporting a violation."""
+    mapping the lower-rank operand, the second one when ranks are equal), None when unknown.
+    As upstream (`getBroadcastTypeWithBroadcastDimensions`), shapes that do not broadcast and
+    broadcast_dimensions that map nothing make the result unknown (any result type is
+    accepted), not an error: the ops' verifiers check element types only."""
     a, b = lhs.shape, rhs.shape
     if a is None or b is None:
         return None
     bdims = ints_attr(op, "broadcast_dimensions", None)
-    if bdims and len(a) != len(b):
+    if bdims is not None:
         small, large = (a, b) if len(a) < len(b) else (b, a)
         if len(bdims) != len(small) or any(not 0 <= d < len(large) for d in bdims):
-            diag.error(op, "C1", f"broadcast_dimensions {_c.dims_str(bdims)} do not map an "
-                                 f"operand of rank {len(small)} into rank {len(large)}")
             return None
-        expanded = [1] * len(large)
+        filtered = _broadcast_dims(small, tuple(large[d] for d in bdims))
+        if filtered is None:
+            return None
+        out = list(large)
         for i, d in enumerate(bdims):
-            expanded[d] = small[i]
-        a, b = (tuple(expanded), large) if len(a) < len(b) else (large, tuple(expanded))
+            out[d] = filtered[i]
+        return tuple(out)
     n = max(len(a), len(b))
-    a = (1,) * (n - len(a)) + tuple(a)
-    b = (1,) * (n - len(b)) + tuple(b)
+    return _broadcast_dims((1,) * (n - len(a)) + tuple(a), (1,) * (n - len(b)) + tuple(b))
+
+
+def _broadcast_dims(a: tuple, b: tuple) -> tuple | None:
+    """MLIR's `getBroadcastedShape` of two shapes of one rank (`?` is None), None when they do
+    not broadcast."""
     out = []
     for x, y in zip(a, b):
-        if x == 1:
+        if x is None or y is None:
+            out.append(x if x is not None and x > 1 else y if y is not None and y > 1 else
+                       y if x == 1 else x if y == 1 else None)
+        elif x == y or y == 1:
+            out.append(x)
+        elif x == 1:
             out.append(y)
-        elif y == 1:
-            out.append(x)
-        elif x is None or y is None:
-            out.append(x if y is None else y)
-        elif x == y:
-            out.append(x)
         else:
-            diag.error(op, "C1", f"incompatible shapes for broadcasting {x} and {y}")
             return None
     return tuple(out)
 

@@ -190,6 +190,31 @@ def _verify_chlo_scan(op: Operation, diag: Diagnostics) -> None:
             diag.error(op, "C3", f"operand and body argument {i} are incompatible: "
                                  f"'{_c.type_str(want)}' vs '{_c.type_str(got)}'")
             return
+    _check_result_shapes(op, diag, inputs, dim, size, len(inits))
+
+
+def _check_result_shapes(op: Operation, diag: Diagnostics, inputs: list, dim: int,
+                         size: int | None, n_carry: int) -> None:
+    """(C4) the results have the shapes of the body's returned values, the outputs with the
+    scan dimension (of `scan_dim_size`, else the inputs' size) inserted, as upstream's shape
+    inference says (shapes only: upstream compares no element types here)."""
+    body = op.regions[0].blocks[0].operations if op.regions and op.regions[0].blocks else []
+    if not body or len(body[-1].operands) != len(op.results):
+        return
+    returned = [v.type for v in body[-1].operands]
+    if not all(isinstance(t, TensorType) and t.shape is not None for t in returned):
+        return
+    if size is None:
+        size = next((t.shape[dim] for t in inputs if t.shape is not None
+                     and t.shape[dim] is not None), None)
+    n_out = len(returned) - n_carry
+    inferred = [TensorType(t.shape[:dim] + (size,) + t.shape[dim:] if i < n_out else t.shape,
+                           t.element_type) for i, t in enumerate(returned)]
+    actual = op.result_types
+    if any(isinstance(a, TensorType) and a.shape is not None and
+           not _c.compatible_shapes(w.shape, a.shape) for w, a in zip(inferred, actual)):
+        diag.error(op, "C4", f"inferred type(s) {_c.types_str(inferred)} are incompatible with "
+                             f"return type(s) of operation {_c.types_str(actual)}")
 
 
 # --- return ---------------------------------------------------------------------------------------

@@ -64,7 +64,7 @@ def infer_same(op: Operation, diag: Diagnostics) -> list[Type] | None:
 
 def _result_accuracy(op: Operation, diag: Diagnostics, label: str = "") -> bool:
     """`result_accuracy` of the transcendental ops: tolerances are non-negative and all zero in
-    mode HIGHEST."""
+    modes other than TOLERANCE."""
     a = op.attr("result_accuracy")
     if not isinstance(a, StructAttr):
         return True
@@ -74,7 +74,7 @@ def _result_accuracy(op: Operation, diag: Diagnostics, label: str = "") -> bool:
         v = getattr(v, "value", v)
         try:
             return float(v)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             return 0.0
     atol, rtol, ulps = num("atol"), num("rtol"), num("ulps")
     mode = a.get("mode")
@@ -85,9 +85,9 @@ def _result_accuracy(op: Operation, diag: Diagnostics, label: str = "") -> bool:
         diag.error(op, label, f"Negative tolerance for ResultAccuracyAttr: atol = {atol}, "
                               f"rtol = {rtol}, ulps = {ulps}")
         return False
-    if isinstance(mode, str) and mode.endswith("HIGHEST") and (atol or rtol or ulps):
-        diag.error(op, label, "Invalid tolerances for ResultAccuracyAttr with mode HIGHEST, "
-                              "must be all zero.")
+    if isinstance(mode, str) and not mode.endswith("TOLERANCE") and (atol or rtol or ulps):
+        diag.error(op, label, "Invalid tolerances for ResultAccuracyAttr with mode "
+                              f"{mode.rsplit(' ', 1)[-1].rsplit('.', 1)[-1]}, must be all zero.")
         return False
     return True
 

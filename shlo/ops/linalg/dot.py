@@ -434,3 +434,11 @@ define("stablehlo.einsum", summary="Einstein summation of two operands (deprecat
 define("stablehlo.unary_einsum", summary="Einstein summation of one operand (deprecated)",
        syntax=declarative(OPERAND, COMMA, *named("config", "einsum_config", "str"), ATTRDICT,
                           types("functional")))
+
+
+@verifier("stablehlo.einsum", "stablehlo.unary_einsum")
+def _verify_einsum(op: Operation, diag: Diagnostics) -> None:
+    """The generated checks of upstream's einsum ops: the operands and the string attribute
+    `einsum_config` they require."""
+    n = 2 if op.name == "stablehlo.einsum" else 1
+    _c.signature(op, diag, [_c.TENSOR_QA] * n, [_c.TENSOR_QA], attrs={"einsum_config": "str"})
