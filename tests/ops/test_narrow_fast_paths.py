@@ -16,7 +16,7 @@ import pytest
 
 from shlo.ops import _numeric
 from shlo.ops.elementwise import _tables
-from tests.harness import run_op
+from harness import run_op
 
 SIXTEEN = {"f16": np.float16, "bf16": ml_dtypes.bfloat16}
 BYTE = {"f8E4M3FN": ml_dtypes.float8_e4m3fn, "f8E5M2": ml_dtypes.float8_e5m2,
