@@ -104,10 +104,13 @@ def format(module: Module, generic: bool = False) -> str:  # noqa: A001 - the AP
 def verify(module: Any) -> Module:
     """Check every op against the spec's constraints; raises VerificationError listing all.
     ``module`` may be anything :func:`load` reads; the (verified) Module is returned."""
-    from .interpreter.api import as_module
+    from .ir import Module as _Module
     from .verifier import verify as _verify
 
-    module = as_module(module)
+    if not isinstance(module, _Module):  # the interpreter's loader; not imported for a Module
+        from .interpreter.api import as_module
+
+        module = as_module(module)
     _verify(module)
     return module
 

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
+from .dtypes import FLOAT_TYPE_NAMES, element_dtype
 from .spelling import format_float
 
 __all__ = [
@@ -76,7 +76,7 @@ class IntegerType(ElementType):
         if self.width == 1:
             return np.dtype(np.bool_)
         key = ("u" if self.signedness == "unsigned" else "") + f"int{self.width}"
-        return np.dtype(_INT_DTYPES[key])
+        return element_dtype(key)
 
     @property
     def is_bool(self) -> bool:  # type: ignore[override]
@@ -105,33 +105,6 @@ class IntegerType(ElementType):
         return (1 << (self.width - 1)) - 1 if self.is_signed else (1 << self.width) - 1
 
 
-_INT_DTYPES = {
-    "int2": ml_dtypes.int2, "int4": ml_dtypes.int4, "int8": np.int8, "int16": np.int16,
-    "int32": np.int32, "int64": np.int64, "uint2": ml_dtypes.uint2, "uint4": ml_dtypes.uint4,
-    "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64,
-}
-
-_FLOAT_DTYPES = {
-    "f4E2M1FN": ml_dtypes.float4_e2m1fn,
-    "f6E2M3FN": ml_dtypes.float6_e2m3fn,
-    "f6E3M2FN": ml_dtypes.float6_e3m2fn,
-    "f8E3M4": ml_dtypes.float8_e3m4,
-    "f8E4M3": ml_dtypes.float8_e4m3,
-    "f8E4M3FN": ml_dtypes.float8_e4m3fn,
-    "f8E4M3FNUZ": ml_dtypes.float8_e4m3fnuz,
-    "f8E4M3B11FNUZ": ml_dtypes.float8_e4m3b11fnuz,
-    "f8E5M2": ml_dtypes.float8_e5m2,
-    "f8E5M2FNUZ": ml_dtypes.float8_e5m2fnuz,
-    "f8E8M0FNU": ml_dtypes.float8_e8m0fnu,
-    "bf16": ml_dtypes.bfloat16,
-    "f16": np.float16,
-    # tf32 has no storage format of its own: values are held in float32.
-    "tf32": np.float32,
-    "f32": np.float32,
-    "f64": np.float64,
-}
-
-
 _FLOAT_WIDTHS = {"bf16": 16, "f16": 16, "tf32": 19, "f32": 32, "f64": 64}
 
 
@@ -143,7 +116,7 @@ class FloatType(ElementType):
 
     @cached_property
     def dtype(self) -> np.dtype:  # type: ignore[override]
-        return np.dtype(_FLOAT_DTYPES[self.name])
+        return element_dtype(self.name)
 
     is_float = True
 
@@ -335,7 +308,7 @@ def _build_element_types() -> dict[str, ElementType]:
             for s in ("signed", "unsigned"):
                 t = IntegerType(w, s)
                 table[t.name] = t
-    for n in _FLOAT_DTYPES:
+    for n in FLOAT_TYPE_NAMES:
         table[n] = FloatType(n)
     for n in ("f32", "f64"):
         t = ComplexType(table[n])  # type: ignore[arg-type]

@@ -11,14 +11,38 @@ converted to StableHLO, unless ``keep_vhlo``. See docs/bytecode.md.
 
 from __future__ import annotations
 
-from ..ir import Module
+from typing import TYPE_CHECKING, Any
+
 from .encoding import MAGIC, BytecodeError
-from .portable import (
-    DeserializeError, deserialize_portable_artifact, portable_artifact_version,
-    serialize_portable_artifact,
-)
-from .reader import BytecodeReader, read_module
-from .writer import WriteError, write_bytecode
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..ir import Module
+    from .portable import (
+        DeserializeError, deserialize_portable_artifact, portable_artifact_version,
+        serialize_portable_artifact,
+    )
+    from .reader import BytecodeReader, read_module
+    from .writer import WriteError, write_bytecode
+
+# The reader, writer and VHLO machinery are imported on first use (PEP 562): `shlo run` of a
+# text file asks this package only whether its input is bytecode or a jax.export artifact.
+_LAZY = {
+    "DeserializeError": "portable", "deserialize_portable_artifact": "portable",
+    "portable_artifact_version": "portable", "serialize_portable_artifact": "portable",
+    "BytecodeReader": "reader", "read_module": "reader",
+    "WriteError": "writer", "write_bytecode": "writer",
+}
+
+
+def __getattr__(name: str) -> Any:
+    sub = _LAZY.get(name)
+    if sub is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"{__name__}.{sub}"), name)
+    globals()[name] = value
+    return value
 
 __all__ = ["is_bytecode", "load_bytes", "serialize", "deserialize", "write_bytecode",
            "read_module", "BytecodeReader", "BytecodeError", "DeserializeError", "WriteError",
@@ -36,7 +60,11 @@ def load_bytes(data: bytes | bytearray | memoryview, filename: str | None = None
     ``keep_vhlo``), a serialized `jax.export.Exported` (its module) or program text (UTF-8)."""
     if is_bytecode(data):
         if keep_vhlo:
+            from .reader import read_module
+
             return read_module(bytes(data), filename)
+        from .portable import deserialize_portable_artifact
+
         return deserialize_portable_artifact(bytes(data), filename)
     from .jax_export import is_jax_exported, load_exported
 
@@ -74,9 +102,13 @@ def load_bytes(data: bytes | bytearray | memoryview, filename: str | None = None
 def serialize(module: Module, target: str = "current", allow_other_dialects: bool = False,
               strip_debuginfo: bool = False) -> bytes:
     """A portable artifact of ``module`` for StableHLO ``target`` (`X.Y.Z` or `current`)."""
+    from .portable import serialize_portable_artifact
+
     return serialize_portable_artifact(module, target, allow_other_dialects, strip_debuginfo)
 
 
 def deserialize(data: bytes, filename: str | None = None) -> Module:
     """The StableHLO module of a portable artifact of any version (0.9.0 to current)."""
+    from .portable import deserialize_portable_artifact
+
     return deserialize_portable_artifact(data, filename)

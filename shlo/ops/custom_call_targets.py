@@ -17,8 +17,8 @@ import re
 from typing import Any
 
 import numpy as np
-import scipy.special as sc
 
+from ._lazy import special as sc
 from ..types import TOKEN, TokenType
 from ._numeric import round_from_wide
 from .custom_call import CustomCall, custom_call_target

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
-import scipy.special as sc
 
+from .._lazy import special as sc
 from ...dtypes import bit_width, sub_byte_int, uint_of_size
 from ...errors import ExecutionError
 from ...ir import Operation

@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
-import scipy.special as sc
 
+from .._lazy import special as sc
 from ...dtypes import F32, F64
 from ...errors import ExecutionError
 from ...ir import Operation
@@ -77,12 +77,12 @@ _WIDE: dict[str, tuple[Any, Real, Real | None]] = {
     "asinh": (FC, np.arcsinh, np.arcsinh),
     "atan": (FC, np.arctan, np.arctan),
     "atanh": (FC, np.arctanh, np.arctanh),
-    "bessel_i1e": (FC, sc.i1e, None),
+    "bessel_i1e": (FC, sc.later("i1e"), None),
     "conj": (FC, lambda x: x, np.conj),
     "digamma": (F, digamma, None),
-    "erf": (F, sc.erf, None),
+    "erf": (F, sc.later("erf"), None),
     "erf_inv": (F, _erf_inv, None),
-    "erfc": (F, sc.erfc, None),
+    "erfc": (F, sc.later("erfc"), None),
     "lgamma": (F, lgamma, None),
     "square": (FC, _square, _square),
     "tan": (FC, np.tan, np.tan),

@@ -20,11 +20,12 @@ from ...syntax.directives import ATTRDICT, COMMA, OPERAND, declarative, types
 from ...types import ComplexType, ElementType, TensorType, Type
 from .. import _constraints as _c
 from .._numeric import C128, F32, F64, IntInfo, from_f64
+from ._tables import tabled_binary, tabled_unary
 
 __all__ = [
     "Fn", "UNARY", "BINARY", "unary_op", "binary_op", "infer_same", "most_specific",
     "complex_part", "operand_et", "result_et", "unsupported", "one", "on_wide", "via_f64",
-    "via_c128", "via_f32", "float_unary",
+    "via_c128", "via_f32", "float_unary", "narrow_unary", "narrow_binary",
 ]
 
 Fn = Callable[..., Any]
@@ -214,7 +215,19 @@ def float_unary(op: Operation, real_fn: Fn, complex_fn: Fn | None,
     if native_f32 and dt == F32:
         return lambda x: (real_fn(x),)
     if et.is_float:
-        return one(via_f64(real_fn, dt))
+        return one(narrow_unary(op, via_f64(real_fn, dt), dt))
     if et.is_complex and complex_fn is not None:
         return one(via_c128(complex_fn, dt))
     raise unsupported(op, et)
+
+
+def narrow_unary(op: Operation, careful: Fn, dt: np.dtype) -> Fn:
+    """``careful`` itself, or for a float type of at most 16 bits the same function as a lookup
+    table over every bit pattern (bit for bit ``careful``'s results; ``_tables.py``)."""
+    return tabled_unary(op.name, careful, dt) or careful
+
+
+def narrow_binary(op: Operation, careful: Fn, dt: np.dtype) -> Fn:
+    """``careful`` itself, or for a one-byte float type (f8, f6, f4) the same function as a
+    256 x 256 lookup table (bit for bit ``careful``'s results; ``_tables.py``)."""
+    return tabled_binary(op.name, careful, dt) or careful

@@ -3,7 +3,9 @@ remainder, sign, subtract (spec order).
 
 Integers wrap (two's complement) and never emit numpy warnings; the sub-byte integers are
 computed in int8/uint8 and cast back. Float add, subtract, multiply and divide on narrow types
-are done by numpy/ml_dtypes in float32 and rounded once, which is exact rounding for them.
+are done by numpy/ml_dtypes in float32 and rounded once, which is exact rounding for them; on
+the one-byte formats (f8, f6, f4) they, power and remainder are 256 x 256 lookup tables of
+exactly those kernels (``_tables.py``).
 """
 
 from __future__ import annotations
@@ -21,8 +23,8 @@ from ...types import ElementType, QuantizedType, TensorType, Type
 from .. import _constraints as _c
 from .._numeric import C128, F32, IntInfo, int_info
 from ._common import (
-    BINARY, UNARY, Fn, binary_op, complex_part, infer_same, on_wide, one, operand_et, unary_op,
-    unsupported, via_c128, via_f32, via_f64,
+    BINARY, UNARY, Fn, binary_op, complex_part, infer_same, narrow_binary, narrow_unary, on_wide,
+    one, operand_et, unary_op, unsupported, via_c128, via_f32, via_f64,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -90,6 +92,8 @@ def _arith(op: Operation, ufunc: np.ufunc, bool_ufunc: np.ufunc | None) -> Kerne
             # Python's operator: the same ufunc on arrays, numpy's scalar fast path on numpy
             # scalars (~10x faster than a ufunc call; scalar `while` loops are made of these).
             return lambda x, y: (fn(x, y),)
+        if et.is_float:  # f8/f6/f4: a 256 x 256 table of ml_dtypes' own (f32, rounded once)
+            return one(narrow_binary(op, ufunc, et.dtype))
         # ml_dtypes int2/int4/uint2/uint4 add/subtract/multiply wrap natively.
         return lambda x, y: (ufunc(x, y),)
     raise unsupported(op, et)
@@ -213,7 +217,7 @@ def divide(op: Operation, ctx: PrepareContext) -> Kernel:
         info = int_info(et)
         return one(_scalar_fast_path(_int_divide(info), _py_trunc_div, info))
     if et.is_float:
-        return lambda x, y: (np.divide(x, y),)
+        return one(narrow_binary(op, np.divide, et.dtype))
     if et.is_complex:
         return one(via_c128(np.divide, et.dtype))
     raise unsupported(op, et)
@@ -373,7 +377,7 @@ def power(op: Operation, ctx: PrepareContext) -> Kernel:
     if et.is_integer:
         return one(_int_power(int_info(et)))
     if et.is_float:
-        return one(via_f64(np.power, et.dtype))
+        return one(narrow_binary(op, via_f64(np.power, et.dtype), et.dtype))
     if et.is_complex:
         return one(via_c128(np.power, et.dtype))
     raise unsupported(op, et)
@@ -405,7 +409,7 @@ def remainder(op: Operation, ctx: PrepareContext) -> Kernel:
         info = int_info(et)
         return one(_scalar_fast_path(_int_remainder(info), _py_rem, info))
     if et.is_float:
-        return lambda x, y: (np.fmod(x, y),)
+        return one(narrow_binary(op, np.fmod, et.dtype))
     raise unsupported(op, et)  # complex: "TBD" in the spec (#997)
 
 
@@ -440,7 +444,7 @@ def sign(op: Operation, ctx: PrepareContext) -> Kernel:
             return one(on_wide(lambda v: np.minimum(v, 1), info))
         return one(on_wide(np.sign, info))
     if et.is_float:
-        return one(via_f32(_float_sign, et.dtype))
+        return one(narrow_unary(op, via_f32(_float_sign, et.dtype), et.dtype))
     if et.is_complex:
         return one(via_c128(_complex_sign, et.dtype))
     raise unsupported(op, et)

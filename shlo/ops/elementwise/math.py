@@ -4,7 +4,9 @@ round_nearest_even, rsqrt, sine, sqrt, tan, tanh (spec order).
 
 Transcendental functions are computed in float64 (complex128) and rounded once to the result
 type ("compute wider, round once"); sqrt in float32 is already exact rounding for every
-narrower type; the rounding ops are exact in float32.
+narrower type; the rounding ops are exact in float32. On float types of at most 16 bits every
+unary function here (and atan2 on the one-byte formats) is a lookup table of that careful
+kernel over all bit patterns (``_tables.py``): the same bits, one gather.
 """
 
 from __future__ import annotations
@@ -17,8 +19,8 @@ from ...ir import Operation
 from ...registry import DOQ, Kernel, kernel
 from .. import _constraints as _c
 from ._common import (
-    Fn, binary_op, float_unary, one, operand_et, unary_op, unsupported, via_c128, via_f32,
-    via_f64,
+    Fn, binary_op, float_unary, narrow_binary, narrow_unary, one, operand_et, unary_op,
+    unsupported, via_c128, via_f32, via_f64,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -39,7 +41,7 @@ def _float_only(op: Operation, fn: Fn, exact_in_f32: bool = True) -> Kernel:
     et = operand_et(op)
     if not et.is_float:
         raise unsupported(op, et)
-    return one(via_f32(fn, et.dtype) if exact_in_f32 else fn)
+    return one(narrow_unary(op, via_f32(fn, et.dtype) if exact_in_f32 else fn, et.dtype))
 
 
 # --- atan2 (spec "atan2") -------------------------------------------------------------------------
@@ -57,7 +59,7 @@ def atan2(op: Operation, ctx: PrepareContext) -> Kernel:
     """spec: atan2 (`lhs` is y, `rhs` is x)."""
     et = operand_et(op)
     if et.is_float:
-        return one(via_f64(np.arctan2, et.dtype))
+        return one(narrow_binary(op, via_f64(np.arctan2, et.dtype), et.dtype))
     if et.is_complex:
         return one(via_c128(_complex_atan2, et.dtype))
     raise unsupported(op, et)
@@ -264,7 +266,7 @@ def sqrt(op: Operation, ctx: PrepareContext) -> Kernel:
     """spec: sqrt. Correctly rounded: sqrt in float32 is exact rounding for every narrower type."""
     et = operand_et(op)
     if et.is_float:
-        return lambda x: (np.sqrt(x),)
+        return one(narrow_unary(op, np.sqrt, et.dtype))
     if et.is_complex:
         return one(via_c128(np.sqrt, et.dtype))
     raise unsupported(op, et)

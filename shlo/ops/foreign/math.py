@@ -15,8 +15,8 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.special as sc
 
+from .._lazy import special as sc
 from ...ir import Operation
 from ...registry import ELEMENTWISE, Kernel, define, kernel, verifier
 from ...types import FloatType, IndexType, IntegerType, TensorType
@@ -39,8 +39,8 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "expm1": np.expm1, "log": np.log, "log2": np.log2, "log10": np.log10, "log1p": np.log1p,
     "sin": np.sin, "cos": np.cos, "tan": np.tan, "tanh": np.tanh, "sinh": np.sinh,
     "cosh": np.cosh, "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan,
-    "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh, "erf": sc.erf,
-    "erfc": sc.erfc,
+    "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh, "erf": sc.later("erf"),
+    "erfc": sc.later("erfc"),
     "powf": np.power, "atan2": np.arctan2, "copysign": np.copysign,
     "fma": lambda a, b, c: a * b + c,
 }

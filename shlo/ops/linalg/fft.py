@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
-import scipy.fft
 
+from .._lazy import fft as scipy_fft
 from ...attributes import enum_attr, ints_attr
 from ...dtypes import C64, C128, F32, F64
 from ...ir import Operation
@@ -60,8 +60,8 @@ def fft(op: Operation, ctx: PrepareContext) -> Kernel:
     result_dtype = op.results[0].type.dtype
     double = op.operands[0].type.dtype in (F64, C128)
     real_dtype, complex_dtype = (F64, C128) if double else (F32, C64)
-    transforms = {"FFT": (scipy.fft.fftn, complex_dtype), "IFFT": (scipy.fft.ifftn, complex_dtype),
-                  "RFFT": (scipy.fft.rfftn, real_dtype), "IRFFT": (scipy.fft.irfftn, complex_dtype)}
+    transforms = {"FFT": (scipy_fft.fftn, complex_dtype), "IFFT": (scipy_fft.ifftn, complex_dtype),
+                  "RFFT": (scipy_fft.rfftn, real_dtype), "IRFFT": (scipy_fft.irfftn, complex_dtype)}
     if fft_type not in transforms:
         raise ValueError(f"fft: unknown fft_type {fft_type}")
     transform, operand_dtype = transforms[fft_type]
