@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
 from typing import Any, Sequence
 
@@ -38,23 +37,9 @@ def _load_args(a: argparse.Namespace, module: Any = None) -> list[Any]:
     """The arguments of `shlo run/diff/graph`: .npy files (or NAME=FILE.npy), --input inline
     values and an --args .npz, in the entry function's argument order when ``module`` is
     known (shlo.interpreter.arrays)."""
-    from .interpreter.arrays import entry_arguments, inline_value, read_array
+    from .interpreter.arrays import entry_arguments
 
-    inline = getattr(a, "input", None) or []
-    if module is not None:
-        return entry_arguments(module, a.entry, a.inputs, a.args, inline)
-    args: list[Any] = [read_array(p) for p in a.inputs]
-    args += [inline_value(t) for t in inline]
-    if a.args:
-        import numpy as np
-
-        with np.load(a.args, allow_pickle=False) as z:
-            keys = list(z.files)
-            if not all(re.fullmatch(r"arr_\d+|arg\d+", k) for k in keys):
-                raise ValueError(f"--args {a.args}: keys {', '.join(keys)} are not arr_0, arr_1, "
-                                 "... (name keys need the program's argument names)")
-            args.extend(z[k] for k in sorted(keys, key=lambda k: int(re.sub(r"\D", "", k))))
-    return args
+    return entry_arguments(module, a.entry, a.inputs, a.args, getattr(a, "input", None) or [])
 
 
 def format_result(value: Any, type: Any = None) -> str:

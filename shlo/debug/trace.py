@@ -489,16 +489,15 @@ def typed_array(stored: np.ndarray, type_text: str) -> np.ndarray:
     :func:`storage_array`)."""
     from ..syntax.parser import Parser
 
+    from ..interpreter.arrays import as_declared
+
     t = Parser(type_text).parse_type()
     if not isinstance(t, TensorType):
         return stored
     et = t.element_type
     dtype = et.storage_type.dtype if isinstance(et, QuantizedType) else et.dtype
-    if stored.dtype == dtype:
-        return stored
-    if np.dtype(dtype).kind == "V":
-        return stored.view(dtype)
-    return stored.astype(dtype)
+    value = as_declared(stored, t)  # narrow types from their bits
+    return value if value.dtype == dtype else value.astype(dtype)
 
 
 class _ProbeWriter:

@@ -145,16 +145,21 @@ def _arr_index(key: str) -> int | None:
     return int(m.group(1) or m.group(2)) if m else None
 
 
-def entry_arguments(module: Module, entry: str, inputs: Sequence[str] = (),
+def entry_arguments(module: Module | None, entry: str, inputs: Sequence[str] = (),
                     npz: str | None = None, inline: Sequence[str] = ()) -> list[Any]:
     """The arguments of ``entry`` from `.npy` paths (or ``name=path``), an `.npz` and inline
-    values, in the function's argument order."""
-    if entry not in module.functions:
-        from ..errors import ExecutionError
+    values, in the function's argument order. Without a module (a jax.export file, whose
+    calling convention is applied later) they come in the order given, and npz keys must be
+    positional (`arr_N`/`argN`)."""
+    types: list[Type] | None = None
+    names: list[set[str]] = []
+    if module is not None:
+        if entry not in module.functions:
+            from ..errors import ExecutionError
 
-        raise ExecutionError(f"no function @{entry} in the module")
-    types = list(function_type(module.function(entry)).inputs)
-    names = argument_names(module, entry)
+            raise ExecutionError(f"no function @{entry} in the module")
+        types = list(function_type(module.function(entry)).inputs)
+        names = argument_names(module, entry)
     positional: list[Any] = []
     named: dict[int, Any] = {}
 
@@ -163,11 +168,11 @@ def entry_arguments(module: Module, entry: str, inputs: Sequence[str] = (),
         if len(hits) != 1:
             known = ", ".join("/".join(sorted(ns)) or f"#{i}" for i, ns in enumerate(names))
             raise ArrayFileError(f"{source}: '{name}' names no argument of @{entry} (its "
-                                 f"arguments: {known})")
+                                 f"arguments: {known or 'unknown here: use arr_0, arr_1, ...'})")
         return hits[0]
 
     def expected(i: int) -> Type | None:
-        return types[i] if i < len(types) else None
+        return types[i] if types is not None and i < len(types) else None
 
     for p in inputs:
         if "=" in p and not os.path.exists(p):
@@ -179,7 +184,7 @@ def entry_arguments(module: Module, entry: str, inputs: Sequence[str] = (),
     for text in inline:
         positional.append(as_declared(inline_value(text), expected(len(positional))))
     if npz is not None:
-        for i, arr in _read_npz(npz, names, types, entry, index_of):
+        for i, arr in _read_npz(npz, names, expected, index_of):
             named[i] = arr
     args = positional[:]
     for i in sorted(named):
@@ -190,6 +195,10 @@ def entry_arguments(module: Module, entry: str, inputs: Sequence[str] = (),
             args.append(None)
         args.append(named[i])
     missing = [i for i, a in enumerate(args) if a is None]
+    if types is None:
+        if missing:
+            raise ArrayFileError(f"arguments #{', #'.join(map(str, missing))} are missing")
+        return args
     if missing or len(args) != len(types):
         want = ", ".join(str(t) for t in types) or "none"
         raise ArrayFileError(f"@{entry} takes {len(types)} argument(s) ({want}); got "
@@ -199,7 +208,7 @@ def entry_arguments(module: Module, entry: str, inputs: Sequence[str] = (),
     return args
 
 
-def _read_npz(path: str, names: list[set[str]], types: list[Type], entry: str,
+def _read_npz(path: str, names: list[set[str]], expected: Any,
               index_of: Any) -> list[tuple[int, np.ndarray]]:
     try:
         z = np.load(path, allow_pickle=False)
@@ -209,9 +218,9 @@ def _read_npz(path: str, names: list[set[str]], types: list[Type], entry: str,
         raise ArrayFileError(f"{path}: a single .npy array, not an .npz archive (pass it "
                              "positionally)")
     with z:
-        keys = [k for k in z.files if k != "__dtypes__"]
+        keys = list(z.files)
         out = []
-        by_name = all(sum(k in ns for ns in names) == 1 for k in keys)
+        by_name = bool(names) and all(sum(k in ns for ns in names) == 1 for k in keys)
         if keys and not by_name and all(_arr_index(k) is not None for k in keys):
             picks = [(_arr_index(k), k) for k in keys]
         else:
@@ -221,7 +230,7 @@ def _read_npz(path: str, names: list[set[str]], types: list[Type], entry: str,
                 arr = z[k]
             except (ValueError, OSError, zipfile.BadZipFile) as e:
                 raise ArrayFileError(f"{path}: entry '{k}' is unreadable ({e})") from None
-            out.append((i, as_declared(arr, types[i] if i < len(types) else None)))
+            out.append((i, as_declared(arr, expected(i))))
     return out
 
 
@@ -272,7 +281,7 @@ def compare_expected(results: list[Any], path: str, rtol: float = 1e-6, atol: fl
     except (ValueError, OSError, EOFError, zipfile.BadZipFile) as e:
         raise ArrayFileError(f"--expected {path}: cannot read it ({e})") from None
     with z:
-        keys = [k for k in z.files if k != "__dtypes__"]
+        keys = list(z.files)
         keys.sort(key=lambda k: [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", k)])
         flat = list(_flat(results, "").items())
         if len(keys) != len(flat):

@@ -63,28 +63,11 @@ class Option:
                     return False
                 raise ValueError(text)
             if self.kind is list:
-                return _split_list(text)
+                return _split_top(text, "(<[{", ")>]}")
             return self.kind(text)
         except ValueError:
             raise PassError(f"pass '{pass_name}': option '{self.name}' expects "
                             f"{self.kind.__name__}, got '{text}'") from None
-
-
-def _split_list(text: str) -> list[str]:
-    out, depth, cur = [], 0, []
-    for ch in text:
-        if ch in "(<[{":
-            depth += 1
-        elif ch in ")>]}":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append("".join(cur).strip())
-            cur = []
-        else:
-            cur.append(ch)
-    if "".join(cur).strip():
-        out.append("".join(cur).strip())
-    return out
 
 
 @dataclass
@@ -134,12 +117,14 @@ def register_pass(name: str, noop: bool = False, options: Sequence[Option] = ()
 _OPTION = re.compile(r"\s*([\w.-]+)\s*(?:=\s*(\"[^\"]*\"|[^\s}]+))?")
 
 
-def _split_top(text: str) -> list[str]:
+def _split_top(text: str, opening: str = "({", closing: str = ")}") -> list[str]:
+    """``text`` split at the commas outside brackets (pipeline elements; with ``<>`` and
+    ``[]`` as brackets too, the items of a list option), stripped, empty items dropped."""
     out, depth, cur = [], 0, []
     for ch in text:
-        if ch in "({":
+        if ch in opening:
             depth += 1
-        elif ch in ")}":
+        elif ch in closing:
             depth -= 1
         if ch == "," and depth == 0:
             out.append("".join(cur))
