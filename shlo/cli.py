@@ -467,6 +467,17 @@ def _cmd_graph(a: argparse.Namespace) -> int:
             overlay = report.overlay()
             label = f"error against {a.against} (17 + log10 max rel error)"
     out = a.output or "graph.html"
+    if out.endswith(".json"):
+        from .debug.model_explorer import write_node_data
+
+        if overlay is None:
+            from .errors import ShloError
+
+            raise ShloError("graph: a .json output is Model Explorer node data: "
+                            "it needs --overlay time|range|error")
+        write_node_data(out, module, overlay, label, sum if a.overlay == "time" else max)
+        print(f"// wrote {out} (Model Explorer node data)", file=sys.stderr)
+        return 0
     text = graph_svg(module, overlay) if out.endswith(".svg") else \
         graph_html(module, overlay, label)
     with open(out, "w", encoding="utf-8") as f:
@@ -499,7 +510,8 @@ def _add_debug_commands(sub: Any) -> None:
     g = sub.add_parser("graph", help="draw the program's dataflow (standalone HTML or SVG)")
     g.add_argument("file")
     g.add_argument("inputs", nargs="*", help="one .npy per argument (for an overlay)")
-    g.add_argument("-o", "--output", help="OUT.html or OUT.svg (default graph.html)")
+    g.add_argument("-o", "--output", help="OUT.html, OUT.svg, or OUT.json (the overlay as Model Explorer node data; "
+                   "default graph.html)")
     g.add_argument("--args", help="an .npz holding the arguments")
     g.add_argument("--overlay", choices=("time", "range", "error"),
                    help="colour ops by self time, value range, or error --against an engine")
