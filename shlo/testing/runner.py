@@ -186,19 +186,20 @@ def run_paths(paths: Iterable[str], jobs: int | None = None, verify: bool = True
         # Largest files first keeps the workers evenly loaded.
         order = sorted(range(len(work)), key=lambda i: -_size(work[i][0]))
         it = pool.imap_unordered(_work, [work[i] for i in order], chunksize=1)
+    from ..progress import bar
+
+    failed = 0
     try:
-        for n, file_results in enumerate(it, 1):
-            results.extend(file_results)
-            if progress:
-                failed = sum(r.status == "failed" for r in results)
-                sys.stderr.write(f"\r[{n}/{len(files)}] {len(results)} cases, {failed} failed")
-                sys.stderr.flush()
+        with bar(len(files), "shlo check", "file", show=progress) as b:
+            for file_results in it:
+                results.extend(file_results)
+                failed += sum(r.status == "failed" for r in file_results)
+                b.update(1)
+                b.set_postfix_str(f"{len(results)} cases, {failed} failed")
     finally:
         if pool is not None:
             pool.close()
             pool.join()
-    if progress:
-        sys.stderr.write("\n")
     results.sort(key=lambda r: (r.file, r.line))
     return results
 
@@ -223,7 +224,9 @@ def main(paths: list[str], jobs: int | None = None, verify: bool = True,
     """`shlo check`: print one line per failure and a last line `N passed, N failed`.
     ``run``: what runs the cases, as :func:`run_paths` (`--engine mpi`:
     :func:`shlo.testing.mpi_runner.run_paths_mpi`)."""
-    progress = sys.stderr.isatty() and not quiet
+    from ..progress import enabled
+
+    progress = enabled(quiet)
     results = (run or run_paths)(paths, jobs=jobs, verify=verify, timeout=timeout,
                                  progress=progress)
     skipped: dict[str, int] = {}

@@ -69,3 +69,18 @@ def test_ulp_distance_one_step_in_each_width(name, bits):
     u = {1: np.uint8, 2: np.uint16, 8: np.uint64}[t.dtype.itemsize]
     a = np.array([bits, bits + 1, bits + 5], dtype=u).view(t.dtype)
     assert list(ulp_distance(a[:1].repeat(3), a, t)) == [0, 1, 5]
+
+
+def test_progress_bar_only_when_asked(tmp_path, capsys):
+    """`shlo check` draws a tqdm bar on a terminal (progress=True) and nothing otherwise."""
+    from shlo.testing.runner import run_paths
+
+    for i in range(3):
+        (tmp_path / f"c{i}.mlir").write_text(
+            "func.func @main() {\n  %0 = stablehlo.constant dense<1> : tensor<i32>\n"
+            "  check.expect_eq_const %0, dense<1> : tensor<i32>\n  func.return\n}\n")
+    assert [r.status for r in run_paths([str(tmp_path)], jobs=1)] == ["passed"] * 3
+    assert capsys.readouterr().err == ""
+    assert len(run_paths([str(tmp_path)], jobs=1, progress=True)) == 3
+    err = capsys.readouterr().err
+    assert "shlo check" in err and "3/3" in err and "3 cases, 0 failed" in err
