@@ -41,9 +41,12 @@ _MATCH = TOKEN_RE.match
 
 def parse(text: str, filename: str | None = None) -> Module:
     """Parse a whole file (pretty or generic form) into a :class:`Module`; raises ParseError."""
+    from .._gc import paused_gc
+
     p = Parser(text, filename)
     try:
-        return p.parse_module()
+        with paused_gc():
+            return p.parse_module()
     except RecursionError:
         raise p.make_error("nesting too deep") from None
     except LiteralError as e:
