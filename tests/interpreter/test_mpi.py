@@ -178,3 +178,12 @@ func.func @main(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<8xf32>) {
     mpi = shlo("run", *args, "--engine", "mpi", "-n", "4")
     assert threads.returncode == 0 and "// process (1, 1)" in threads.stdout
     assert mpi.stdout == threads.stdout, mpi.stderr
+
+
+def test_probes_of_every_rank_reach_the_host() -> None:
+    """`interpreter.probe` values recorded on ranks other than 0 come back to the host, in grid
+    order, as on the threaded grid (the host's expect_serialized_eq checks all four)."""
+    case = str(HERE / "grid_probes.mlir")
+    for engine in ([], ["--engine", "mpi"]):
+        r = shlo("check", *engine, case)
+        assert "1 passed, 0 failed" in r.stdout, (engine, r.stdout + r.stderr)

@@ -100,8 +100,9 @@ def _message(e: BaseException, rank: int, num_partitions: int, n: int) -> str:
 
 def _run_rank(w: World, ctx: PrepareContext, names: list[str], r: int, p: int, rank: int,
               args: list[Any], infeed: list[Any], timeout: float | None, deterministic: bool
-              ) -> tuple[list[Any], list[Any], list[Any]]:
-    """Run process ``rank`` of the grid on this rank: (results, outfeed, check failures)."""
+              ) -> tuple[list[Any], list[Any], list[Any], dict[str, list[Any]]]:
+    """Run process ``rank`` of the grid on this rank: (results, outfeed, check failures,
+    probe values by probe id)."""
     n = r * p
     module = ctx.module
     assert module is not None
@@ -132,7 +133,8 @@ def _run_rank(w: World, ctx: PrepareContext, names: list[str], r: int, p: int, r
     finally:
         process.grid = None
     w.report({"t": "done", "rank": rank, "seq": grid.progress()})
-    return list(out), list(process.outfeed), list(process.check_failures)
+    return (list(out), list(process.outfeed), list(process.check_failures),
+            {k: list(v) for k, v in process.probes.items()})
 
 
 class MPIEngine:
@@ -178,10 +180,12 @@ class MPIEngine:
         w.report = lambda msg: w.ctl.send(msg, dest=0, tag=TAG_REPORT)
         infeed0 = _RemoteQueue(w, 0) if shared else list(queues[0])
         try:
-            res0, out0, fail0 = _run_rank(w, ctx, names, num_replicas, num_partitions, 0,
-                                          args[0], infeed0, timeout, self.deterministic)
+            res0, out0, fail0, probes0 = _run_rank(w, ctx, names, num_replicas, num_partitions,
+                                                   0, args[0], infeed0, timeout,
+                                                   self.deterministic)
             results, outfeeds = [res0], [out0]
             failures = list(fail0)
+            probes = [probes0]
             for k in range(1, n):
                 box: list[Any] = []
 
@@ -193,14 +197,19 @@ class MPIEngine:
                     return True
 
                 w.poll(test, None)  # a rank that never ends: the coordinator ends the job
-                res, out, fails = box[0]
+                res, out, fails, probed = box[0]
                 results.append(res)
                 outfeeds.append(out)
                 failures.extend(fails)
+                probes.append(probed)
         finally:
             coordinator.stop()
         target = parent.check_failures if parent is not None else ctx.process.check_failures
         target.extend(failures)
+        if parent is not None:  # as on the threaded grid: the running process's probes,
+            for probed in probes:  # process by process in grid order
+                for k, v in probed.items():
+                    parent.probes.setdefault(k, []).extend(v)
         return results, outfeeds
 
 
@@ -231,9 +240,10 @@ def serve(module_for: Callable[[Any], Module],
         module = module_for(cmd["module"])
         ctx = PrepareContext(module, ProcessContext(custom_calls=dict(custom_calls or {})))
         infeed = _RemoteQueue(w, w.rank) if cmd["infeed"] is None else cmd["infeed"]
-        res, out, fails = _run_rank(w, ctx, cmd["names"], cmd["r"], cmd["p"], w.rank,
-                                    cmd["args"], infeed, cmd["timeout"], cmd["deterministic"])
-        w.ctl.send((res, out, [str(f) for f in fails]), dest=0, tag=TAG_RESULT)
+        res, out, fails, probed = _run_rank(w, ctx, cmd["names"], cmd["r"], cmd["p"], w.rank,
+                                            cmd["args"], infeed, cmd["timeout"],
+                                            cmd["deterministic"])
+        w.ctl.send((res, out, [str(f) for f in fails], probed), dest=0, tag=TAG_RESULT)
 
 
 def stop_workers() -> None:
