@@ -78,6 +78,10 @@ def _cmd_run(a: argparse.Namespace) -> int:
         opts["partitions"] = a.partitions
     if a.timeout is not None:
         opts["timeout"] = a.timeout
+    if a.max_bytes is not None:
+        from .interpreter.limits import parse_bytes
+
+        opts["max_bytes"] = parse_bytes(a.max_bytes)
     if a.trace or a.profile is not None:
         results = _debug_run(a, module, args, opts)
     else:
@@ -286,6 +290,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "@shlo.custom_call_target (repeatable; docs/custom_calls.md)")
     r.add_argument("--timeout", type=float, help="seconds a collective or recv waits for "
                                                  "processes still computing (default 10)")
+    r.add_argument("--max-bytes", metavar="SIZE",
+                   help="refuse values larger than this (8G, 500M, ...; default: physical "
+                        "memory; none: no limit)")
     _add_engine_options(r)
     r.set_defaults(fn=_cmd_run)
     _add_debug_options(r)

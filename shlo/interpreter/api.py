@@ -18,6 +18,7 @@ from ..ir import Module, function_type
 from .arguments import check_argument  # (process_grid still imports it from here: see its home)
 from ..ops.sdy.plan import sharded_plan
 from .evaluator import CompiledBlock, Observer, PrepareContext, ProcessContext
+from .limits import check_grid_size, check_result_sizes, default_max_bytes, recursion_error
 
 __all__ = ["run", "prepare_entry", "as_module", "is_path"]
 
@@ -144,7 +145,7 @@ def run(module: Module | str, *args: Any, entry: str = "main", verify: bool = Tr
         custom_calls: dict[str, Callable[..., Any]] | None = None,
         replicas: int | None = None, partitions: int | None = None,
         outfeed: list[Any] | None = None, observer: Observer | None = None,
-        **grid_options: Any) -> list[Any]:
+        max_bytes: int | None | str = "physical", **grid_options: Any) -> list[Any]:
     """Run function ``entry`` of ``module`` on ``args``; returns the list of its results.
 
     ``module`` may be anything :func:`as_module` reads (a Module, a path, text, bytes, a JAX
@@ -165,6 +166,22 @@ def run(module: Module | str, *args: Any, entry: str = "main", verify: bool = Tr
     module = as_module(module)
     if verify:
         _verify_once(module)
+    check_result_sizes(module, default_max_bytes() if max_bytes == "physical" else max_bytes)
+    try:
+        return _run(module, args, entry, infeed, custom_calls, replicas, partitions, outfeed,
+                    observer, grid_options)
+    except ExecutionError as e:
+        if isinstance(e.__cause__, RecursionError):
+            raise recursion_error(module, entry) from None
+        raise
+    except RecursionError:
+        raise recursion_error(module, entry) from None
+
+
+def _run(module: Module, args: Sequence[Any], entry: str, infeed: Sequence[Any] | None,
+         custom_calls: dict[str, Callable[..., Any]] | None, replicas: int | None,
+         partitions: int | None, outfeed: list[Any] | None, observer: Observer | None,
+         grid_options: dict[str, Any]) -> list[Any]:
     num_replicas, num_partitions = _grid_size(module, replicas, partitions)
     explicit = replicas is not None or partitions is not None or "programs" in grid_options
     # --- sharded programs (docs/sharding.md): annotations say where values live, not how
@@ -186,6 +203,8 @@ def run(module: Module | str, *args: Any, entry: str = "main", verify: bool = Tr
             outfeed.extend(feeds[0])
         return per_process[0]
     if explicit or grid_options or num_replicas * num_partitions != 1:
+        if grid_options.get("engine") is None:
+            check_grid_size(num_replicas, num_partitions)
         # Results per process (a list by process id) when a grid was asked for or the
         # module declares one; a 1x1 run that only passes grid options stays flat.
         from .process_grid import run_grid

@@ -20,14 +20,7 @@ from .interpreter_inputs import NAMED, _arg_trial, _named_trial, _RUNNABLE
 # resource-limit and step-limit items): allocation of 10^11 elements, recursion, endless loops,
 # huge grids, kernels' ValueErrors on zero-size operands.
 KNOWN_INTERPRETER = {
-    "iota-1e11": "memory budget (max_bytes) not in place yet",
-    "pad-1e11": "memory budget (max_bytes) not in place yet",
-    "rng-bit-generator-1e11": "memory budget (max_bytes) not in place yet",
-    "broadcast-2^32x2^32x4": "memory budget (max_bytes) not in place yet",
-    "broadcast-1e11-then-add": "memory budget (max_bytes) not in place yet",
-    "self-recursive-call": "recursion depth is not a located error yet",
     "while-forever": "no max_steps/timeout yet",
-    "replicas-1e6": "grid sizes are not refused up front yet",
 }
 # CLI command lines that fail today (the CLI's run/check/verify parts are being changed).
 KNOWN_CLI: dict[str, str] = {}  # all fixed (shlo/interpreter/arrays.py, cli.py)
