@@ -335,3 +335,30 @@ def test_complex_log1p_accuracy_near_zero():
     want = zz - zz * zz / 2  # the next term is below the f32 precision
     np.testing.assert_allclose(got.real, want.real, rtol=1e-6)
     np.testing.assert_allclose(got.imag, want.imag, rtol=1e-6)
+
+
+# --- semantics on the corpus (tests/passes/semantics.py) ------------------------------------------
+
+
+@pytest.mark.skipif(not (CONFORMANCE / "interpret").is_dir(), reason="no ../shared/conformance")
+def test_interpreter_tests_compute_the_same_after_expansion():
+    """The interpreter's own tests of batching-dim gather/scatter and tan: the same results and
+    passing checks after expanding for 1.0.0 (the whole corpora: docs/compatibility.md)."""
+    from semantics import check_cases
+
+    outs = [o for name in ("gather", "scatter", "tan") for o in check_cases(
+        CONFORMANCE / "interpret" / f"{name}.mlir",
+        ("stablehlo-compatibility-expander{target=1.0.0}",))]
+    assert len(outs) == 5 and all(o.status == "exact" for o in outs), outs
+    assert sum(o.ops_after for o in outs) > sum(o.ops_before for o in outs)  # it expanded
+
+
+@pytest.mark.skipif(not (CONFORMANCE / "testdata").is_dir(), reason="no ../shared/conformance")
+@pytest.mark.parametrize("name", ["log1p_complex64_20_20", "sqrt_complex128_20_20",
+                                  "exp_complex64_20_20", "log_complex128_20_20"])
+def test_complex_corpus_programs_compute_the_same(name):
+    from semantics import check_file
+
+    o = check_file(CONFORMANCE / "testdata" / f"{name}.mlir", ("stablehlo-complex-math-expander",))
+    assert o.status in ("exact", "close"), o
+    assert o.ops_after > o.ops_before + 20
