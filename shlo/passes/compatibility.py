@@ -261,7 +261,7 @@ ExpanderPatterns)."""
 
 
 def compatibility_patterns(target: Version) -> list[Pattern]:
-    """The op patterns for ``target`` (the location rewrite is :func:`range_locations_to_points`)."""
+    """The op patterns for ``target`` (the location rewrite: :func:`range_locations_to_points`)."""
     pats: list[Pattern] = []
     if target < Version(1, 1, 0):
         pats += [Pattern("stablehlo.gather", gather_with_batching_dims, 1,

@@ -217,8 +217,8 @@ def main(argv: list[str]) -> int:
             print(f"{o.status}: {o.path}: {o.detail}", flush=True)
     print(f"passes: {','.join(passes)}")
     print("programs: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) +
-          f" (of {sum(counts.values())}, in {len(files)} files); stablehlo/chlo ops {ops_b} -> {ops_a}; "
-          f"{time.perf_counter() - t0:.0f} s")
+          f" (of {sum(counts.values())}, in {len(files)} files); "
+          f"stablehlo/chlo ops {ops_b} -> {ops_a}; {time.perf_counter() - t0:.0f} s")
     return 1 if counts.get("changed") or counts.get("error") else 0
 
 
