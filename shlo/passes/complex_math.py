@@ -145,7 +145,8 @@ def complex_math_patterns() -> list[Pattern]:
 
 @register_pass("stablehlo-complex-math-expander")
 def complex_math_expander(module: Module, opts: dict[str, Any]) -> Module:
-    """Expander for StableHLO complex math operations (log_plus_one, sqrt, log, exponential of
-    complex values as real arithmetic)."""
+    """Expander for StableHLO complex math operations (complex ops as real arithmetic).
+
+    log_plus_one, sqrt, log and exponential of complex values with the default accuracy."""
     return apply_to_module(module, complex_math_patterns(), GreedyConfig(top_down=True),
                            "stablehlo-complex-math-expander")
