@@ -28,6 +28,9 @@ Registered passes (``shlo.passes.PASSES``; :func:`describe` prints them):
 * ``stablehlo-canonicalize-dynamism``: dynamic ops whose shape operands are constants become
   their static forms (dynamic_broadcast_in_dim, dynamic_reshape, dynamic_iota, dynamic_pad,
   real_dynamic_slice); other ops are left as they are.
+* ``stablehlo-compatibility-expander{target=X.Y.Z}``: features newer than the target decomposed
+  (batching-dim gather/scatter, tan, range locations, mesh replica groups; docs/compatibility.md).
+* ``stablehlo-complex-math-expander``: complex log_plus_one, sqrt, log, exponential as real math.
 """
 
 from __future__ import annotations

@@ -1,16 +1,21 @@
-"""Do the optimization passes preserve what a program computes? Measured on the official corpus.
+"""Do the passes preserve what a program computes? Measured on the official corpus.
 
 For each program of ``../shared/conformance/testdata`` whose entry takes no argument: run it,
 then inline its calls (so that `@inputs()`/`@expected()` constants reach the ops and the
 folds have something to fold), apply the passes, verify, run again, and compare the results
 (and the program's own `check.expect_*` verdicts) with the first run.
 
-    python tests/passes/semantics.py [--passes P1,P2] [--every N] [FILE...]
+    python tests/passes/semantics.py [--passes PIPELINE] [--corpus testdata|interpret|math]
+                                     [--every N] [FILE...]
 
-prints one line per program that changed and the totals. Results compare *exact* (same bits,
-NaNs equal), *close* (floats within 4 ulp-ish: rtol 1e-6 / complex parts alike; upstream's
-folder computes math functions in double precision and rounds, where a kernel computes in the
-element type) or *changed*.
+``--passes`` is a pipeline as ``shlo opt`` reads it (default: the optimization passes), e.g.
+``'stablehlo-compatibility-expander{target=1.0.0}'``. ``--corpus`` picks the programs:
+``testdata`` (the default), ``interpret`` (the interpreter's tests, split at `// -----`) or
+``math`` (upstream's generated math tests). Prints one line per program that changed and the
+totals. Results compare *exact* (same bits, NaNs equal), *close* (floats within 4 ulp-ish: rtol
+1e-6 / complex parts alike; upstream's folder computes math functions in double precision and
+rounds, where a kernel computes in the element type), *fixed* (results differ, but checks that
+failed before the passes pass after them: a more accurate expansion) or *changed*.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ DEFAULT_PASSES = ("stablehlo-aggressive-simplification", "stablehlo-aggressive-f
 @dataclass
 class Outcome:
     path: str
-    status: str  # exact | close | changed | skipped | error
+    status: str  # exact | close | fixed | changed | skipped | error
     detail: str = ""
     ops_before: int = 0
     ops_after: int = 0
@@ -108,15 +113,21 @@ def _compare(a, b) -> str:
     return "changed"
 
 
-def check_file(path: Path, passes=DEFAULT_PASSES) -> Outcome:
+def check_file(path: Path, passes=DEFAULT_PASSES, text: str | None = None,
+               label: str = "") -> Outcome:
+    """One program: the file at ``path``, or ``text`` (a case of it, named ``path:label``)."""
     import shlo
     from shlo.passes import run_passes
     from shlo.verifier import verify
 
     start = time.perf_counter()
-    out = Outcome(str(path.relative_to(CONFORMANCE)), "exact")
     try:
-        module = shlo.parse(path.read_text(), str(path))
+        name = str(path.relative_to(CONFORMANCE))
+    except ValueError:
+        name = str(path)
+    out = Outcome(name + (f":{label}" if label else ""), "exact")
+    try:
+        module = shlo.parse(path.read_text() if text is None else text, str(path))
         names = _entries(module)
         from shlo.ir import function_type
 
@@ -129,8 +140,12 @@ def check_file(path: Path, passes=DEFAULT_PASSES) -> Outcome:
         after_mod = run_passes(flat, list(passes))
         verify(after_mod)
         out.ops_before, out.ops_after = _count(flat), _count(after_mod)
+        fixed = []
         for n in names:
             res, checks = _run(after_mod, n)
+            if before[n][1] and not checks:
+                fixed.append(f"@{n}: {len(before[n][1])} failing check(s) pass now")
+                continue
             if checks != before[n][1] and not (bool(checks) == bool(before[n][1])):
                 out.status = "changed"
                 out.detail = f"@{n}: checks {before[n][1][:1]} became {checks[:1]}"
@@ -142,6 +157,9 @@ def check_file(path: Path, passes=DEFAULT_PASSES) -> Outcome:
                 return out
             if c == "close":
                 out.status = "close"
+        if fixed:
+            out.status = "fixed"
+            out.detail = "; ".join(fixed)
     except Exception as e:  # report, keep going
         out.status = "error"
         out.detail = f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"
@@ -150,38 +168,57 @@ def check_file(path: Path, passes=DEFAULT_PASSES) -> Outcome:
     return out
 
 
-def corpus(every: int = 1) -> list[Path]:
-    files = sorted((CONFORMANCE / "testdata").rglob("*.mlir"))
+def corpus(every: int = 1, name: str = "testdata") -> list[Path]:
+    files = sorted((CONFORMANCE / name).rglob("*.mlir"))
     return files[::every]
 
 
+def cases(path: Path) -> list[tuple[str, str | None]]:
+    """(label, text) of each `// -----` case of ``path`` (one ``("", None)`` when unsplit)."""
+    from shlo.syntax.split import SPLIT, split_cases
+
+    text = path.read_text()
+    if not SPLIT.search(text):
+        return [("", None)]
+    return [(f"L{line}", chunk) for line, chunk in split_cases(text) if "func.func" in chunk]
+
+
+def check_cases(path: Path, passes=DEFAULT_PASSES) -> list[Outcome]:
+    """:func:`check_file` on each case of ``path``."""
+    return [check_file(path, passes, text, label) for label, text in cases(path)]
+
+
 def main(argv: list[str]) -> int:
+    from shlo.passes import _split_top
+
     passes = DEFAULT_PASSES
     every = 1
+    which = "testdata"
     names = []
     it = iter(argv)
     for a in it:
         if a == "--passes":
-            passes = tuple(next(it).split(","))
+            passes = tuple(_split_top(next(it)))
         elif a == "--every":
             every = int(next(it))
+        elif a == "--corpus":
+            which = next(it)
         else:
             names.append(a)
-    files = [Path(n).resolve() for n in names] if names else corpus(every)
+    files = [Path(n).resolve() for n in names] if names else corpus(every, which)
     counts: dict[str, int] = {}
     ops_b = ops_a = 0
     t0 = time.perf_counter()
-    for f in files:
-        o = check_file(f, passes)
+    for o in (o for f in files for o in check_cases(f, passes)):
         counts[o.status] = counts.get(o.status, 0) + 1
         ops_b += o.ops_before
         ops_a += o.ops_after
-        if o.status in ("changed", "error", "close"):
+        if o.status in ("changed", "error", "close", "fixed"):
             print(f"{o.status}: {o.path}: {o.detail}", flush=True)
     print(f"passes: {','.join(passes)}")
     print("programs: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) +
-          f" (of {len(files)}); stablehlo/chlo ops {ops_b} -> {ops_a}; "
-          f"{time.perf_counter() - t0:.0f} s")
+          f" (of {sum(counts.values())}, in {len(files)} files); "
+          f"stablehlo/chlo ops {ops_b} -> {ops_a}; {time.perf_counter() - t0:.0f} s")
     return 1 if counts.get("changed") or counts.get("error") else 0
 
 
