@@ -117,7 +117,7 @@ def register_pass(name: str, noop: bool = False, options: Sequence[Option] = ()
     return deco
 
 
-_OPTION = re.compile(r"\s*([\w.-]+)\s*(?:=\s*(\"[^\"]*\"|[^\s}]+))?")
+_OPTION = re.compile(r"\s*([\w.-]+)\s*(=\s*(\"[^\"]*\"|[^\s}]*))?")
 
 
 def _split_top(text: str, opening: str = "({", closing: str = ")}") -> list[str]:
@@ -153,8 +153,8 @@ def parse_pipeline(spec: str | Iterable[str]) -> list[tuple[str, dict[str, str]]
             raise PassError(f"cannot parse pass pipeline element '{item}'")
         opts: dict[str, str] = {}
         for om in _OPTION.finditer(m.group(2) or ""):
-            if om.group(1):
-                v = om.group(2) or "true"
+            if om.group(1):  # `key` alone is a true flag; `key=` is an empty value
+                v = om.group(3) if om.group(2) else "true"
                 opts[om.group(1)] = v[1:-1] if v.startswith('"') else v
         out.append((m.group(1), opts))
     return out

@@ -31,6 +31,8 @@ def test_registry_has_the_upstream_names():
 def test_pipeline_syntax():
     assert parse_pipeline("builtin.module(func.func(a,b{k=v x=\"1 2\"})),c") == [
         ("a", {}), ("b", {"k": "v", "x": "1 2"}), ("c", {})]
+    # `key` alone is a true flag, `key=` an empty value (upstream: "No target version specified")
+    assert parse_pipeline("p{flag t=}") == [("p", {"flag": "true", "t": ""})]
     with pytest.raises(PassError, match="unknown pass 'nope'"):
         run_passes(shlo.parse("func.func @f() { return }"), "nope")
 
