@@ -10,10 +10,18 @@ from ..ir import Module, Operation, Value
 from ..types import TensorType, is_quantized
 from ..ops.quantization import expressed_tensor_type
 from . import register_pass
-from ..registry import DOQ, names_with
 from ._rewrite import Rewriter, dead_code_elimination
 
-__all__ = ["quantized_op_to_qdq", "qdq_to_quantized_op"]
+__all__ = ["quantized_op_to_qdq", "qdq_to_quantized_op", "QDQ_OPS"]
+
+QDQ_OPS = frozenset("stablehlo." + n for n in (
+    "abs", "add", "atan2", "batch_norm_grad", "batch_norm_inference", "batch_norm_training",
+    "cbrt", "ceil", "cholesky", "clamp", "compare", "convolution", "cosine", "divide",
+    "dot_general", "dot", "exponential_minus_one", "exponential", "floor", "log_plus_one",
+    "logistic", "log", "maximum", "minimum", "multiply", "negate", "power", "reduce_precision",
+    "remainder", "round_nearest_afz", "round_nearest_even", "rsqrt", "select", "sign", "sine",
+    "sqrt", "subtract", "tanh", "tan", "triangular_solve"))
+"""The ops upstream's populateStablehloLegalizeQuantizedOpToQDQPatterns decomposes."""
 
 def expand_to_qdq(rw: Rewriter, op: Operation) -> list[Value]:
     """Emit ``dequantize(quantized operands) -> op on expressed types -> quantize(quantized
@@ -35,7 +43,7 @@ def expand_to_qdq(rw: Rewriter, op: Operation) -> list[Value]:
 
 
 def _qdq_pattern(rw: Rewriter, op: Operation) -> Sequence[Value] | None:
-    if op.name not in names_with(DOQ) or op.regions:
+    if op.name not in QDQ_OPS:
         return None
     if not (any(is_quantized(v.type) for v in op.operands)
             or any(is_quantized(v.type) for v in op.results)):
