@@ -43,7 +43,18 @@ def test_multiply_and_divide_parameters():
     mul = rescale_params(run_passes(shlo.parse(binary("multiply")), [TO_TOSA]))
     assert mul[2][:2] == (1717986918, 37)  # 0.025 * 0.075 / 0.15
     div = rescale_params(run_passes(shlo.parse(binary("divide")), [TO_TOSA]))
-    assert div[2][:2] == (1193046471, 29)  # 0.025 / (0.075 * 0.15)
+    assert div[2][:2] == (1717986918, 37)  # upstream: 0.025 * 0.075 / 0.15 for divide too
+
+
+def test_divide_is_scaled_as_upstream_scales_it():
+    """Upstream rescales a quotient by sl * sr / so (as a product): x = 40 (1.025), y = 13
+    (1.05): i32 quotient (40+1) // (13+1) = 2, times 0.0125 -> 0, so the result is the zero
+    point -1 (the spec's value: 1.025 / 1.05 / 0.15 = 6.5 -> 6 - 1 = 5)."""
+    module = shlo.parse(binary("divide", shape="2"))
+    lowered = run_passes(run_passes(module, [TO_TOSA]), [TO_HLO])
+    x, y = np.array([40, 40], np.int8), np.array([13, 13], np.int8)
+    np.testing.assert_array_equal(shlo.run(lowered, x, y)[0], [-1, -1])
+    assert list(shlo.run(module, x, y)[0]) in ([5, 5], [6, 6])
 
 
 def random_storage(shape, seed=0):
