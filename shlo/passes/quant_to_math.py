@@ -47,10 +47,10 @@ from ..ir import Block, Module, Operation, Region, Value
 from ..ops.linalg.convolution import conv_dimension_numbers
 from ..ops.linalg.dot import dot_dimension_numbers
 from ..ops.quantization import quantized_type, storage_tensor_type
-from ..types import (IntegerType, QuantizedType, TensorType, Type, element_type, is_quantized)
+from ..types import IntegerType, QuantizedType, TensorType, Type, element_type
 from . import register_pass
 from ._rewrite import PassError, Rewriter, const_attr, i64_array, map_type
-from .qdq import QDQ_OPS
+from .qdq import QDQ_OPS, expand_to_qdq
 
 __all__ = ["legalize_quant_to_math"]
 
@@ -102,10 +102,6 @@ def _per_tensor(t: Type) -> bool:
 # --- building blocks ---------------------------------------------------------------------------
 
 
-def _const(rw: Rewriter, values, et, shape=None) -> Value:
-    return rw.constant(values, et, shape)
-
-
 def _bcast(rw: Rewriter, name: str, a: Value, b: Value, result: TensorType | None = None,
            bd: Sequence[int] | None = None) -> Value:
     """``chlo.broadcast_<name>(a, b)``; the result type defaults to the higher-rank operand's
@@ -123,16 +119,16 @@ def _params(rw: Rewriter, qt: QuantizedType, zp_float: bool
     """Upstream's getQuantizationParams: f32 scales, zero points (f32 or i32), broadcast dims."""
     zp_et = _F32 if zp_float else _I32
     if not qt.is_per_axis:
-        return (_const(rw, np.float32(qt.scales[0]), _F32),
-                _const(rw, np.asarray(qt.zero_points[0]).astype(zp_et.dtype), zp_et), None)
+        return (rw.constant(np.float32(qt.scales[0]), _F32),
+                rw.constant(np.asarray(qt.zero_points[0]).astype(zp_et.dtype), zp_et), None)
     n = len(qt.scales)
-    return (_const(rw, np.asarray(qt.scales, np.float32), _F32, (n,)),
-            _const(rw, np.asarray(qt.zero_points).astype(zp_et.dtype), zp_et, (n,)),
+    return (rw.constant(np.asarray(qt.scales, np.float32), _F32, (n,)),
+            rw.constant(np.asarray(qt.zero_points).astype(zp_et.dtype), zp_et, (n,)),
             [qt.quantization_dimension])
 
 
 def _storage_bounds(rw: Rewriter, qt: QuantizedType) -> tuple[Value, Value]:
-    return (_const(rw, np.float32(qt.min), _F32), _const(rw, np.float32(qt.max), _F32))
+    return (rw.constant(np.float32(qt.min), _F32), rw.constant(np.float32(qt.max), _F32))
 
 
 def _merged_scales_and_zps(rw: Rewriter, iq: QuantizedType, oq: QuantizedType, x: Value
@@ -141,10 +137,10 @@ def _merged_scales_and_zps(rw: Rewriter, iq: QuantizedType, oq: QuantizedType, x
     xt = _tensor(x)
     if not iq.is_per_axis and not oq.is_per_axis:
         scale = iq.scales[0] / oq.scales[0]
-        x = _bcast(rw, "multiply", x, _const(rw, np.float32(scale), _F32), xt)
+        x = _bcast(rw, "multiply", x, rw.constant(np.float32(scale), _F32), xt)
         zp = oq.zero_points[0] - iq.zero_points[0] * scale
         if zp != 0:
-            x = _bcast(rw, "add", x, _const(rw, np.float32(zp), _F32), xt)
+            x = _bcast(rw, "add", x, rw.constant(np.float32(zp), _F32), xt)
         return x
     n = len((oq if oq.is_per_axis else iq).scales)
     axis = (oq if oq.is_per_axis else iq).quantization_dimension
@@ -154,10 +150,10 @@ def _merged_scales_and_zps(rw: Rewriter, iq: QuantizedType, oq: QuantizedType, x
 
     scales = col(iq, iq.scales) / col(oq, oq.scales)
     zps = col(oq, oq.zero_points) - col(iq, iq.zero_points) * scales
-    x = _bcast(rw, "multiply", x, _const(rw, scales.astype(np.float32), _F32, (n,)), xt, [axis])
+    x = _bcast(rw, "multiply", x, rw.constant(scales.astype(np.float32), _F32, (n,)), xt, [axis])
     zps32 = zps.astype(np.float32)
     if np.any(zps32 != 0):
-        x = _bcast(rw, "add", x, _const(rw, zps32, _F32, (n,)), xt, [axis])
+        x = _bcast(rw, "add", x, rw.constant(zps32, _F32, (n,)), xt, [axis])
     return x
 
 
@@ -187,11 +183,10 @@ def _fail(op: Operation, message: str) -> PassError:
                    f"illegal", op.location)])
 
 
-def _uniform_quantize(rw: Rewriter, op: Operation) -> Value:
-    src, res = op.operands[0], op.results[0]
-    st, rt = _tensor(src), _tensor(res)
+def _quantize(rw: Rewriter, x: Value, st: TensorType, rt: TensorType, op: Operation) -> Value:
+    """Upstream's ConvertUniformQuantizeOp on the new value ``x`` of type ``st`` (f32 or
+    quantized) to the quantized type ``rt``."""
     oq = quantized_type(rt)
-    x = rw.get(src)
     if st.element_type == _F32:
         scales, zps, bd = _params(rw, oq, zp_float=True)
         lo, hi = _storage_bounds(rw, oq)
@@ -210,10 +205,10 @@ def _uniform_quantize(rw: Rewriter, op: Operation) -> Value:
     return _requantize(rw, x, iq, oq, _with(rt, oq.storage_type))
 
 
-def _uniform_dequantize(rw: Rewriter, op: Operation) -> Value:
-    qt = quantized_type(op.operands[0].type)
-    scales, zps, bd = _params(rw, qt, zp_float=False)
-    x = rw.get(op.operands[0])
+def _dequantize(rw: Rewriter, x: Value, t: Type) -> Value:
+    """Upstream's ConvertUniformDequantizeOp on storage values ``x`` of quantized type ``t``:
+    an f32 tensor."""
+    scales, zps, bd = _params(rw, quantized_type(t), zp_float=False)
     it = _with(_tensor(x), _I32)
     v = rw.emit1("stablehlo.convert", [x], it)
     v = _bcast(rw, "subtract", v, zps, it, bd)
@@ -235,19 +230,19 @@ def _add(rw: Rewriter, op: Operation) -> Value:
         s = rw.emit1("stablehlo.add", [lhs, rhs], _storage(types[2]))
         if any(oq.zero_points):
             n = len(oq.zero_points)
-            zps = _const(rw, np.asarray(oq.zero_points, np.int32), _I32, (n,))
+            zps = rw.constant(np.asarray(oq.zero_points, np.int32), _I32, (n,))
             s = _bcast(rw, "subtract", s, zps, None, [oq.quantization_dimension])
         return s
     it = _with(_tensor(types[2]), _I32)
     a = _requantize(rw, lhs, lq, oq, it)
     b = _requantize(rw, rhs, rq, oq, it)
-    zp = _const(rw, np.int32(oq.zero_points[0]), _I32)
+    zp = rw.constant(np.int32(oq.zero_points[0]), _I32)
     s = _bcast(rw, "add", a, b, it)
     s = _bcast(rw, "subtract", s, zp, it)
     if oq.storage_type == _I32:
         return s
-    lo = _const(rw, np.int32(oq.min), _I32)
-    hi = _const(rw, np.int32(oq.max), _I32)
+    lo = rw.constant(np.int32(oq.min), _I32)
+    hi = rw.constant(np.int32(oq.max), _I32)
     s = rw.emit1("stablehlo.clamp", [lo, s, hi], it)
     return rw.emit1("stablehlo.convert", [s], _with(it, oq.storage_type))
 
@@ -297,7 +292,7 @@ def _reduce_sum(rw: Rewriter, x: Value, dims: list[int]) -> Value:
     t = _tensor(x)
     x = rw.emit1("stablehlo.convert", [x], _with(t, _I32))
     scalar = TensorType((), _I32)
-    init = _const(rw, np.int32(0), _I32)
+    init = rw.constant(np.int32(0), _I32)
     body = Block([scalar, scalar])
     s = Operation("stablehlo.add", list(body.arguments), [scalar], location=rw.loc)
     body.append(s)
@@ -310,7 +305,7 @@ def _reduce_sum(rw: Rewriter, x: Value, dims: list[int]) -> Value:
 def _partial_offset(rw: Rewriter, x: Value, other_zp: int, dims: list[int]) -> Value:
     """Upstream's createZeroPointPartialOffset: ``sum(x over dims) * other_zp``."""
     r = _reduce_sum(rw, x, dims)
-    return _bcast(rw, "multiply", r, _const(rw, np.int32(other_zp), _I32))
+    return _bcast(rw, "multiply", r, rw.constant(np.int32(other_zp), _I32))
 
 
 def _output_dims(rw: Rewriter, output: Value, t: TensorType) -> Value:
@@ -323,7 +318,7 @@ def _output_dims(rw: Rewriter, output: Value, t: TensorType) -> Value:
             v = rw.emit1("stablehlo.convert", [v], TensorType((), _I64))
             parts.append(rw.emit1("stablehlo.reshape", [v], TensorType((1,), _I64)))
         else:
-            parts.append(_const(rw, np.asarray([d], np.int64), _I64, (1,)))
+            parts.append(rw.constant(np.asarray([d], np.int64), _I64, (1,)))
     return rw.emit1("stablehlo.concatenate", parts, TensorType((t.rank,), _I64),
                     {"dimension": IntegerAttr(0, _I64)})
 
@@ -371,8 +366,8 @@ def _zero_point_offset(rw: Rewriter, lhs: Value, rhs: Value, output: Value, lzp:
         result = c if result is None else rw.emit1("stablehlo.add", [result, c], out_t)
     if lzp != 0 and rzp != 0:
         rt = _tensor(rhs)
-        total, dynamic = 1, None
-        dynamic = _const(rw, np.int32(1), _I32)
+        total = 1
+        dynamic = rw.constant(np.int32(1), _I32)
         has_dynamic = False
         for i in dims.rhs_spatial + dims.rhs_contracting:
             if rt.shape[i] is None:
@@ -382,7 +377,7 @@ def _zero_point_offset(rw: Rewriter, lhs: Value, rhs: Value, output: Value, lzp:
                 dynamic = rw.emit1("stablehlo.multiply", [dynamic, d], TensorType((), _I32))
             else:
                 total *= rt.shape[i]
-        zz = _const(rw, np.int32(np.int32(lzp) * np.int32(rzp) * np.int32(total)), _I32)
+        zz = rw.constant(np.int64(lzp * rzp * total).astype(np.int32), _I32)  # i32 wraps
         if has_dynamic:
             zz = rw.emit1("stablehlo.multiply", [zz, dynamic], TensorType((), _I32))
         assert result is not None
@@ -448,7 +443,7 @@ def _kernel(rw: Rewriter, op: Operation, lhs: Value, rhs: Value, res_t: TensorTy
             p = np.asarray(pad.array).reshape(-1, 2)
             for i, d in enumerate(dims.lhs_spatial):
                 low[d], high[d] = int(p[i][0]), int(p[i][1])
-            zp = _const(rw, np.int8(lq.zero_points[0]), _I8)
+            zp = rw.constant(np.int8(lq.zero_points[0]), _I8)
             lt = _tensor(lhs)
             shape = tuple(None if s is None else s + low[i] + high[i]
                           for i, s in enumerate(lt.shape))
@@ -485,7 +480,7 @@ def _dot_like(rw: Rewriter, op: Operation) -> Value:
                                 it, dims)
     scale = lq.scales[0] * rq.scales[0] / oq.scales[0]
     if abs(scale - 1.0) > 0.001:
-        cs = _const(rw, np.float32(scale), _F32)
+        cs = rw.constant(np.float32(scale), _F32)
         v = rw.emit1("stablehlo.convert", [acc], ft)
         v = _bcast(rw, "multiply", v, cs, ft)
         acc = rw.emit1("stablehlo.convert", [v], it)
@@ -494,7 +489,7 @@ def _dot_like(rw: Rewriter, op: Operation) -> Value:
             v = rw.emit1("stablehlo.convert", [offset], _with(ot, _F32))
             v = _bcast(rw, "multiply", v, cs, _with(ot, _F32))
             offset = rw.emit1("stablehlo.convert", [v], _with(ot, _I32))
-    zp = _const(rw, np.int32(0 if oq.is_per_axis else oq.zero_points[0]), _I32)
+    zp = rw.constant(np.int32(0 if oq.is_per_axis else oq.zero_points[0]), _I32)
     if offset is not None:
         zp = _bcast(rw, "subtract", zp, offset, it)
     v = _bcast(rw, "add", acc, zp, it)
@@ -521,29 +516,14 @@ def _generic(rw: Rewriter, op: Operation) -> Sequence[Value] | None:
 
 
 def _qdq(rw: Rewriter, op: Operation) -> list[Value]:
-    """Upstream's QDQ fallback, with each dequantize / quantize lowered at once."""
+    """Upstream's QDQ fallback, each dequantize / quantize lowered as it is emitted."""
     if op.name not in QDQ_OPS:
         raise _NoMatch
-    operands = []
-    for v in op.operands:
-        nv = rw.get(v)
-        q = _qtype(v.type)
-        if q is not None:
-            deq = Operation("stablehlo.uniform_dequantize", [v],
-                            [_with(_tensor(v), q.expressed_type)])
-            nv = _uniform_dequantize(rw, deq)
-        operands.append(nv)
-    types = [_with(_tensor(r), q.expressed_type) if (q := _qtype(r.type)) else r.type
-             for r in op.results]
-    new = rw.emit(op.name, operands, types, dict(op.properties), dict(op.attributes))
-    out = []
-    for old, nv in zip(op.results, new.results):
-        if _qtype(old.type) is not None:
-            quant = Operation("stablehlo.uniform_quantize", [nv], [old.type],
-                              location=op.location)
-            nv = _uniform_quantize(rw, quant)
-        out.append(nv)
-    return out
+
+    def quantize(rw: Rewriter, x: Value, t: Type) -> Value:
+        return _quantize(rw, x, _tensor(x), _tensor(t), op)
+
+    return expand_to_qdq(rw, op, _dequantize, quantize)
 
 
 def _illegal(t: Type) -> bool:
@@ -571,9 +551,10 @@ def _pattern(rw: Rewriter, op: Operation) -> Sequence[Value] | None:
 
 def _specific(rw: Rewriter, op: Operation) -> Sequence[Value]:
     if op.name == "stablehlo.uniform_quantize":
-        return [_uniform_quantize(rw, op)]
+        return [_quantize(rw, rw.get(op.operands[0]), _tensor(op.operands[0]),
+                          _tensor(op.results[0]), op)]
     if op.name == "stablehlo.uniform_dequantize":
-        return [_uniform_dequantize(rw, op)]
+        return [_dequantize(rw, rw.get(op.operands[0]), op.operands[0].type)]
     if op.name == "stablehlo.add":
         return [_add(rw, op)]
     return [_dot_like(rw, op)]
