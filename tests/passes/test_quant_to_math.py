@@ -88,6 +88,14 @@ CASES = {
       %0 = stablehlo.convolution(%l, %r) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x6x6x2x!quant.uniform<i8:f32, 0.5:-7>>, tensor<3x3x2x3x!quant.uniform<i8:f32, 0.25:5>>) -> tensor<1x6x6x3x!quant.uniform<i32:f32, 0.125:0>>
       return %0 : tensor<1x6x6x3x!quant.uniform<i32:f32, 0.125:0>>
     }""",
+    "dot_dynamic_zero_points": """func.func @main(%l: tensor<?x?x!quant.uniform<i8:f32, 2.0:3>>, %r: tensor<?x?x!quant.uniform<i8:f32, 1.0:2>>) -> tensor<?x?x!quant.uniform<i32:f32, 1.0:3>> {
+      %0 = "stablehlo.dot"(%l, %r) : (tensor<?x?x!quant.uniform<i8:f32, 2.0:3>>, tensor<?x?x!quant.uniform<i8:f32, 1.0:2>>) -> tensor<?x?x!quant.uniform<i32:f32, 1.0:3>>
+      return %0 : tensor<?x?x!quant.uniform<i32:f32, 1.0:3>>
+    }""",
+    "convolution_nchw_padding": """func.func @main(%l: tensor<1x2x5x5x!quant.uniform<i8:f32, 0.5:-7>>, %r: tensor<3x2x3x3x!quant.uniform<i8:f32, 0.25>>) -> tensor<1x3x5x5x!quant.uniform<i32:f32, 0.125:4>> {
+      %0 = stablehlo.convolution(%l, %r) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x2x5x5x!quant.uniform<i8:f32, 0.5:-7>>, tensor<3x2x3x3x!quant.uniform<i8:f32, 0.25>>) -> tensor<1x3x5x5x!quant.uniform<i32:f32, 0.125:4>>
+      return %0 : tensor<1x3x5x5x!quant.uniform<i32:f32, 0.125:4>>
+    }""",
     "hybrid_dot": """func.func @main(%l: tensor<3x4xf32>, %r: tensor<4x2x!quant.uniform<i8:f32:1, {0.5:0, 0.25:0}>>) -> tensor<3x2xf32> {
       %0 = stablehlo.dot_general %l, %r, contracting_dims = [1] x [0] : (tensor<3x4xf32>, tensor<4x2x!quant.uniform<i8:f32:1, {0.5:0, 0.25:0}>>) -> tensor<3x2xf32>
       return %0 : tensor<3x2xf32>
