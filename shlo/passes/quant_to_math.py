@@ -537,9 +537,8 @@ def _pattern(rw: Rewriter, op: Operation) -> Sequence[Value] | None:
     if not (any(_illegal(v.type) for v in op.operands)
             or any(_illegal(v.type) for v in op.results)):
         return None
-    if name == "func.return" or name in GENERIC_OPS and name not in (
-            "stablehlo.maximum", "stablehlo.minimum", "stablehlo.constant"):
-        return None
+    if name == "func.return":
+        return None  # upstream's populateReturnOpTypeConversionPattern
     for pattern in (_specific, _generic, _qdq):
         try:
             return pattern(rw, op)
