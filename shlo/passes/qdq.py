@@ -4,38 +4,60 @@ quantization guide, docs/quantization.md of openxla/stablehlo)."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Sequence
 
 from ..ir import Module, Operation, Value
-from ..types import TensorType, is_quantized
+from ..types import TensorType, Type, is_quantized
 from ..ops.quantization import expressed_tensor_type
 from . import register_pass
-from ..registry import DOQ, names_with
 from ._rewrite import Rewriter, dead_code_elimination
 
-__all__ = ["quantized_op_to_qdq", "qdq_to_quantized_op"]
+__all__ = ["quantized_op_to_qdq", "qdq_to_quantized_op", "QDQ_OPS"]
 
-def expand_to_qdq(rw: Rewriter, op: Operation) -> list[Value]:
+QDQ_OPS = frozenset("stablehlo." + n for n in (
+    "abs", "add", "atan2", "batch_norm_grad", "batch_norm_inference", "batch_norm_training",
+    "cbrt", "ceil", "cholesky", "clamp", "compare", "convolution", "cosine", "divide",
+    "dot_general", "dot", "exponential_minus_one", "exponential", "floor", "log_plus_one",
+    "logistic", "log", "maximum", "minimum", "multiply", "negate", "power", "reduce_precision",
+    "remainder", "round_nearest_afz", "round_nearest_even", "rsqrt", "select", "sign", "sine",
+    "sqrt", "subtract", "tanh", "tan", "triangular_solve"))
+"""The ops upstream's populateStablehloLegalizeQuantizedOpToQDQPatterns decomposes."""
+
+Lowering = Callable[[Rewriter, Value, Type], Value]
+
+
+def _emit_dequantize(rw: Rewriter, x: Value, t: Type) -> Value:
+    return rw.emit1("stablehlo.uniform_dequantize", [x], expressed_tensor_type(t))
+
+
+def _emit_quantize(rw: Rewriter, x: Value, t: Type) -> Value:
+    return rw.emit1("stablehlo.uniform_quantize", [x], t)
+
+
+def expand_to_qdq(rw: Rewriter, op: Operation, dequantize: Lowering = _emit_dequantize,
+                  quantize: Lowering = _emit_quantize) -> list[Value]:
     """Emit ``dequantize(quantized operands) -> op on expressed types -> quantize(quantized
-    results)`` for ``op`` (its operands already mapped by ``rw``)."""
+    results)`` for ``op`` (its operands already mapped by ``rw``). ``dequantize(rw, x, t)``
+    and ``quantize(rw, x, t)`` build each conversion (``t``: the quantized type); by default
+    ``uniform_dequantize`` / ``uniform_quantize`` ops."""
     operands = []
     for v in op.operands:
         nv = rw.get(v)
         if is_quantized(v.type):
-            nv = rw.emit1("stablehlo.uniform_dequantize", [nv], expressed_tensor_type(v.type))
+            nv = dequantize(rw, nv, v.type)
         operands.append(nv)
     float_op = rw.emit(op.name, operands, [expressed_tensor_type(v.type) for v in op.results],
                        dict(op.properties), dict(op.attributes))
     out = []
     for old, new in zip(op.results, float_op.results):
         if is_quantized(old.type):
-            new = rw.emit1("stablehlo.uniform_quantize", [new], old.type)
+            new = quantize(rw, new, old.type)
         out.append(new)
     return out
 
 
 def _qdq_pattern(rw: Rewriter, op: Operation) -> Sequence[Value] | None:
-    if op.name not in names_with(DOQ) or op.regions:
+    if op.name not in QDQ_OPS:
         return None
     if not (any(is_quantized(v.type) for v in op.operands)
             or any(is_quantized(v.type) for v in op.results)):
@@ -45,13 +67,14 @@ def _qdq_pattern(rw: Rewriter, op: Operation) -> Sequence[Value] | None:
 
 @register_pass("stablehlo-legalize-quantized-op-to-qdq")
 def quantized_op_to_qdq(module: Module, options: dict[str, str] | None = None) -> Module:
-    """Decompose each quantized op whose spec semantics is dequantize-op-quantize into
+    """Decompose each quantized op of upstream's list (:data:`QDQ_OPS`) into
     ``uniform_dequantize`` -> the op on expressed types -> ``uniform_quantize``.
 
-    Covers every such op of the spec (abs ... triangular_solve, including the batch_norm,
-    compare and select variants; ops inside regions too). Data-movement ops, ops with regions,
-    dot_general and convolution keep their quantized types, as upstream. Side-effect-free ops
-    left without users are removed, as upstream's greedy rewriter does.
+    The list is upstream's populateStablehloLegalizeQuantizedOpToQDQPatterns: the element-wise
+    ops, compare, select, clamp, the batch norms, cholesky, triangular_solve, dot, dot_general
+    and convolution (ops inside regions too). Data-movement ops and ops with regions keep their
+    quantized types. Side-effect-free ops left without users are removed, as upstream's greedy
+    rewriter does.
     """
     return dead_code_elimination(Rewriter(_qdq_pattern).module(module))
 

@@ -31,19 +31,40 @@ _SHIFT_8_BIT, _SHIFT_16_BIT = 20, 15
 
 
 class _ConstCache:
-    """One ``tosa.const`` per value and type per block (upstream folds duplicates)."""
+    """The ``tosa.const`` ops the pass creates. Upstream's greedy driver folds equal constants
+    into one and moves them to the top of the function: :meth:`hoist` does that afterwards."""
 
     def __init__(self) -> None:
-        self.cache: dict[Any, Value] = {}
+        self.created: set[int] = set()
 
     def get(self, rw: Rewriter, values: Any, et: Any) -> Value:
         attr = const_attr(np.asarray(values).reshape(1), et)
-        key = (id(rw.block), attr)
-        v = self.cache.get(key)
-        if v is None:
-            v = rw.emit1("tosa.const", [], attr.type, {"values": attr})
-            self.cache[key] = v
+        v = rw.emit1("tosa.const", [], attr.type, {"values": attr})
+        assert isinstance(v.owner, Operation)
+        self.created.add(id(v.owner))
         return v
+
+    def hoist(self, module: Module) -> Module:
+        for func in module.walk():
+            if func.name != "func.func" or not func.regions or not func.regions[0].blocks:
+                continue
+            entry = func.regions[0].blocks[0]
+            canonical: dict[Any, Operation] = {}
+            replace: dict[Value, Value] = {}
+            for op in list(func.walk()):
+                if id(op) not in self.created or op.parent is None:
+                    continue
+                op.parent.operations.remove(op)
+                key = op.properties["values"]
+                keep = canonical.setdefault(key, op)
+                if keep is not op:
+                    replace[op.results[0]] = keep.results[0]
+            for i, op in enumerate(canonical.values()):
+                entry.operations.insert(i, op)
+                op.parent = entry
+            for op in func.walk():
+                op.operands = [replace.get(v, v) for v in op.operands]
+        return module
 
 
 def _rescale(rw: Rewriter, consts: _ConstCache, x: Value, out_t: TensorType, scale: float,
@@ -108,10 +129,10 @@ def _pattern_for(consts: _ConstCache):
                          sl / m * (1 << shift), zl, 0)
             b = _rescale(rw, consts, operands[1], _i32(op.operands[1].type),
                          sr / m * (1 << shift), zr, 0)
-            props = {"comparison_direction": op.attr("comparison_direction"),
-                     # integer operands: SIGNED (upstream keeps the float compare_type)
-                     "compare_type": EnumAttr("stablehlo", "comparison_type", "SIGNED")}
-            return [rw.emit1(name, [a, b], op.results[0].type, props)]
+            return [rw.emit1(name, [a, b], op.results[0].type, dict(op.properties))]
+        if any(quantized_type(v.type).storage_type.is_unsigned
+               for v in list(op.operands) + list(op.results)):
+            return None  # upstream: signed storage types only
         (sl, zl), (sr, zr), (so, zo) = params
         res_qt = quantized_type(op.results[0].type)
         if name in ("stablehlo.add", "stablehlo.subtract", "stablehlo.maximum",
@@ -120,12 +141,9 @@ def _pattern_for(consts: _ConstCache):
             m = max(sl, sr) * (2.0 if name in ("stablehlo.add", "stablehlo.subtract") else 1.0)
             ls, rs = sl / m * (1 << shift), sr / m * (1 << shift)
             out_scale = m / (so * (1 << shift))
-        elif name == "stablehlo.multiply":
+        else:  # multiply and divide: upstream's GetMulDivRescaleScales, sl * sr / so for both
             ls = rs = 1.0
             out_scale = sl * sr / so
-        else:  # divide: (a sl) / (b sr) = (a / b) (sl / sr); upstream uses sl * sr / so
-            ls = rs = 1.0
-            out_scale = sl / (sr * so)
         a = _rescale(rw, consts, operands[0], _i32(op.operands[0].type), ls, zl, 0)
         b = _rescale(rw, consts, operands[1], _i32(op.operands[1].type), rs, zr, 0)
         r = rw.emit1(name, [a, b], _i32(op.results[0].type))
@@ -147,16 +165,18 @@ def quant_legalize_to_tosa_rescale(module: Module, options: dict[str, str] | Non
     * add/subtract: operands rescaled to ``2 * max(sl, sr)`` with 20 extra bits (15 for 16-bit
       storage), the result by ``2 * max(sl, sr) / (so * 2**20)``;
     * maximum/minimum/compare: the same with ``max(sl, sr)``;
-    * multiply: operands minus their zero points (scale 1), the result by ``sl * sr / so``;
-      divide: by ``sl / (sr * so)`` (upstream uses ``sl * sr / so``, which mis-scales the
-      quotient);
+    * multiply and divide: operands minus their zero points (scale 1), the result by
+      ``sl * sr / so`` (for divide as upstream, though the quotient's scale is
+      ``sl / (sr * so)``: see docs/quantization.md);
     * abs: operand minus its zero point, the result by ``s_in / s_out``.
 
-    Integer compares get ``compare_type = SIGNED`` (upstream keeps the float compare type).
-    Multipliers and shifts are TOSA's (``computeMultiplierAndShift``, 32-bit), rounding is
-    SINGLE_ROUND.
+    compare keeps its attributes (a ``FLOAT``/``TOTALORDER`` compare_type now on i32 operands,
+    as upstream). Binary ops need signed storage types. Multipliers and shifts are TOSA's
+    (``computeMultiplierAndShift``, 32-bit), rounding is SINGLE_ROUND; the ``tosa.const`` ops
+    are deduplicated and moved to the top of each function, as upstream's greedy driver does.
     """
-    return Rewriter(_pattern_for(_ConstCache())).module(module)
+    consts = _ConstCache()
+    return consts.hoist(Rewriter(_pattern_for(consts)).module(module))
 
 
 # --- tosa-rescale-legalize-to-stablehlo ----------------------------------------------------------
@@ -222,14 +242,17 @@ def _lower_rescale(rw: Rewriter, op: Operation) -> Sequence[Value] | None:
         ozp &= (1 << out_int.width) - 1
     multiplier = full(mult, _I32 if rescale_flag(op, "scale32", True) else element_type("i16"))
     shift_v = full(shift, _I8)
-    input_zp = full(np.int64(izp), _I64)
-    output_zp = full(np.int64(ozp), _I64)
+    # i32 constants converted to i64, as upstream (i64 where an unsigned zero point needs it)
+    input_zp32 = full(np.int64(izp), _I32 if -2**31 <= izp < 2**31 else _I64)
+    output_zp32 = full(np.int64(ozp), _I32 if -2**31 <= ozp < 2**31 else _I64)
     ones = full(np.int64(1), _I64)
     w = out_int.width
     lo, hi = (0, (1 << w) - 1) if out_unsigned else (-(1 << (w - 1)), (1 << (w - 1)) - 1)
     lo_v, hi_v = full(np.int64(lo), _I64), full(np.int64(hi), _I64)
     m64 = rw.convert(multiplier, _I64)
     s64 = rw.convert(shift_v, _I64)
+    input_zp = rw.convert(input_zp32, _I64)
+    output_zp = rw.convert(output_zp32, _I64)
     v = rw.convert(x, _I64)
     v = rw.binary("stablehlo.subtract", v, input_zp)
     rnd = rw.binary("stablehlo.shift_left", ones, rw.binary("stablehlo.subtract", s64, ones))

@@ -1,9 +1,12 @@
-"""stablehlo-legalize-quant-to-math: no quantized type left, and the lowered program computes what
-the quantized program computes (exactly, except `add` with different scales: at most 1 unit).
+"""stablehlo-legalize-quant-to-math: no quantized type left, the lowered program computes what
+upstream's lowering computes, and where that equals the spec's dequantize-op-quantize the
+interpreter's value.
 
-Three tiers: hand-written programs on random inputs; the official quantized corpus after the
-pass (printed, re-parsed, run: every check must still pass); and, with jax installed, upstream's
-pass (through jaxlib) on the same programs.
+Tiers: hand-written programs on random inputs against the interpreter (exact where upstream's
+f32 arithmetic is exact, else a stated bound); hand-computed values where upstream's lowering
+departs from the spec (truncating dot rescale, no clamp); the ops upstream refuses; the
+official quantized corpus after the pass; and, with jax installed, upstream's pass (through
+jaxlib) on the same programs, which must agree exactly.
 """
 
 from __future__ import annotations
@@ -61,10 +64,10 @@ CASES = {
       %d = stablehlo.uniform_dequantize %q : (tensor<4x3x{Q8}>) -> tensor<4x3xf32>
       return %q, %d : tensor<4x3x{Q8}>, tensor<4x3xf32>
     }}""",
-    "per_axis_and_requantize": """func.func @main(%x: tensor<4x3xf32>) -> tensor<4x3x!quant.uniform<i8:f32:0, {0.1:1, 0.2:2, 0.3:3, 0.4:-4}>> {
+    "per_axis_and_requantize": """func.func @main(%x: tensor<4x3xf32>) -> tensor<4x3x!quant.uniform<i8:f32:1, {0.1:1, 0.2:2, 0.3:3}>> {
       %q = stablehlo.uniform_quantize %x : (tensor<4x3xf32>) -> tensor<4x3x!quant.uniform<i8<-100:100>:f32:1, {0.05:1, 0.02:0, 0.5:-7}>>
-      %r = stablehlo.uniform_quantize %q : (tensor<4x3x!quant.uniform<i8<-100:100>:f32:1, {0.05:1, 0.02:0, 0.5:-7}>>) -> tensor<4x3x!quant.uniform<i8:f32:0, {0.1:1, 0.2:2, 0.3:3, 0.4:-4}>>
-      return %r : tensor<4x3x!quant.uniform<i8:f32:0, {0.1:1, 0.2:2, 0.3:3, 0.4:-4}>>
+      %r = stablehlo.uniform_quantize %q : (tensor<4x3x!quant.uniform<i8<-100:100>:f32:1, {0.05:1, 0.02:0, 0.5:-7}>>) -> tensor<4x3x!quant.uniform<i8:f32:1, {0.1:1, 0.2:2, 0.3:3}>>
+      return %r : tensor<4x3x!quant.uniform<i8:f32:1, {0.1:1, 0.2:2, 0.3:3}>>
     }""",
     "elementwise_compare_select": f"""func.func @main(%a: tensor<6x{Q8}>, %b: tensor<6x!quant.uniform<i8:f32, 0.07:5>>) -> (tensor<6x{Q8}>, tensor<6xi1>, tensor<6x{Q8}>, tensor<6x{Q8}>) {{
       %t = stablehlo.tanh %a : tensor<6x{Q8}>
@@ -77,10 +80,6 @@ CASES = {
       %0 = stablehlo.add %a, %b : tensor<8x{Q8}>
       return %0 : tensor<8x{Q8}>
     }}""",
-    "dot_general_per_axis": """func.func @main(%l: tensor<2x3x7x!quant.uniform<i8:f32, 0.5:3>>, %r: tensor<2x7x4x!quant.uniform<i8:f32:2, {0.1:0, 0.2:0, 0.3:0, 0.4:0}>>) -> tensor<2x3x4x!quant.uniform<i8:f32:2, {0.5:-1, 0.7:0, 0.9:1, 1.1:2}>> {
-      %0 = stablehlo.dot_general %l, %r, batching_dims = [0] x [0], contracting_dims = [2] x [1] : (tensor<2x3x7x!quant.uniform<i8:f32, 0.5:3>>, tensor<2x7x4x!quant.uniform<i8:f32:2, {0.1:0, 0.2:0, 0.3:0, 0.4:0}>>) -> tensor<2x3x4x!quant.uniform<i8:f32:2, {0.5:-1, 0.7:0, 0.9:1, 1.1:2}>>
-      return %0 : tensor<2x3x4x!quant.uniform<i8:f32:2, {0.5:-1, 0.7:0, 0.9:1, 1.1:2}>>
-    }""",
     "dot_general_per_axis_i32": """func.func @main(%l: tensor<3x7x!quant.uniform<i8:f32, 0.5:3>>, %r: tensor<7x4x!quant.uniform<i8:f32:1, {0.1:0, 0.2:0, 0.3:0, 0.4:0}>>) -> tensor<3x4x!quant.uniform<i32:f32:1, {0.05:0, 0.1:0, 0.15:0, 0.2:0}>> {
       %0 = stablehlo.dot_general %l, %r, contracting_dims = [1] x [0] : (tensor<3x7x!quant.uniform<i8:f32, 0.5:3>>, tensor<7x4x!quant.uniform<i8:f32:1, {0.1:0, 0.2:0, 0.3:0, 0.4:0}>>) -> tensor<3x4x!quant.uniform<i32:f32:1, {0.05:0, 0.1:0, 0.15:0, 0.2:0}>>
       return %0 : tensor<3x4x!quant.uniform<i32:f32:1, {0.05:0, 0.1:0, 0.15:0, 0.2:0}>>
@@ -89,10 +88,31 @@ CASES = {
       %0 = stablehlo.convolution(%l, %r) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x6x6x2x!quant.uniform<i8:f32, 0.5:-7>>, tensor<3x3x2x3x!quant.uniform<i8:f32, 0.25:5>>) -> tensor<1x6x6x3x!quant.uniform<i32:f32, 0.125:0>>
       return %0 : tensor<1x6x6x3x!quant.uniform<i32:f32, 0.125:0>>
     }""",
+    "dot_dynamic_zero_points": """func.func @main(%l: tensor<?x?x!quant.uniform<i8:f32, 2.0:3>>, %r: tensor<?x?x!quant.uniform<i8:f32, 1.0:2>>) -> tensor<?x?x!quant.uniform<i32:f32, 1.0:3>> {
+      %0 = "stablehlo.dot"(%l, %r) : (tensor<?x?x!quant.uniform<i8:f32, 2.0:3>>, tensor<?x?x!quant.uniform<i8:f32, 1.0:2>>) -> tensor<?x?x!quant.uniform<i32:f32, 1.0:3>>
+      return %0 : tensor<?x?x!quant.uniform<i32:f32, 1.0:3>>
+    }""",
+    "convolution_nchw_padding": """func.func @main(%l: tensor<1x2x5x5x!quant.uniform<i8:f32, 0.5:-7>>, %r: tensor<3x2x3x3x!quant.uniform<i8:f32, 0.25>>) -> tensor<1x3x5x5x!quant.uniform<i32:f32, 0.125:4>> {
+      %0 = stablehlo.convolution(%l, %r) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x2x5x5x!quant.uniform<i8:f32, 0.5:-7>>, tensor<3x2x3x3x!quant.uniform<i8:f32, 0.25>>) -> tensor<1x3x5x5x!quant.uniform<i32:f32, 0.125:4>>
+      return %0 : tensor<1x3x5x5x!quant.uniform<i32:f32, 0.125:4>>
+    }""",
     "hybrid_dot": """func.func @main(%l: tensor<3x4xf32>, %r: tensor<4x2x!quant.uniform<i8:f32:1, {0.5:0, 0.25:0}>>) -> tensor<3x2xf32> {
       %0 = stablehlo.dot_general %l, %r, contracting_dims = [1] x [0] : (tensor<3x4xf32>, tensor<4x2x!quant.uniform<i8:f32:1, {0.5:0, 0.25:0}>>) -> tensor<3x2xf32>
       return %0 : tensor<3x2xf32>
     }""",
+}
+
+UPSTREAM_ONLY = {
+    "dot_general_per_axis": """func.func @main(%l: tensor<2x3x7x!quant.uniform<i8:f32, 0.5:3>>, %r: tensor<2x7x4x!quant.uniform<i8:f32:2, {0.1:0, 0.2:0, 0.3:0, 0.4:0}>>) -> tensor<2x3x4x!quant.uniform<i8:f32:2, {0.5:-1, 0.7:0, 0.9:1, 1.1:2}>> {
+      %0 = stablehlo.dot_general %l, %r, batching_dims = [0] x [0], contracting_dims = [2] x [1] : (tensor<2x3x7x!quant.uniform<i8:f32, 0.5:3>>, tensor<2x7x4x!quant.uniform<i8:f32:2, {0.1:0, 0.2:0, 0.3:0, 0.4:0}>>) -> tensor<2x3x4x!quant.uniform<i8:f32:2, {0.5:-1, 0.7:0, 0.9:1, 1.1:2}>>
+      return %0 : tensor<2x3x4x!quant.uniform<i8:f32:2, {0.5:-1, 0.7:0, 0.9:1, 1.1:2}>>
+    }""",
+}
+"""Programs upstream lowers to something other than the spec's value (checked against jaxlib):
+its per-axis dot_general takes the rhs/result scale ratio of channel 0 and zero result zero
+points."""
+
+REFUSED = {
     "reduce_body_and_dynamic_shape": f"""func.func @main(%x: tensor<?x4x{Q8}>) -> tensor<4x{Q8}> {{
       %init = stablehlo.constant() {{value = dense<-3> : tensor<i8>}} : () -> tensor<{Q8}>
       %r = stablehlo.reduce(%x init: %init) applies stablehlo.multiply across dimensions = [0] : (tensor<?x4x{Q8}>, tensor<{Q8}>) -> tensor<4x{Q8}>
@@ -104,7 +124,22 @@ CASES = {
       %d = stablehlo.uniform_dequantize %e : (tensor<5x!quant.uniform<i4:bf16, 0.5:1>>) -> tensor<5xbf16>
       return %d : tensor<5xbf16>
     }""",
+    "requantize_changing_axis": """func.func @main(%x: tensor<2x2x!quant.uniform<i8:f32:0, {0.1:1, 0.2:2}>>) -> tensor<2x2x!quant.uniform<i8:f32:1, {0.1:1, 0.2:2}>> {
+      %r = stablehlo.uniform_quantize %x : (tensor<2x2x!quant.uniform<i8:f32:0, {0.1:1, 0.2:2}>>) -> tensor<2x2x!quant.uniform<i8:f32:1, {0.1:1, 0.2:2}>>
+      return %r : tensor<2x2x!quant.uniform<i8:f32:1, {0.1:1, 0.2:2}>>
+    }""",
 }
+"""Programs upstream's pass fails on: reduce has no lowering, quantize needs an f32 operand,
+requantize keeps the quantization axis."""
+
+BOUND = {"per_axis_and_requantize": 1}
+"""Storage units the lowered program may differ from the spec's value by (f32 merged scales)."""
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_what_upstream_refuses_is_refused(name):
+    with pytest.raises(shlo.ShloError, match="failed to legalize operation"):
+        run_passes(shlo.parse(REFUSED[name]), ["stablehlo-legalize-quant-to-math"])
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -118,7 +153,7 @@ def test_lowered_program_computes_the_same(name):
         direct = shlo.run(module, *args)
         for other in (lowered, full):
             got = shlo.run(other, *args)
-            assert [max_diff(a, b) for a, b in zip(direct, got)] == [0] * len(direct)
+            assert max(max_diff(a, b) for a, b in zip(direct, got)) <= BOUND.get(name, 0)
 
 
 def test_add_with_different_scales_is_within_one_unit():
@@ -134,15 +169,35 @@ def test_add_with_different_scales_is_within_one_unit():
 
 
 def test_signature_and_constants_become_storage_types():
-    module = shlo.parse(f"""func.func @main(%x: tensor<2x{Q8}>) -> tuple<tensor<2x{Q8}>> {{
+    module = shlo.parse(f"""func.func @main(%x: tensor<2x{Q8}>) -> (tensor<2x{Q8}>, tensor<2x{Q8}>) {{
       %c = stablehlo.constant() {{value = dense<[1, 2]> : tensor<2xi8>}} : () -> tensor<2x{Q8}>
-      %t = stablehlo.tuple %c : tuple<tensor<2x{Q8}>>
-      return %t : tuple<tensor<2x{Q8}>>
+      %m = stablehlo.maximum %x, %c : tensor<2x{Q8}>
+      return %c, %m : tensor<2x{Q8}>, tensor<2x{Q8}>
     }}""")
     lowered = lower(module)
     ft = function_type(lowered.function("main"))
-    assert str(ft) == "(tensor<2xi8>) -> tuple<tensor<2xi8>>"
-    assert shlo.run(lowered, np.zeros(2, np.int8))[0][0].tolist() == [1, 2]
+    assert str(ft) == "(tensor<2xi8>) -> (tensor<2xi8>, tensor<2xi8>)"
+    c, m = shlo.run(lowered, np.array([5, -7], np.int8))
+    assert c.tolist() == [1, 2] and m.tolist() == [5, 2]
+
+
+def test_dot_rescale_truncates_as_upstream():
+    """combined scale 1 * 1 / 4 = 0.25: the i32 dot 7 -> 1.75 -> convert to i32 -> 1, and -7 ->
+    -1 (the spec rounds: 2 and -2). No clamp either: 300 stays 300 -> i8 wraps to 44."""
+    module = shlo.parse("""func.func @main(%l: tensor<2x1x!quant.uniform<i8:f32, 1.0>>, %r: tensor<1x1x!quant.uniform<i8:f32, 1.0>>) -> tensor<2x1x!quant.uniform<i32:f32, 4.0>> {
+      %0 = stablehlo.dot_general %l, %r, contracting_dims = [1] x [0] : (tensor<2x1x!quant.uniform<i8:f32, 1.0>>, tensor<1x1x!quant.uniform<i8:f32, 1.0>>) -> tensor<2x1x!quant.uniform<i32:f32, 4.0>>
+      return %0 : tensor<2x1x!quant.uniform<i32:f32, 4.0>>
+    }""")
+    l, r = np.array([[7], [-7]], np.int8), np.array([[1]], np.int8)
+    assert shlo.run(lower(module), l, r)[0].ravel().tolist() == [1, -1]
+    assert shlo.run(module, l, r)[0].ravel().tolist() == [2, -2]
+    wrap = shlo.parse("""func.func @main(%l: tensor<1x2x!quant.uniform<i8:f32, 1.0>>, %r: tensor<2x1x!quant.uniform<i8:f32, 1.0>>) -> tensor<1x1x!quant.uniform<i8:f32, 1.0>> {
+      %0 = stablehlo.dot_general %l, %r, contracting_dims = [1] x [0] : (tensor<1x2x!quant.uniform<i8:f32, 1.0>>, tensor<2x1x!quant.uniform<i8:f32, 1.0>>) -> tensor<1x1x!quant.uniform<i8:f32, 1.0>>
+      return %0 : tensor<1x1x!quant.uniform<i8:f32, 1.0>>
+    }""")
+    l, r = np.array([[100, 50]], np.int8), np.array([[2], [2]], np.int8)
+    assert shlo.run(lower(wrap), l, r)[0].ravel().tolist() == [44]  # 300 mod 256
+    assert shlo.run(wrap, l, r)[0].ravel().tolist() == [127]  # the spec clamps
 
 
 def test_custom_call_with_quantized_operands_is_refused():
@@ -199,24 +254,19 @@ def _upstream(text: str) -> str:
         return m.operation.get_asm()
 
 
-# upstream differs by design: quantize adds the zero point before rounding (ties, f32
-# precision); dot_general truncates the rescaled product. Its per-axis dot_general assumes
-# result scales proportional to the rhs scales and zero result zero points (true here).
-UPSTREAM_BOUND = {"quantize_dequantize": 1, "add_same_type": 0, "elementwise_compare_select": 1,
-                  "dot_general_per_axis_i32": 0, "hybrid_dot": 0}
+UPSTREAM = {**CASES, **UPSTREAM_ONLY}
 
 
-@pytest.mark.parametrize("name", sorted(UPSTREAM_BOUND))
+@pytest.mark.parametrize("name", sorted(UPSTREAM))
 def test_against_upstream_pass(name):
     pytest.importorskip("jax")
-    module = shlo.parse(CASES[name])
+    module = shlo.parse(UPSTREAM[name])
     theirs = shlo.parse(_upstream(shlo.format(module)))
     assert "!quant" not in shlo.format(theirs)
     ours = lower(module)
     args = random_args(module, "main")
     for a, b in zip(shlo.run(ours, *args), shlo.run(theirs, *args)):
-        d = max_diff(a, b)
-        assert d <= UPSTREAM_BOUND[name] if np.asarray(a).dtype.kind != "f" else d < 0.2
+        assert max_diff(a, b) == 0
 
 
 from hypothesis import given, settings, strategies as st  # noqa: E402
