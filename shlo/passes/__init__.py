@@ -24,10 +24,11 @@ Registered passes (``shlo.passes.PASSES``; :func:`describe` prints them):
   dead code); ``stablehlo-aggressive-folder``, ``stablehlo-aggressive-simplification``,
   ``stablehlo-target-independent-optimization``: upstream's optimization passes (see
   docs/optimization_passes.md), all on the greedy pattern driver of ``_driver.py``.
-* ``shape-legalize-to-stablehlo``: no-op in shlo (no shape-dialect ops are ever produced).
+* ``shape-legalize-to-stablehlo``: shape computations of the shape/tensor/arith dialects on
+  `index` become StableHLO ops on `tensor<i32>` (bridged by `unrealized_conversion_cast`).
 * ``stablehlo-canonicalize-dynamism``: dynamic ops whose shape operands are constants become
-  their static forms (dynamic_broadcast_in_dim, dynamic_reshape, dynamic_iota, dynamic_pad,
-  real_dynamic_slice); other ops are left as they are.
+  their static forms (custom_call shape operands, dynamic broadcast/conv/gather/iota/pad/
+  reshape, real_dynamic_slice).
 """
 
 from __future__ import annotations
