@@ -140,3 +140,41 @@ def test_shape_legalize_leaves_a_program_without_shape_ops_alone():
     text = "func.func @main(%a: tensor<3xf32>) -> tensor<3xf32> { return %a : tensor<3xf32> }"
     m = shlo.parse(text)
     assert shlo.format(run_passes(m, "shape-legalize-to-stablehlo")) == shlo.format(m)
+
+
+# --- stablehlo-check-shape-assertions -------------------------------------------------------------
+
+ASSERTION = """func.func @main(%x: tensor<?xf32>) -> tensor<?xf32> {{
+  %ok = stablehlo.constant dense<{ok}> : tensor<i1>
+  %a = stablehlo.constant dense<7> : tensor<i32>
+  %b = stablehlo.constant dense<3> : tensor<i64>
+  stablehlo.custom_call @shape_assertion(%ok, %a, %b) {{api_version = 2 : i32,
+    error_message = "dim {{0}} must be less than {{1}}, {{{{literal}}", has_side_effect = true}}
+    : (tensor<i1>, tensor<i32>, tensor<i64>) -> ()
+  return %x : tensor<?xf32>
+}}"""
+
+
+def test_shape_assertion_that_holds_is_removed():
+    m = shlo.parse(ASSERTION.format(ok="true"))
+    out = run_passes(m, "stablehlo-check-shape-assertions")
+    assert "stablehlo.custom_call" not in ops(out)
+    same_results(m, out, np.arange(3, dtype=np.float32))
+
+
+def test_shape_assertion_that_fails_reports_its_formatted_message():
+    m = shlo.parse(ASSERTION.format(ok="false"))
+    with pytest.raises(PassError, match=r"^.*dim 7 must be less than 3, \{literal\}$"):
+        run_passes(m, "stablehlo-check-shape-assertions")
+    out = run_passes(m, "stablehlo-check-shape-assertions{enable-shape-assertions=false}")
+    assert "stablehlo.custom_call" not in ops(out)
+
+
+def test_shape_assertion_must_be_well_formed():
+    m = shlo.parse("""func.func @main(%p: tensor<i1>) {
+      stablehlo.custom_call @shape_assertion(%p) {error_message = "{1}"} : (tensor<i1>) -> ()
+      return
+    }""")
+    with pytest.raises(PassError, match="error_message_input index less than 0. Found "
+                                        r"specifier \{1\}"):
+        run_passes(m, "stablehlo-check-shape-assertions")
