@@ -178,3 +178,43 @@ def test_shape_assertion_must_be_well_formed():
     with pytest.raises(PassError, match="error_message_input index less than 0. Found "
                                         r"specifier \{1\}"):
         run_passes(m, "stablehlo-check-shape-assertions")
+
+
+# --- stablehlo-convert-to-signless ----------------------------------------------------------------
+
+
+def test_convert_to_signless_keeps_the_bits():
+    m = shlo.parse("""func.func @main(%a: tensor<3xui8>, %b: tensor<2xsi16>) -> (tensor<3xui8>, tensor<2xsi16>) {
+      %c = stablehlo.constant dense<[255, 128, 1]> : tensor<3xui8>
+      %0 = stablehlo.add %a, %c : tensor<3xui8>
+      %1 = stablehlo.multiply %b, %b : tensor<2xsi16>
+      return %0, %1 : tensor<3xui8>, tensor<2xsi16>
+    }""")
+    out = run_passes(m, "stablehlo-convert-to-signless")
+    text = shlo.format(out)
+    assert "ui8" not in text and "si16" not in text
+    assert "dense<[-1, -128, 1]> : tensor<3xi8>" in text
+    assert "func.func @main(%arg0: tensor<3xi8>, %arg1: tensor<2xi16>) -> (tensor<3xi8>, tensor<2xi16>)" in text
+    a = np.array([1, 200, 7], np.uint8)
+    b = np.array([-300, 5], np.int16)
+    before = shlo.run(m, a, b)
+    after = shlo.run(shlo.parse(text), a.view(np.int8), b)
+    np.testing.assert_array_equal(before[0].view(np.int8), after[0])
+    np.testing.assert_array_equal(before[0], (a.astype(int) + [255, 128, 1]) % 256)
+    np.testing.assert_array_equal(before[1], after[1])
+
+
+def test_convert_to_signless_then_canonicalize_drops_identity_casts():
+    m = shlo.parse("""func.func @main(%arg0: memref<*xui16>) -> memref<ui16> {
+      %1 = builtin.unrealized_conversion_cast %arg0 : memref<*xui16> to memref<*xi16>
+      %2 = memref.cast %1 : memref<*xi16> to memref<i16>
+      %3 = builtin.unrealized_conversion_cast %2 : memref<i16> to memref<ui16>
+      %4 = bufferization.to_tensor %3 : memref<ui16> to tensor<ui16>
+      %5 = builtin.unrealized_conversion_cast %4 : tensor<ui16> to tensor<i16>
+      %6 = bufferization.to_buffer %5 : tensor<i16> to memref<i16>
+      %7 = builtin.unrealized_conversion_cast %6 : memref<i16> to memref<ui16>
+      func.return %7 : memref<ui16>
+    }""")
+    out = run_passes(m, "stablehlo-convert-to-signless,canonicalize")
+    assert ops(out) == ["memref.cast"]
+    assert "(%arg0: memref<*xi16>) -> memref<i16>" in shlo.format(out)
