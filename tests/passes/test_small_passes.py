@@ -218,3 +218,62 @@ def test_convert_to_signless_then_canonicalize_drops_identity_casts():
     out = run_passes(m, "stablehlo-convert-to-signless,canonicalize")
     assert ops(out) == ["memref.cast"]
     assert "(%arg0: memref<*xi16>) -> memref<i16>" in shlo.format(out)
+
+
+# --- stablehlo-legalize-deprecated-ops ------------------------------------------------------------
+
+
+def test_legalize_deprecated_ops_runs_the_same():
+    m = shlo.parse("""func.func @main(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>, %c: tensor<3xf32>)
+        -> (tensor<2x4xf32>, tensor<4x3xf32>, !stablehlo.token) {
+      %0 = "stablehlo.dot"(%a, %b) : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+      %1 = "stablehlo.broadcast"(%c) {broadcast_sizes = array<i64: 4>} : (tensor<3xf32>) -> tensor<4x3xf32>
+      %t = "stablehlo.create_token"() : () -> !stablehlo.token
+      return %0, %1, %t : tensor<2x4xf32>, tensor<4x3xf32>, !stablehlo.token
+    }""")
+    out = run_passes(m, "stablehlo-legalize-deprecated-ops")
+    assert ops(out) == ["stablehlo.dot_general", "stablehlo.broadcast_in_dim", "stablehlo.after_all"]
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    b = np.arange(12, dtype=np.float32).reshape(3, 4)
+    c = np.array([1, 2, 3], np.float32)
+    r = shlo.run(out, a, b, c)
+    np.testing.assert_array_equal(r[0], a @ b)
+    np.testing.assert_array_equal(r[1], np.broadcast_to(c, (4, 3)))
+    same_results(m, out, a, b, c)
+
+
+def test_cross_replica_sum_becomes_an_all_reduce_sum():
+    """shlo runs no cross-replica-sum: the all_reduce it becomes is checked on 2 replicas."""
+    m = shlo.parse("""func.func @main(%a: tensor<3xf32>) -> tensor<3xf32> {
+      %0 = "stablehlo.cross-replica-sum"(%a) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<3xf32>) -> tensor<3xf32>
+      return %0 : tensor<3xf32>
+    }""")
+    out = run_passes(m, "stablehlo-legalize-deprecated-ops")
+    assert ops(out) == ["stablehlo.all_reduce", "stablehlo.add", "stablehlo.return"]
+    xs = [np.array([1, 2, 3], np.float32), np.array([10, 20, 30], np.float32)]
+    per_process = shlo.run(out, replicas=2, process_args=[[x] for x in xs])
+    assert len(per_process) == 2
+    for r in per_process:
+        np.testing.assert_array_equal(r[0], xs[0] + xs[1])
+
+
+def test_unary_einsum_becomes_einsum_of_one():
+    m = shlo.parse("""func.func @main(%a: tensor<2x3xi32>) -> tensor<2xi32> {
+      %0 = "stablehlo.unary_einsum"(%a) {einsum_config = "ab->a"} : (tensor<2x3xi32>) -> tensor<2xi32>
+      return %0 : tensor<2xi32>
+    }""")
+    text = shlo.format(run_passes(m, "stablehlo-legalize-deprecated-ops"))
+    assert "%c = stablehlo.constant dense<1> : tensor<i32>" in text
+    assert 'stablehlo.einsum %c, %arg0, config = ",ab->a" : (tensor<i32>, tensor<2x3xi32>) -> tensor<2xi32>' in text
+
+
+def test_legalize_deprecated_ops_refuses_rng_unless_told_not_to():
+    m = shlo.parse("""func.func @main(%lo: tensor<f32>, %hi: tensor<f32>) -> tensor<3xf32> {
+      %s = stablehlo.constant dense<[3]> : tensor<1xi64>
+      %0 = stablehlo.rng %lo, %hi, %s, distribution = UNIFORM : (tensor<f32>, tensor<f32>, tensor<1xi64>) -> tensor<3xf32>
+      return %0 : tensor<3xf32>
+    }""")
+    with pytest.raises(PassError, match="failed to legalize operation 'stablehlo.rng'"):
+        run_passes(m, "stablehlo-legalize-deprecated-ops")
+    out = run_passes(m, "stablehlo-legalize-deprecated-ops{fail-on-unused=false}")
+    assert ops(out) == ["stablehlo.constant", "stablehlo.rng"]
