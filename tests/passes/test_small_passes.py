@@ -277,3 +277,87 @@ def test_legalize_deprecated_ops_refuses_rng_unless_told_not_to():
         run_passes(m, "stablehlo-legalize-deprecated-ops")
     out = run_passes(m, "stablehlo-legalize-deprecated-ops{fail-on-unused=false}")
     assert ops(out) == ["stablehlo.constant", "stablehlo.rng"]
+
+
+# --- stablehlo-wrap-in-composite, stablehlo-legalize-composite-to-call ----------------------------
+
+COMPOSITE_PROGRAM = """func.func @main(%a: tensor<2xf32>, %i: tensor<f32>) -> (tensor<2xf32>, tensor<f32>) {
+  %c = stablehlo.constant dense<1.0> : tensor<2xf32>
+  %dead = stablehlo.add %a, %a : tensor<2xf32>
+  %0 = stablehlo.add %a, %c : tensor<2xf32>
+  %1 = stablehlo.add %0, %0 : tensor<2xf32>
+  %2 = stablehlo.reduce(%1 init: %i) applies stablehlo.add across dimensions = [0] : (tensor<2xf32>, tensor<f32>) -> tensor<f32>
+  return %1, %2 : tensor<2xf32>, tensor<f32>
+}"""
+
+
+def test_wrap_in_composite_as_upstream():
+    """Last op first (its function is `.impl`, earlier ones `.impl_0`, ...), the dead add
+    erased, the reduce's body left alone; jaxlib's pass gives this same module."""
+    m = shlo.parse(COMPOSITE_PROGRAM)
+    out = run_passes(m, "stablehlo-wrap-in-composite{op-names=stablehlo.add,stablehlo.reduce version=1}")
+    text = shlo.format(out)
+    assert ('%0 = stablehlo.composite "stablehlo.add" %arg0, %cst {decomposition = '
+            '@stablehlo.add.impl_0, version = 1 : i32}') in text
+    assert ('%1 = stablehlo.composite "stablehlo.add" %0, %0 {decomposition = '
+            '@stablehlo.add.impl, version = 1 : i32}') in text
+    assert ('stablehlo.composite "stablehlo.reduce" %1, %arg1 {composite_attributes = '
+            '{dimensions = array<i64: 0>}, decomposition = @stablehlo.reduce.impl, version = '
+            '1 : i32}') in text
+    assert [f for f in out.functions] == ["main", "stablehlo.reduce.impl", "stablehlo.add.impl",
+                                          "stablehlo.add.impl_0"]
+    assert "%arg1, %arg1" not in text  # the impl of add(%0, %0) takes its operands by position
+    a, i = np.array([1, 2], np.float32), np.float32(0.5)
+    same_results(m, out, a, i)
+    calls = run_passes(out, "stablehlo-legalize-composite-to-call")
+    assert "stablehlo.composite" not in shlo.format(calls)
+    assert ops(calls).count("func.call") == 3
+    same_results(m, calls, a, i)
+
+
+def test_legalize_composite_to_call_except(tmp_path):
+    """Upstream's stablehlo_legalize_composite_to_call.mlir, through the RUN-line harness."""
+    from shlo.testing.runlines import run_file
+    from shlo.translate import lit_tools
+
+    path = tmp_path / "stablehlo_legalize_composite_to_call.mlir"
+    path.write_text("""// RUN: stablehlo-opt --stablehlo-legalize-composite-to-call --split-input-file %s | FileCheck %s
+// RUN: stablehlo-opt --stablehlo-legalize-composite-to-call=except='foo.baz,foo.qux' --split-input-file %s | FileCheck %s --check-prefix=EXCEPT
+
+// CHECK-LABEL: func @composite
+// EXCEPT-LABEL: func @composite
+func.func @composite(%arg0: tensor<4xf32>, %arg1: tensor<4xf32>) {
+  // CHECK-NEXT: call @bar(%arg0, %arg1)
+  // CHECK-NOT: stablehlo.composite
+  // EXCEPT-NEXT: call @bar(%arg0, %arg1)
+  // EXCEPT-NOT: stablehlo.composite
+  %0 = stablehlo.composite "foo.bar" %arg0, %arg1 {
+    decomposition = @bar
+  } : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  // CHECK: call @baz(%arg0)
+  // CHECK-NOT: stablehlo.composite
+  // EXCEPT-NEXT: stablehlo.composite "foo.baz"
+  // EXCEPT-NOT: call
+  %1 = stablehlo.composite "foo.baz" %arg0 {
+    decomposition = @baz
+  } : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+func.func @bar(%arg0: tensor<4xf32>, %arg1: tensor<4xf32>) -> tensor<4xf32> {
+  return %arg0 : tensor<4xf32>
+}
+
+func.func @baz(%arg0: tensor<4xf32>) -> tensor<4xf32> {
+  return %arg0 : tensor<4xf32>
+}
+""")
+    result = run_file(str(path), lit_tools(), features={"asserts"}, chunks=True)
+    # the second line passes with LLVM's FileCheck; the `filecheck` package reads its
+    # EXCEPT-NOT before an EXCEPT-NEXT as covering the next match's line too
+    assert [r.status for r in result.lines][0] == "passed", result.lines
+    out = run_passes(shlo.load(str(path)),
+                     "stablehlo-legalize-composite-to-call{except='foo.baz,foo.qux'}")
+    text = shlo.format(out)
+    assert "%0 = call @bar(%arg0, %arg1)" in text and "call @baz" not in text
+    assert '%1 = stablehlo.composite "foo.baz" %arg0 {decomposition = @baz}' in text
