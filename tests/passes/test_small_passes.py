@@ -361,3 +361,60 @@ func.func @baz(%arg0: tensor<4xf32>) -> tensor<4xf32> {
     text = shlo.format(out)
     assert "%0 = call @bar(%arg0, %arg1)" in text and "call @baz" not in text
     assert '%1 = stablehlo.composite "foo.baz" %arg0 {decomposition = @baz}' in text
+
+
+# --- interpreter-instrument-with-probe ------------------------------------------------------------
+
+
+def test_instrument_with_probe_records_every_intermediate_value():
+    from shlo.debug.trace import trace
+
+    m = shlo.parse("""func.func @main(%a: tensor<2xi64>, %b: tensor<2xi64>) -> (tensor<2xi64>, !stablehlo.token) {
+      %c = stablehlo.constant dense<3> : tensor<2xi64>
+      %0 = stablehlo.add %a, %b : tensor<2xi64> loc("sum@here")
+      %1:2 = stablehlo.while(%i = %0, %n = %c) : tensor<2xi64>, tensor<2xi64>
+        cond {
+          %z = stablehlo.constant dense<0> : tensor<2xi64>
+          %p = stablehlo.compare GT, %n, %z : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi1>
+          %q = stablehlo.reshape %p : (tensor<2xi1>) -> tensor<2xi1>
+          %s = stablehlo.slice %q [0:1] : (tensor<2xi1>) -> tensor<1xi1>
+          %r = stablehlo.reshape %s : (tensor<1xi1>) -> tensor<i1>
+          stablehlo.return %r : tensor<i1>
+        } do {
+          %one = stablehlo.constant dense<1> : tensor<2xi64>
+          %x = stablehlo.multiply %i, %c : tensor<2xi64>
+          %m = stablehlo.subtract %n, %one : tensor<2xi64>
+          stablehlo.return %x, %m : tensor<2xi64>, tensor<2xi64>
+        }
+      %t = stablehlo.after_all : !stablehlo.token
+      return %1#0, %t : tensor<2xi64>, !stablehlo.token
+    }""")
+    out = run_passes(m, "interpreter-instrument-with-probe{useDebugInfo=true}")
+    ids = [op.attr("probe_id").value for op in out.walk() if op.name == "interpreter.probe"]
+    # post-order: the add, the while's cond (i1 tensors too) and body, the while's 2 results
+    # (each probe right after the op: the second result's comes first, as upstream's)
+    assert ids == ["sum.1", "probe2", "probe3", "probe4", "probe5", "probe6", "probe7",
+                   "probe9", "probe8"]
+    (w,) = [op for op in out.walk() if op.name == "stablehlo.while"]
+    assert w.operands[0].owner.name == "interpreter.probe"  # the add's users read its probe
+    a, b = np.array([1, 2], np.int64), np.array([10, 20], np.int64)
+    same_results(m, out, a, b)
+    t = trace(out, a, b)
+    np.testing.assert_array_equal(t.probes["sum.1"][0], a + b)
+    assert len(t.probes["probe6"]) == 3  # the body's multiply, once per iteration
+    np.testing.assert_array_equal(t.probes["probe8"][0], (a + b) * 27)
+    plain = run_passes(m, "interpreter-instrument-with-probe")
+    assert [op.attr("probe_id").value for op in plain.walk()
+            if op.name == "interpreter.probe"][0] == "probe1"
+
+
+def test_probe_skips_tensors_of_other_dialects_types():
+    """`dense<"hello"> : tensor<!tf_type.string>` (MLIR's string elements) reads and prints
+    back verbatim; a string tensor gets no probe."""
+    text = """func.func @main() -> tensor<!tf_type.string> {
+      %0 = "tf.Const"() {value = dense<["a", "b\\"c"]> : tensor<2x!tf_type.string>} : () -> tensor<!tf_type.string>
+      return %0 : tensor<!tf_type.string>
+    }"""
+    out = run_passes(shlo.parse(text), "interpreter-instrument-with-probe")
+    assert "interpreter.probe" not in shlo.format(out)
+    assert 'dense<["a", "b\\"c"]> : tensor<2x!tf_type.string>' in shlo.format(out)
