@@ -29,6 +29,15 @@ Registered passes (``shlo.passes.PASSES``; :func:`describe` prints them):
 * ``stablehlo-canonicalize-dynamism``: dynamic ops whose shape operands are constants become
   their static forms (custom_call shape operands, dynamic broadcast/conv/gather/iota/pad/
   reshape, real_dynamic_slice).
+* ``stablehlo-check-shape-assertions``: `custom_call @shape_assertion` checked on constants and
+  removed (a failing one is an error with its formatted message).
+* ``stablehlo-convert-to-signless``: siN/uiN types become iN (constants keep their bits).
+* ``stablehlo-legalize-deprecated-ops``: broadcast, create_token, cross-replica-sum, dot,
+  unary_einsum to their supported forms (map, rng refused unless `fail-on-unused=false`).
+* ``stablehlo-wrap-in-composite``: the ops named in `op-names` become composites decomposed
+  by new private functions; ``stablehlo-legalize-composite-to-call``: composites become
+  `func.call`s of their decompositions.
+* ``interpreter-instrument-with-probe``: an `interpreter.probe` after each op's tensor results.
 """
 
 from __future__ import annotations
