@@ -4,7 +4,8 @@ become StableHLO ops (upstream's ShapeLegalizeToStablehlo.cpp).
 MLIR-style shapes use `index` / `tensor<Nxindex>`, StableHLO's use `tensor<i32>` /
 `tensor<Nxi32>`; the patterns bridge the two with `builtin.unrealized_conversion_cast` ops,
 which annihilate in pairs under `canonicalize`. Upstream runs the patterns as a *partial
-conversion*: illegal are every `shape` op, every `tensor` op but `tensor.cast`,
+conversion*: illegal ops first fold when they fold to an existing value, then the patterns
+apply. Illegal are every `shape` op, every `tensor` op but `tensor.cast`,
 `arith.index_cast`, `arith.muli`, and StableHLO ops with an index-typed operand; an illegal op
 no pattern converts fails the pass ("failed to legalize operation ..."). Other ops (`arith.constant`,
 `func.return`, ...) stay, even when unused.
@@ -379,10 +380,55 @@ def is_illegal(op: Operation) -> bool:
     return False
 
 
+def _int_splat(v: Value) -> int | None:
+    """The integer a constant-like op defining ``v`` holds (in every element), if any."""
+    op = v.owner
+    if not isinstance(op, Operation) or op.operands or len(op.results) != 1:
+        return None
+    attr = op.attr("value")
+    if isinstance(attr, IntegerAttr):
+        return int(attr.value)
+    if isinstance(attr, DenseElementsAttr) and attr.is_splat and \
+            attr.type.element_type.is_integer:
+        return int(np.asarray(attr.array).reshape(-1)[0])
+    return None
+
+
+def fold_to_existing(op: Operation, operands: list[Value]) -> Value | None:
+    """The value an illegal op folds to when that value already exists (the conversion driver
+    folds before it tries patterns; a fold that needs a new constant is not taken): MulIOp's
+    `x * 0 -> 0` and `x * 1 -> x`, ExtractOp's `from_elements(...)[i] -> element`.
+    ``operands`` are the op's operands before the conversion (the driver replaces values only
+    at its end, so a fold sees converted producers as they were)."""
+    if op.name == "arith.muli":
+        rhs = _int_splat(operands[1])
+        if rhs == 0 and operands[1].type == op.results[0].type:
+            return op.operands[1]
+        if rhs == 1:
+            return op.operands[0]
+    if op.name == "tensor.extract":
+        src = operands[0].owner
+        t = op.operands[0].type
+        if isinstance(src, Operation) and src.name == "tensor.from_elements" and \
+                isinstance(t, TensorType) and t.is_static:
+            idx = [_constant_index(v) for v in op.operands[1:]]
+            if all(i is not None for i in idx) and all(
+                    0 <= i < d for i, d in zip(idx, t.shape)):  # type: ignore[operator]
+                flat = int(np.ravel_multi_index(idx, t.shape)) if idx else 0  # type: ignore
+                return src.operands[flat]
+    return None
+
+
 def _convert(func: Operation) -> None:
     rw = PatternRewriter(func)
-    for op in list(func.walk()):
+    ops = list(func.walk())
+    original = {id(op): list(op.operands) for op in ops}
+    for op in ops:
         if op is func or op.parent is None or not is_illegal(op):
+            continue
+        folded = fold_to_existing(op, original[id(op)])
+        if folded is not None:
+            rw.replace_op(op, [folded])
             continue
         fn = _PATTERNS.get(op.name)
         rw.anchor = op

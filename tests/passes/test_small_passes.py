@@ -418,3 +418,26 @@ def test_probe_skips_tensors_of_other_dialects_types():
     out = run_passes(shlo.parse(text), "interpreter-instrument-with-probe")
     assert "interpreter.probe" not in shlo.format(out)
     assert 'dense<["a", "b\\"c"]> : tensor<2x!tf_type.string>' in shlo.format(out)
+
+
+def test_shape_legalize_folds_to_existing_values_first():
+    """As upstream's conversion driver (jaxlib gives the same): `x * 1`, `x * 0` and an
+    extract from from_elements fold before any pattern; `1 * 2` does not (it would need a new
+    constant)."""
+    m = shlo.parse("""func.func @main(%a: index, %b: index, %t: tensor<2xindex>) -> (index, index, tensor<2xindex>, index) {
+      %c1 = arith.constant 1 : index
+      %c2 = arith.constant 2 : index
+      %z = arith.constant dense<0> : tensor<2xindex>
+      %0 = arith.muli %a, %c1 : index
+      %1 = arith.muli %c1, %c2 : index
+      %2 = arith.muli %t, %z : tensor<2xindex>
+      %e = tensor.from_elements %a, %b : tensor<2xindex>
+      %3 = tensor.extract %e[%c1] : tensor<2xindex>
+      return %0, %1, %2, %3 : index, index, tensor<2xindex>, index
+    }""")
+    out = run_passes(m, "shape-legalize-to-stablehlo")
+    (ret,) = [op for op in out.walk() if op.name == "func.return"]
+    args = out.functions["main"].regions[0].blocks[0].arguments
+    assert ret.operands[0] is args[0] and ret.operands[3] is args[1]
+    assert ret.operands[2].owner.name == "arith.constant"
+    assert ops(out).count("stablehlo.multiply") == 1
