@@ -441,3 +441,22 @@ def test_shape_legalize_folds_to_existing_values_first():
     assert ret.operands[0] is args[0] and ret.operands[3] is args[1]
     assert ret.operands[2].owner.name == "arith.constant"
     assert ops(out).count("stablehlo.multiply") == 1
+
+
+def test_buffers_run_as_arrays():
+    """memref.cast and bufferization.to_tensor/to_buffer are identities at run time, before and
+    after canonicalize folds to_buffer(to_tensor(B)) to B."""
+    m = shlo.parse("""func.func @main(%t: tensor<2xui16>) -> tensor<2xui16> {
+      %b = bufferization.to_buffer %t : tensor<2xui16> to memref<2xui16>
+      %c = memref.cast %b : memref<2xui16> to memref<?xui16>
+      %u = bufferization.to_tensor %c : memref<?xui16> to tensor<?xui16>
+      %b2 = bufferization.to_buffer %u : tensor<?xui16> to memref<?xui16>
+      %u2 = bufferization.to_tensor %b2 : memref<?xui16> to tensor<?xui16>
+      %r = tensor.cast %u2 : tensor<?xui16> to tensor<2xui16>
+      func.return %r : tensor<2xui16>
+    }""")
+    out = run_passes(m, "canonicalize")
+    assert ops(out).count("bufferization.to_buffer") == 1
+    x = np.array([7, 65535], np.uint16)
+    np.testing.assert_array_equal(shlo.run(out, x)[0], x)
+    same_results(m, out, x)
