@@ -2,7 +2,8 @@
 
 The greedy driver (:mod:`._driver`) with every op's canonicalization patterns (the ``canonical``
 pattern set: `stablehlo.case` with a constant index, `builtin.unrealized_conversion_cast`
-chains, `bufferization.to_buffer` of `to_tensor`) and MLIR's folds: constants uniqued and hoisted to the function entry, dead code
+chains, `bufferization.to_buffer` of `to_tensor`, the shape-dialect folds of
+:mod:`._canonical_shape`) and MLIR's folds: constants uniqued and hoisted to the function entry, dead code
 removed. Like upstream, it folds no arithmetic (StableHLO ops have no folders besides
 `constant`; `stablehlo-aggressive-folder` does that).
 """
@@ -14,6 +15,7 @@ from typing import Any
 from ..ir import Module, Operation
 from . import (
     Option,
+    _canonical_shape,  # noqa: F401  (registers the shape-dialect patterns)
     _fold_control,  # noqa: F401  (registers the case pattern)
     register_pass,
 )

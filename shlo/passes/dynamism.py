@@ -25,7 +25,7 @@ from ..registry import lookup
 from ..types import TensorType, TupleType, Type, element_type, format_type
 from . import register_pass
 from ._driver import GreedyConfig, apply_to_module
-from ._patterns import PatternRewriter, constant_of, pattern, patterns
+from ._patterns import Pattern, PatternRewriter, constant_of, pattern, patterns
 from ._rewrite import PassError, i64_array
 
 DYNAMISM = "canonicalize-dynamism"
@@ -249,7 +249,12 @@ def canonicalize_dynamism(module: Module, options: dict[str, str] | None = None)
     """Canonicalizes dynamic operations into static operations.
 
     Dynamic ops whose shape operands are constants become their static forms (see
-    :mod:`shlo.passes.dynamism`); the greedy driver top-down, at most 2 iterations."""
+    :mod:`shlo.passes.dynamism`); the greedy driver top-down, at most 2 iterations (which also
+    folds `unrealized_conversion_cast` chains, as MLIR's driver folds ops)."""
+    from .canonicalize import fold_cast_chain
+
     config = GreedyConfig(max_iterations=2, top_down=True)
-    return apply_to_module(module, patterns(DYNAMISM), config,
+    # the greedy driver also folds ops: of those shlo knows, only cast chains have a folder
+    folds = [Pattern("builtin.unrealized_conversion_cast", fold_cast_chain, 1, "fold")]
+    return apply_to_module(module, patterns(DYNAMISM) + folds, config,
                            "stablehlo-canonicalize-dynamism")

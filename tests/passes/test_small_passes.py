@@ -460,3 +460,36 @@ def test_buffers_run_as_arrays():
     x = np.array([7, 65535], np.uint16)
     np.testing.assert_array_equal(shlo.run(out, x)[0], x)
     same_results(m, out, x)
+
+
+def test_guide_pipeline_on_a_dynamic_broadcast():
+    """chlo-legalize-to-stablehlo, canonicalize, shape-legalize-to-stablehlo,
+    stablehlo-canonicalize-dynamism: canonicalize proves the constraint (`[?, 3]` and `[3]`
+    broadcast) and inlines the `shape.assuming`, the shape computation becomes StableHLO on
+    i32, the cast pairs fold; jaxlib's passes give this same module."""
+    m = shlo.parse("""func.func @main(%a: tensor<?x3xf32>, %b: tensor<3xf32>) -> tensor<?x3xf32> {
+      %0 = chlo.broadcast_add %a, %b {broadcast_dimensions = array<i64: 1>} : (tensor<?x3xf32>, tensor<3xf32>) -> tensor<?x3xf32>
+      return %0 : tensor<?x3xf32>
+    }""")
+    canon = run_passes(m, "chlo-legalize-to-stablehlo,canonicalize")
+    assert ops(canon) == ["shape.shape_of", "shape.const_shape", "shape.broadcast",
+                          "stablehlo.dynamic_broadcast_in_dim",
+                          "stablehlo.dynamic_broadcast_in_dim", "stablehlo.add"]
+    out = run_passes(canon, "shape-legalize-to-stablehlo,stablehlo-canonicalize-dynamism")
+    assert {o.dialect for o in out.walk()} == {"builtin", "func", "stablehlo"}
+    assert ops(out).count("stablehlo.maximum") == 1
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    b = np.array([10, 20, 30], np.float32)
+    np.testing.assert_array_equal(shlo.run(out, a, b)[0], a + b)
+    same_results(m, out, a, b)
+
+
+def test_canonicalize_keeps_constraints_it_cannot_prove():
+    m = shlo.parse("""func.func @main(%a: tensor<?xf32>, %b: tensor<?xf32>) -> tensor<?xf32> {
+      %0 = chlo.broadcast_add %a, %b : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
+      return %0 : tensor<?xf32>
+    }""")
+    out = run_passes(m, "chlo-legalize-to-stablehlo,canonicalize")
+    assert "shape.cstr_broadcastable" in ops(out) and "shape.assuming" in ops(out)
+    x = np.array([1, 2], np.float32)
+    same_results(m, out, x, x)
