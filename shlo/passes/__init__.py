@@ -24,13 +24,28 @@ Registered passes (``shlo.passes.PASSES``; :func:`describe` prints them):
   dead code); ``stablehlo-aggressive-folder``, ``stablehlo-aggressive-simplification``,
   ``stablehlo-target-independent-optimization``: upstream's optimization passes (see
   docs/optimization_passes.md), all on the greedy pattern driver of ``_driver.py``.
-* ``shape-legalize-to-stablehlo``: no-op in shlo (no shape-dialect ops are ever produced).
+* ``shape-legalize-to-stablehlo``: shape computations of the shape/tensor/arith dialects on
+  `index` become StableHLO ops on `tensor<i32>` (bridged by `unrealized_conversion_cast`).
 * ``stablehlo-canonicalize-dynamism``: dynamic ops whose shape operands are constants become
+<<<<<<< HEAD
   their static forms (dynamic_broadcast_in_dim, dynamic_reshape, dynamic_iota, dynamic_pad,
   real_dynamic_slice); other ops are left as they are.
 * ``stablehlo-compatibility-expander{target=X.Y.Z}``: features newer than the target decomposed
   (batching-dim gather/scatter, tan, range locations, mesh replica groups; docs/compatibility.md).
 * ``stablehlo-complex-math-expander``: complex log_plus_one, sqrt, log, exponential as real math.
+=======
+  their static forms (custom_call shape operands, dynamic broadcast/conv/gather/iota/pad/
+  reshape, real_dynamic_slice).
+* ``stablehlo-check-shape-assertions``: `custom_call @shape_assertion` checked on constants and
+  removed (a failing one is an error with its formatted message).
+* ``stablehlo-convert-to-signless``: siN/uiN types become iN (constants keep their bits).
+* ``stablehlo-legalize-deprecated-ops``: broadcast, create_token, cross-replica-sum, dot,
+  unary_einsum to their supported forms (map, rng refused unless `fail-on-unused=false`).
+* ``stablehlo-wrap-in-composite``: the ops named in `op-names` become composites decomposed
+  by new private functions; ``stablehlo-legalize-composite-to-call``: composites become
+  `func.call`s of their decompositions.
+* ``interpreter-instrument-with-probe``: an `interpreter.probe` after each op's tensor results.
+>>>>>>> r4-dyn
 """
 
 from __future__ import annotations

@@ -71,6 +71,9 @@ def patterns(*set_names: str, benefit: int | None = None) -> list[Pattern]:
 # --- side effects ---------------------------------------------------------------------------------
 
 _PURE_DIALECTS = frozenset({"stablehlo", "chlo", "arith", "tensor", "shape", "math", "builtin"})
+_PURE_OPS = frozenset({"memref.cast", "bufferization.to_tensor"})
+"""Ops of other dialects that are dead when unused: `memref.cast` is Pure, `to_tensor` only
+reads (MLIR's wouldOpBeTriviallyDead ignores reads)."""
 _STATEFUL = frozenset({"stablehlo.rng", "stablehlo.composite"})
 """Not SIDE_EFFECTS, but kept: shlo keys `rng` by its position in the program, and a composite
 calls another function."""
@@ -85,7 +88,8 @@ def _own_effects(op: Operation) -> bool:
         return True
     if op.name in _STATEFUL:
         return True
-    return op.dialect not in _PURE_DIALECTS  # unknown ops (func.call, ...) may do anything
+    # unknown ops (func.call, ...) may do anything
+    return op.dialect not in _PURE_DIALECTS and op.name not in _PURE_OPS
 
 
 def has_effects(op: Operation, declared_only: bool = False) -> bool:

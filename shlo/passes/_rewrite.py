@@ -51,7 +51,8 @@ def const_attr(values: Any, et: ElementType | str, shape: Sequence[int] | None =
         if et.dtype.kind not in "iubfc" and arr.dtype.kind in "iu":  # int4 & co
             arr = arr.astype(np.int16)
         arr = arr.astype(et.dtype)
-    return DenseElementsAttr(TensorType(tuple(arr.shape), et), np.ascontiguousarray(arr))
+    # (np.ascontiguousarray would make a 0-d array 1-d)
+    return DenseElementsAttr(TensorType(tuple(arr.shape), et), np.array(arr, order="C"))
 
 
 def i64_array(values: Iterable[int]) -> DenseArrayAttr:

@@ -2,7 +2,8 @@
 
 The greedy driver (:mod:`._driver`) with every op's canonicalization patterns (the ``canonical``
 pattern set: `stablehlo.case` with a constant index, `builtin.unrealized_conversion_cast`
-chains) and MLIR's folds: constants uniqued and hoisted to the function entry, dead code
+chains, `bufferization.to_buffer` of `to_tensor`, the shape-dialect folds of
+:mod:`._canonical_shape`) and MLIR's folds: constants uniqued and hoisted to the function entry, dead code
 removed. Like upstream, it folds no arithmetic (StableHLO ops have no folders besides
 `constant`; `stablehlo-aggressive-folder` does that).
 """
@@ -14,6 +15,7 @@ from typing import Any
 from ..ir import Module, Operation
 from . import (
     Option,
+    _canonical_shape,  # noqa: F401  (registers the shape-dialect patterns)
     _fold_control,  # noqa: F401  (registers the case pattern)
     register_pass,
 )
@@ -39,6 +41,16 @@ def fold_cast_chain(op: Operation, rw: PatternRewriter) -> bool:
     if [v.type for v in src.operands] != [r.type for r in op.results]:
         return False
     rw.replace_op(op, list(src.operands))
+    return True
+
+
+@pattern(CANONICAL, "bufferization.to_buffer")
+def fold_to_buffer_of_to_tensor(op: Operation, rw: PatternRewriter) -> bool:
+    """to_buffer(to_tensor(B)) -> B when B has the result's type (ToBufferOp's folder)."""
+    src = rw.defining(op.operands[0], "bufferization.to_tensor")
+    if src is None or src.operands[0].type != op.results[0].type:
+        return False
+    rw.replace_op(op, [src.operands[0]])
     return True
 
 

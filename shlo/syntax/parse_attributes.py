@@ -24,7 +24,7 @@ from ..attributes import (
 )
 from ..resources import ResourceHandle
 from ..errors import ParseError
-from ..types import _ELEMENT_TYPES, FloatType, IndexType, IntegerType, TensorType, Type
+from ..types import _ELEMENT_TYPES, FloatType, IndexType, IntegerType, OpaqueType, TensorType, Type
 from .dense import (DenseLiteralError, classify_literal, float_bits_to_value, literal_to_array,
                     mlir_integer)
 from .lexer import (AT, BANG, BARE, FLOAT, HASH, INTEGER, PUNCT, STRING, TENSOR, int_value,
@@ -46,6 +46,9 @@ _DENSE_OPEN_RE = re.compile(r"\s*<")
 _DIMENSION_NUMBERS = ("stablehlo.gather", "stablehlo.scatter", "stablehlo.dot", "chlo.ragged_dot")
 _ENUM_DIALECTS = ("stablehlo", "chlo", "vhlo", "tosa", "mhlo", "check", "interpreter", "quant")
 
+
+_STRING_ELEMENTS_RE = re.compile(r'[\s\[\],]*"(?:[^"\\]|\\.)*"(?:[\s\[\],]*"(?:[^"\\]|\\.)*")*[\s\[\],]*')
+"""The body of a `dense<...>` of strings (nested lists of string literals)."""
 
 class AttributeParser(TypeParser):
     """Attribute values, from the current token. Uses the parser's ``attr_aliases``
@@ -192,6 +195,11 @@ class AttributeParser(TypeParser):
             self.error("expected ':' after the dense literal")
         self._advance()
         t = self.parse_type()
+        if isinstance(t, TensorType) and isinstance(t.element_type, OpaqueType) and \
+                _STRING_ELEMENTS_RE.fullmatch(text[q:close]):
+            # strings of another dialect's type (`dense<"a"> : tensor<!tf_type.string>`, MLIR's
+            # DenseStringElementsAttr): kept verbatim
+            return OpaqueAttr(text[start:self.prev_end])
         try:
             arr = literal_to_array(kind, payload, t)  # type: ignore[arg-type]
         except DenseLiteralError as e:

@@ -107,3 +107,17 @@ def test_substitutions(tmp_path, sub, expected):
     body = f"// RUN: echo {sub} | FileCheck %s\n// CHECK: {expected or tmp_path}\n"
     r = _run(tmp_path, body)
     assert r.lines[0].status == "passed", r.lines
+
+
+def test_filecheck_reads_the_check_file_before_the_input(tmp_path):
+    """As LLVM's FileCheck: no check strings is reported (status 2) before an empty input."""
+    from shlo.testing.runlines import filecheck
+
+    none = tmp_path / "none.mlir"
+    none.write_text("// no checks\n")
+    some = tmp_path / "some.mlir"
+    some.write_text("// CHECK: x\n")
+    assert filecheck(str(none), "", [])[0] == 2
+    rc, err = filecheck(str(some), "", [])
+    assert rc == 1 and "is empty" in err
+    assert filecheck(str(some), "x\n", [])[0] == 0

@@ -8,10 +8,11 @@ which exporter emits which):
   `reshape`, `cast` (and `builtin.unrealized_conversion_cast`, which has no semantics);
 * :mod:`.math`: the elementwise functions of MLIR's math dialect;
 * :mod:`.shape`: the `shape` dialect on extent tensors (`shape_of`, `broadcast`,
-  `cstr_broadcastable`, `assuming`, ...), as torch-mlir emits it for dynamic shapes.
+  `cstr_broadcastable`, `assuming`, ...), as torch-mlir emits it for dynamic shapes;
+* :mod:`.bufferization`: `memref.cast`, `bufferization.to_tensor` / `to_buffer` (identities).
 
 Run-time values: a tensor is a numpy array, a scalar (`index`, `i64`, `f32`) a numpy scalar, a
 `!shape.shape` an int64 array of extents, a `!shape.witness` the constant :data:`shape.WITNESS`.
 """
 
-from . import arith, math, shape, tensor  # noqa: F401
+from . import arith, bufferization, math, shape, tensor  # noqa: F401
