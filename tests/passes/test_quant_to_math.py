@@ -146,12 +146,20 @@ def test_what_upstream_refuses_is_refused(name):
 def test_lowered_program_computes_the_same(name):
     module = shlo.parse(CASES[name])
     lowered = lower(module)
-    full = lower(module, PIPELINE)
-    assert not any(op.dialect == "chlo" for op in full.walk())
+    others = [lowered]
+    if "?" in CASES[name]:
+        # The guide's pipeline fails on dynamic zero-point broadcasts, upstream's too (jaxlib:
+        # "failed to legalize operation 'shape.cstr_broadcastable'"): quant-to-math alone then.
+        with pytest.raises(shlo.ShloError, match="shape.cstr_broadcastable"):
+            lower(module, PIPELINE)
+    else:
+        full = lower(module, PIPELINE)
+        assert not any(op.dialect == "chlo" for op in full.walk())
+        others.append(full)
     for seed in range(3):
         args = random_args(module, "main", seed)
         direct = shlo.run(module, *args)
-        for other in (lowered, full):
+        for other in others:
             got = shlo.run(other, *args)
             assert max(max_diff(a, b) for a, b in zip(direct, got)) <= BOUND.get(name, 0)
 
