@@ -274,7 +274,13 @@ def _filecheck(argv: list[str], stdin: bytes) -> tuple[int, bytes, str]:
     if input_file is not None:
         with open(input_file, "rb") as f:
             text = f.read()
-    rc, err = filecheck(check, text.decode("utf-8", "replace"), rest)
+    decoded = text.decode("utf-8", "replace")
+    if not decoded and not any(a.lstrip("-") == "allow-empty" for a in rest):
+        # FileCheck reads the check file first: no check strings is its error, not the input
+        rc, err = filecheck(check, "-\n", rest)
+        if "No check strings found" in err:
+            return rc, b"", err
+    rc, err = filecheck(check, decoded, rest)
     return rc, b"", err
 
 

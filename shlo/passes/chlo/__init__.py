@@ -24,7 +24,7 @@ from ...errors import Diagnostic
 from ...ir import Module, Operation, Value
 from .. import register_pass
 from .._rewrite import PassError, Rewriter
-from . import broadcast, dag, misc, ragged, special  # noqa: F401  (they register lowerings)
+from . import _shape_canonical, broadcast, dag, misc, ragged, special  # noqa: F401  (they register)
 from ._builder import LOWERINGS, Builder, NotLowered
 
 __all__ = ["chlo_legalize_to_stablehlo", "LOWERINGS"]
