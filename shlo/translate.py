@@ -3,7 +3,7 @@
 `shlo translate` takes `stablehlo-translate`'s command line::
 
     shlo translate --serialize --target=1.8.0 [--strip-debuginfo] [--allow-other-dialects] F
-    shlo translate --deserialize [--print-stablehlo-version] F.mlir.bc
+    shlo translate --deserialize [--print-stablehlo-version] [--mlir-print-debuginfo] F.mlir.bc
     shlo translate --interpret [--args="[dense<...> : tensor<...>, ...]"] [-split-input-file]
                    [--probe-output-dir=DIR] F.mlir
 
@@ -76,6 +76,8 @@ class _TranslateArgs:
     output: str | None = None
     print_dense: bool = False
     verify_diagnostics: bool = False
+    debuginfo: bool = False
+    local_scope: bool = False
 
 
 def parse_translate(argv: Sequence[str]) -> _TranslateArgs:
@@ -110,6 +112,10 @@ def parse_translate(argv: Sequence[str]) -> _TranslateArgs:
             a.print_dense = True
         elif k == "verify-diagnostics":
             a.verify_diagnostics = True
+        elif k == "mlir-print-debuginfo":
+            a.debuginfo = True
+        elif k == "mlir-print-local-scope":
+            a.local_scope = True
         else:
             raise ValueError(f"shlo translate: unknown option '{arg}'")
     if a.mode is None:
@@ -158,8 +164,8 @@ def _serialize(a: _TranslateArgs, data: bytes, name: str, out: BinaryIO) -> int:
 
 
 def _deserialize(a: _TranslateArgs, data: bytes, name: str, out: BinaryIO) -> int:
-    from . import format as format_module
     from .bytecode.portable import portable_artifact_version
+    from .syntax.printer import format_module
 
     if a.print_version:
         v = portable_artifact_version(data)
@@ -172,7 +178,7 @@ def _deserialize(a: _TranslateArgs, data: bytes, name: str, out: BinaryIO) -> in
         from .bytecode.vhlo.ir import strip_debuginfo
 
         strip_debuginfo(module)
-    _write_text(out, format_module(module))
+    _write_text(out, format_module(module, debug_info=a.debuginfo, local_scope=a.local_scope))
     return 0
 
 
