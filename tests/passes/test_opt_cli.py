@@ -99,6 +99,25 @@ def test_cse_keeps_the_values():
             np.testing.assert_array_equal(x, y)
 
 
+def _upstream(pipeline: str, text: str) -> str:
+    from jaxlib.mlir import ir
+    from jaxlib.mlir.passmanager import PassManager
+
+    from shlo.testing.oracles import mlir_context
+
+    with mlir_context():
+        m = ir.Module.parse(text)
+        PassManager.parse(pipeline).run(m.operation)
+        return m.operation.get_asm()
+
+
+def test_cse_against_upstream():
+    pytest.importorskip("jax")
+    ours = shlo.format(run_passes(shlo.parse(CSE_INPUT), "cse"))
+    theirs = _upstream("builtin.module(cse)", CSE_INPUT)
+    assert ours.strip() == theirs.strip()
+
+
 def test_cse_does_not_cross_functions():
     text = """func.func @f() -> tensor<i32> {
       %0 = stablehlo.constant dense<3> : tensor<i32>
