@@ -359,3 +359,68 @@ def test_shlo_opt_pass_form_through_the_cli(tmp_path, capsys):
     assert capsys.readouterr().out.count("stablehlo.add") == 1
     assert cli_main(["opt", str(path), "--pass", "no-such-pass"]) == 1
     assert "unknown pass 'no-such-pass'" in capsys.readouterr().err
+
+
+# --- upstream RUN lines through shlo.opt.lit_tools ------------------------------------------------
+
+RUN_FILE = """// RUN: stablehlo-opt -inline %s | stablehlo-translate --interpret
+// RUN: stablehlo-opt --chlo-pre-serialization-pipeline -inline %s | stablehlo-translate --interpret
+
+func.func @main() -> tensor<2xf32> {
+  %0 = call @inputs() : () -> tensor<2xf32>
+  %1 = chlo.sinh %0 : tensor<2xf32> -> tensor<2xf32>
+  %2 = call @expected() : () -> tensor<2xf32>
+  stablehlo.custom_call @check.expect_close(%1, %2) {has_side_effect = true} : (tensor<2xf32>, tensor<2xf32>) -> ()
+  return %1 : tensor<2xf32>
+}
+func.func private @inputs() -> tensor<2xf32> {
+  %c = stablehlo.constant dense<[0.0, 1.0]> : tensor<2xf32>
+  return %c : tensor<2xf32>
+}
+func.func private @expected() -> tensor<2xf32> {
+  %c = stablehlo.constant dense<[0.0, EXPECTED]> : tensor<2xf32>
+  return %c : tensor<2xf32>
+}
+"""
+
+
+def test_testdata_style_run_lines(tmp_path):
+    from shlo.opt import lit_tools
+    from shlo.testing.runlines import run_file
+
+    for expected, status in (("1.17520118", "passed"), ("1.5", "failed")):
+        path = tmp_path / f"sinh_{status}.mlir"
+        path.write_text(RUN_FILE.replace("EXPECTED", expected))
+        r = run_file(str(path), lit_tools())
+        assert [x.status for x in r.lines] == [status, status], [x.reason for x in r.lines]
+        if status == "failed":  # the failed check makes `--interpret` exit 1
+            assert "check.expect_close failed" in r.lines[0].output
+
+
+def test_chunk_without_checks_and_without_output_passes(tmp_path):
+    from shlo.opt import lit_tools
+    from shlo.testing.runlines import run_file
+
+    path = tmp_path / "t.mlir"
+    path.write_text("""// RUN: stablehlo-opt --chlo-legalize-to-stablehlo --split-input-file --verify-diagnostics %s | FileCheck %s
+
+// CHECK-LABEL: @ok
+func.func @ok(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // CHECK: stablehlo.add
+  %0 = chlo.broadcast_add %a, %a : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @bad(%a: tensor<1x4xf32>, %b: tensor<4xf32>) -> tensor<1x4xf32> {
+  // expected-warning @+2 {{unsupported non prefix-padded dynamic rank broadcast_dimensions}}
+  // expected-error @+1 {{failed to legalize operation}}
+  %0 = chlo.broadcast_add %a, %b {broadcast_dimensions = array<i64: 1, 2>} : (tensor<1x4xf32>, tensor<4xf32>) -> tensor<1x4xf32>
+  return %0 : tensor<1x4xf32>
+}
+""")
+    r = run_file(str(path), lit_tools(), chunks=True)
+    # chunk 2 prints nothing and has no CHECK line: FileCheck's "no check strings" (a pass
+    # for one chunk of a split file), not "empty input"
+    assert [x.status for x in r.lines] == ["passed", "passed"], [x.output for x in r.lines]
