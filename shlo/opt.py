@@ -13,7 +13,8 @@ runs with `stablehlo-opt` replaced by `shlo opt`; shlo's own `--pass PIPELINE` w
   MLIR's: `--stablehlo-aggressive-simplification=fold-op-element-limit=100`,
   `--vhlo-to-version='target=1.0.0'`); `--pass` / `--pass-pipeline` / `-p` take a pipeline
   (`builtin.module(func.func(canonicalize{test-convergence}))`); passes run in the order given;
-* `--split-input-file`: each `// -----` chunk is its own program (outputs joined by the marker);
+* `--split-input-file[=MARKER]`: each `// -----` chunk is its own program (the outputs joined by
+  `// -----`, or `--output-split-marker=M`);
 * `--verify-diagnostics`: the `expected-error/warning/remark` annotations must match what is
   reported (shlo.testing.diagnostics), and nothing else may be;
 * `-verify-each`: the module is verified after parsing and after each pass (MLIR's default; shlo
@@ -35,6 +36,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Sequence, TextIO
@@ -60,6 +62,7 @@ class OptArgs:
     generic: bool = False
     emit_bytecode: bool = False
     split: str | None = None  # the chunk marker with --split-input-file
+    output_marker: str = "// -----"  # what joins the chunks' outputs
     verify_diagnostics: bool = False
     verify_each: bool = False
     debuginfo: bool = False
@@ -108,6 +111,8 @@ def parse_opt(argv: Sequence[str]) -> OptArgs:
             a.emit_bytecode = _bool(v)
         elif k == "split-input-file":
             a.split = v or "// -----"
+        elif k == "output-split-marker":
+            a.output_marker = v if v is not None else next(it, "")
         elif k == "verify-diagnostics":
             a.verify_diagnostics = True
         elif k == "verify-each":
@@ -197,7 +202,15 @@ def _chunks(a: OptArgs, data: bytes) -> list[tuple[int, bytes | str]]:
         return [(1, text)]
     from .syntax.split import split_cases
 
-    return list(split_cases(text))
+    if a.split == "// -----":
+        return list(split_cases(text))
+    out, line, pos = [], 1, 0  # another marker: the same rule (line numbers kept)
+    for m in re.finditer(rf"^{re.escape(a.split)}\s*$", text, re.MULTILINE):
+        chunk = text[pos:m.start()]
+        out.append((line, "\n" * (line - 1) + chunk))
+        line += chunk.count("\n") + 1
+        pos = m.end()
+    return out + [(line, "\n" * (line - 1) + text[pos:])]
 
 
 def _verify(module: Any) -> None:
@@ -247,7 +260,7 @@ def _run(a: OptArgs, data: bytes, name: str, out: BinaryIO, err: TextIO) -> int:
         if a.emit_bytecode:
             out.write(texts[0])
         else:
-            out.write(((a.split or "// -----") + "\n").encode().join(texts))
+            out.write((a.output_marker + "\n").encode().join(texts))
     return status
 
 

@@ -235,6 +235,9 @@ def test_split_input_file_and_verify_diagnostics():
     assert rc == 1 and "failed to legalize operation 'chlo.broadcast_add'" in err
     rc, out, err = opt(["--split-input-file"], ADD + "// -----\n" + ADD)
     assert rc == 0 and out.count("// -----\n") == 1 and out.count("module {") == 2
+    rc, out, err = opt(["--split-input-file=// ====", "--output-split-marker=// @@"],
+                       ADD + "// ====\n" + ADD.replace("@main", "@second"))
+    assert rc == 0 and out.count("// @@\n") == 1 and out.index("@main") < out.index("@second")
 
 
 def test_verify_each_catches_a_pass_that_breaks_the_module():
