@@ -342,7 +342,7 @@ def format_module(module: Module, generic: bool = False, debug_info: bool = Fals
     return text + format_resources(op)
 
 
-# --- location aliases (MLIR's AliasInitializer for `loc(#loc1)`) -----------------------------------
+# --- location aliases (MLIR's AliasInitializer for `loc(#loc1)`) ---------------------------------
 
 
 def _sub_locations(loc: Location) -> tuple[Location, ...]:
