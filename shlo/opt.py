@@ -406,7 +406,9 @@ def lit_tools() -> dict[str, Any]:
     def shlo_cli(argv: Sequence[str], stdin: BinaryIO, stdout: BinaryIO, stderr: TextIO) -> int:
         if argv and argv[0] == "opt":
             return main(list(argv[1:]), stdin, stdout, stderr)
-        return translate_main(list(argv), stdin, stdout, stderr)
+        if argv and argv[0] in ("translate", "inspect"):
+            return translate_main(list(argv), stdin, stdout, stderr)
+        raise Unsupported(f"`shlo {' '.join(argv[:1])}` does not run in process here")
 
     return {
         "stablehlo-translate": wrap(lambda a, i, o, e: translate_main(["translate", *a], i, o, e),
