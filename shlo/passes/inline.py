@@ -114,7 +114,9 @@ def erase_dead_private_functions(module: Module) -> Module:
 @register_pass("inline", options=[
     Option("default-pipeline", str, "canonicalize",
            "the pipeline run on the callables after inlining (empty: none)"),
-    Option("max-iterations", int, 4, "bound on the inlining iterations (accepted)")])
+    Option("max-iterations", int, 4, "bound on the inlining iterations (accepted)"),
+    Option("inlining-threshold", int, 4294967295,
+           "bound on the callee/caller size ratio in percent (accepted: shlo inlines all)")])
 def inline(module: Module, options: dict[str, Any]) -> Module:
     """Inline function calls (MLIR's inliner: calls replaced by the callee's body).
 

@@ -111,11 +111,51 @@ def _upstream(pipeline: str, text: str) -> str:
         return m.operation.get_asm()
 
 
-def test_cse_against_upstream():
+CSE_REGIONS = """func.func @main(%a: tensor<4xf32>, %i: tensor<i32>) -> (tensor<f32>, tensor<f32>, tensor<i32>, tensor<i32>) {
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %z2 = stablehlo.constant dense<0.0> : tensor<f32>
+  %0 = stablehlo.reduce(%a init: %z) applies stablehlo.add across dimensions = [0] : (tensor<4xf32>, tensor<f32>) -> tensor<f32>
+  %1 = stablehlo.reduce(%a init: %z2) applies stablehlo.add across dimensions = [0] : (tensor<4xf32>, tensor<f32>) -> tensor<f32>
+  %2 = stablehlo.while(%it = %i) : tensor<i32>
+    cond {
+      %c10 = stablehlo.constant dense<10> : tensor<i32>
+      %p = stablehlo.compare LT, %it, %c10 : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %p : tensor<i1>
+    } do {
+      %one = stablehlo.constant dense<1> : tensor<i32>
+      %n = stablehlo.add %it, %one : tensor<i32>
+      stablehlo.return %n : tensor<i32>
+    }
+  %3 = stablehlo.while(%it = %i) : tensor<i32>
+    cond {
+      %c10 = stablehlo.constant dense<10> : tensor<i32>
+      %p = stablehlo.compare LT, %it, %c10 : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %p : tensor<i1>
+    } do {
+      %one = stablehlo.constant dense<1> : tensor<i32>
+      %n = stablehlo.add %it, %one : tensor<i32>
+      stablehlo.return %n : tensor<i32>
+    }
+  return %0, %1, %2, %3 : tensor<f32>, tensor<f32>, tensor<i32>, tensor<i32>
+}
+"""
+
+
+@pytest.mark.parametrize("text", [CSE_INPUT, CSE_REGIONS], ids=["flat", "regions"])
+def test_cse_against_upstream(text):
     pytest.importorskip("jax")
-    ours = shlo.format(run_passes(shlo.parse(CSE_INPUT), "cse"))
-    theirs = _upstream("builtin.module(cse)", CSE_INPUT)
+    ours = shlo.format(run_passes(shlo.parse(text), "cse"))
+    theirs = _upstream("builtin.module(cse)", text)
     assert ours.strip() == theirs.strip()
+
+
+def test_cse_merges_ops_with_equivalent_regions():
+    out = run_passes(shlo.parse(CSE_REGIONS), "cse")
+    # the two reduces (their inits merged first) and the two whiles are one each
+    assert body(out) == ["stablehlo.constant", "stablehlo.reduce", "stablehlo.while",
+                         "func.return"]
+    ret = out.function("main").regions[0].blocks[0].operations[-1]
+    assert ret.operands[0] is ret.operands[1] and ret.operands[2] is ret.operands[3]
 
 
 def test_cse_does_not_cross_functions():
