@@ -45,7 +45,7 @@ from .errors import ShloError
 
 __all__ = ["opt_main", "main", "parse_opt", "OptArgs", "elide_defaults", "lit_tools"]
 
-USAGE = __doc__.split("::", 1)[1].split("\n\n", 2)[1]
+USAGE = __doc__.split("::", 1)[1].split("\nInput is text", 1)[0].strip("\n")
 
 # flags of MlirOptMain shlo accepts and that change nothing here
 _IGNORED = {"allow-unregistered-dialect", "mlir-disable-threading", "mlir-pretty-debuginfo",
