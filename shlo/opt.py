@@ -277,7 +277,7 @@ def _emit(module: Any, a: OptArgs, err: TextIO) -> bytes:
     textualize(module)
     elide_defaults(module, as_printed=True, generic=a.generic)
     text = format_module(module, generic=a.generic, debug_info=a.debuginfo,
-                         local_scope=a.local_scope)
+                         loc_aliases=not a.local_scope)
     return (text if text.endswith("\n") else text + "\n").encode("utf-8", "surrogateescape")
 
 

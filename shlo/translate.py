@@ -178,7 +178,8 @@ def _deserialize(a: _TranslateArgs, data: bytes, name: str, out: BinaryIO) -> in
         from .bytecode.vhlo.ir import strip_debuginfo
 
         strip_debuginfo(module)
-    _write_text(out, format_module(module, debug_info=a.debuginfo, local_scope=a.local_scope))
+    _write_text(out, format_module(module, debug_info=a.debuginfo,
+                                    loc_aliases=not a.local_scope))
     return 0
 
 

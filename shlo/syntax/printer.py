@@ -325,15 +325,15 @@ def _wrapper(op: Operation) -> Operation:
 
 
 def format_module(module: Module, generic: bool = False, debug_info: bool = False,
-                  local_scope: bool = False) -> str:
+                  loc_aliases: bool = False) -> str:
     """The text of a whole module: the pretty form by default, or the generic form. With
-    ``debug_info`` every op's location follows it, as MLIR's `--mlir-print-debuginfo` prints
-    them: `loc(#loc3)` and the alias definitions after the module, or in place with
-    ``local_scope`` (`--mlir-print-local-scope`)."""
+    ``debug_info`` every op's location follows it: in place (`--mlir-print-local-scope`), or
+    with ``loc_aliases`` as MLIR's `--mlir-print-debuginfo` prints them by default, `loc(#loc3)`
+    and the alias definitions after the module."""
     pr = Printer(generic, debug_info)
     op = module.op
     pr.name_values(_wrapper(op))
-    if debug_info and not local_scope:
+    if debug_info and loc_aliases:
         pr.loc_aliases = location_aliases(op)
     text = pr.op_text(op) + "\n"
     if pr.loc_aliases:
