@@ -467,3 +467,48 @@ func.func @bad(%a: tensor<1x4xf32>, %b: tensor<4xf32>) -> tensor<1x4xf32> {
     # chunk 2 prints nothing and has no CHECK line: FileCheck's "no check strings" (a pass
     # for one chunk of a split file), not "empty input"
     assert [x.status for x in r.lines] == ["passed", "passed"], [x.output for x in r.lines]
+
+
+# --- the shape canonicalizations the chlo lowering relies on ---------------------------------------
+
+SHAPES = """func.func @main(%a: tensor<?x8xf32>) -> (tensor<?x8xf32>, tensor<3xindex>, tensor<2xindex>) {
+  %s = shape.shape_of %a : tensor<?x8xf32> -> tensor<2xindex>
+  %c1 = shape.const_shape [1] : tensor<1xindex>
+  %c2 = shape.const_shape [4, 1, 8] : tensor<3xindex>
+  %w = shape.const_witness true
+  %r = shape.assuming %w -> (tensor<?x8xf32>) {
+    %n = stablehlo.negate %a : tensor<?x8xf32>
+    shape.assuming_yield %n : tensor<?x8xf32>
+  }
+  %b = shape.broadcast %c1, %s, %c2 : tensor<1xindex>, tensor<2xindex>, tensor<3xindex> -> tensor<?xindex>
+  %cast = tensor.cast %b : tensor<?xindex> to tensor<3xindex>
+  %k0 = shape.const_shape [2, 3] : tensor<2xindex>
+  %k = tensor.cast %k0 : tensor<2xindex> to tensor<?xindex>
+  %kc = tensor.cast %k : tensor<?xindex> to tensor<2xindex>
+  return %r, %cast, %kc : tensor<?x8xf32>, tensor<3xindex>, tensor<2xindex>
+}
+"""
+
+
+def test_canonicalize_shape_ops():
+    out = run_passes(shlo.parse(SHAPES), "canonicalize")
+    ops = out.function("main").regions[0].blocks[0].operations
+    # the assuming on `true` inlined; [1] and [4, 1, 8] folded into [4, 1, 8] (constants last,
+    # hoisted and uniqued); the result type concretized, so the casts fold away; the casts of
+    # [2, 3] to ? and back are [2, 3] itself
+    assert sorted(op.name for op in ops) == sorted([
+        "shape.const_shape", "shape.const_shape", "shape.shape_of", "stablehlo.negate",
+        "shape.broadcast", "func.return"])
+    bcast = next(op for op in ops if op.name == "shape.broadcast")
+    shapes = {op.results[0]: [int(x) for x in op.attr("shape").array]
+              for op in ops if op.name == "shape.const_shape"}
+    assert bcast.operands[0].owner.name == "shape.shape_of"
+    assert shapes[bcast.operands[1]] == [4, 1, 8]
+    assert str(bcast.results[0].type) == "tensor<3xindex>"
+    ret = ops[-1]
+    assert ret.operands[1] is bcast.results[0] and shapes[ret.operands[2]] == [2, 3]
+    x = np.ones((4, 8), np.float32)
+    got = shlo.run(out, x)
+    np.testing.assert_array_equal(got[0], -x)
+    np.testing.assert_array_equal(got[1], [4, 4, 8])
+    np.testing.assert_array_equal(got[2], [2, 3])
