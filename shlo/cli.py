@@ -233,25 +233,6 @@ def _cmd_verify(a: argparse.Namespace) -> int:
     return 1 if bad else 0
 
 
-def _cmd_opt(a: argparse.Namespace) -> int:
-    from . import format, load
-    from .passes import run_passes
-
-    if a.list:
-        from .passes import describe
-
-        print(describe())
-        return 0
-    if not a.file:
-        raise ValueError("shlo opt: no input file")
-    module = load(a.file)
-    for spec in a.passes:  # each --pass is a pipeline string (commas, options, nesting)
-        module = run_passes(module, spec)
-    text = format(module, generic=a.generic)
-    sys.stdout.write(text if text.endswith("\n") else text + "\n")
-    return 0
-
-
 def build_parser() -> argparse.ArgumentParser:
     from . import __version__
 
@@ -325,14 +306,10 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--target", help="StableHLO version of the portable artifact (X.Y.Z|current)")
     f.set_defaults(fn=_cmd_fmt)
 
-    o = sub.add_parser("opt", help="transform a program with passes")
-    o.add_argument("file", nargs="?")
-    o.add_argument("--pass", dest="passes", action="append", default=[],
-                   help="a pass pipeline: names, comma separated, with {options} (repeatable)")
-    o.add_argument("--list", action="store_true", help="list the registered passes")
-    o.add_argument("--generic", action="store_true")
-    o.set_defaults(fn=_cmd_opt)
-
+    # `shlo opt` has stablehlo-opt's command line (shlo.opt parses it; `shlo opt --help`)
+    sub.add_parser("opt", add_help=False,
+                   help="transform a program with passes: --pass PIPELINE or stablehlo-opt's "
+                        "flags (--NAME[=OPTIONS], --split-input-file, ...); --list")
     _add_debug_commands(sub)
     for name, text in (("translate", "stablehlo-translate: --serialize --target=V, "
                                      "--deserialize, --interpret"),
@@ -529,10 +506,15 @@ def _add_debug_commands(sub: Any) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and (argv[0] in ("translate", "inspect") or (argv[0] == "opt" and _upstream(argv))):
+    if argv and argv[0] == "opt":
+        from .opt import main as opt_main
+
+        sys.stdout.flush()
+        return opt_main(argv[1:])  # stablehlo-opt's command line (and --pass)
+    if argv and argv[0] in ("translate", "inspect"):
         from .translate import main as translate_main
 
-        return translate_main(argv)  # stablehlo-translate / stablehlo-opt command lines
+        return translate_main(argv)  # stablehlo-translate's command line
     _ARGV[:] = argv
     args = build_parser().parse_args(argv)
     from .errors import ShloError
@@ -557,12 +539,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"internal error: {type(e).__name__}: {e} (set SHLO_DEBUG=1 for a traceback)",
               file=sys.stderr)
         return 2
-
-
-def _upstream(argv: list[str]) -> bool:
-    from .translate import is_upstream_opt
-
-    return is_upstream_opt(argv[1:])
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -61,7 +61,7 @@ class ProcessContext:
         self.infeed = list(infeed or [])
         self.outfeed = []
         self.custom_calls = dict(custom_calls or {})
-        self.check_failures = []
+        self.check_failures.clear()  # in place: check kernels hold this list
         self.probes.clear()  # in place: probe kernels hold this dict
         self.channels = {}
         self.__dict__.pop("rng_counters", None)

@@ -175,8 +175,10 @@ def parse_pipeline(spec: str | Iterable[str]) -> list[tuple[str, dict[str, str]]
     return out
 
 
-def run_passes(module: Module, names: str | Iterable[str]) -> Module:
-    """Run the passes ``names`` (a list, or a comma-separated pipeline string) in order."""
+def run_passes(module: Module, names: str | Iterable[str],
+               after: Callable[[str, Module], None] | None = None) -> Module:
+    """Run the passes ``names`` (a list, or a comma-separated pipeline string) in order;
+    ``after(name, module)`` is called after each (`shlo opt -verify-each` verifies there)."""
     _load()
     for name, opts in parse_pipeline(names):
         info = PASSES.get(name)
@@ -184,6 +186,8 @@ def run_passes(module: Module, names: str | Iterable[str]) -> Module:
             known = ", ".join(sorted(PASSES))
             raise PassError(f"unknown pass '{name}' (known: {known})")
         module = info.run(module, info.resolve(opts))
+        if after is not None:
+            after(name, module)
     return module
 
 

@@ -27,6 +27,7 @@ from ._patterns import (
     Listener,
     Pattern,
     PatternRewriter,
+    constant_of,
     is_constant_op,
     trivially_dead,
 )
@@ -120,7 +121,7 @@ class _Driver(Listener):
 
     @staticmethod
     def _key(op: Operation) -> tuple:
-        attr: DenseElementsAttr = op.attr("value")
+        attr: DenseElementsAttr | None = constant_of(op.results[0])
         return (op.dialect, attr, op.results[0].type)
 
     def insert_known_constant(self, op: Operation) -> bool:

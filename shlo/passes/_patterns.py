@@ -118,10 +118,16 @@ def trivially_dead(op: Operation, rw: "PatternRewriter") -> bool:
 # --- constants ------------------------------------------------------------------------------------
 
 
+_CONSTANT_ATTR = {"shape.const_shape": "shape"}
+"""ConstantLike ops whose elements are not in `value`."""
+
+
 def is_constant_op(op: Operation) -> bool:
-    """A constant-like op: no operands, no regions, one result, a dense `value`."""
+    """A constant-like op: no operands, no regions, one result, a dense `value` (`shape` for
+    `shape.const_shape`)."""
+    name = _CONSTANT_ATTR.get(op.name, "value")
     return (not op.operands and not op.regions and len(op.results) == 1
-            and isinstance(op.properties.get("value", op.attributes.get("value")),
+            and isinstance(op.properties.get(name, op.attributes.get(name)),
                            DenseElementsAttr))
 
 
@@ -129,7 +135,7 @@ def constant_of(v: Value) -> DenseElementsAttr | None:
     """The elements ``v`` holds when a constant-like op defines it (MLIR `m_Constant`)."""
     op = v.owner
     if isinstance(op, Operation) and is_constant_op(op):
-        return op.attr("value")
+        return op.attr(_CONSTANT_ATTR.get(op.name, "value"))
     return None
 
 

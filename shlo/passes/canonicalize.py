@@ -3,8 +3,8 @@
 The greedy driver (:mod:`._driver`) with every op's canonicalization patterns (the ``canonical``
 pattern set: `stablehlo.case` with a constant index, `builtin.unrealized_conversion_cast`
 chains, `bufferization.to_buffer` of `to_tensor`, the shape-dialect folds of
-:mod:`._canonical_shape`) and MLIR's folds: constants uniqued and hoisted to the function entry, dead code
-removed. Like upstream, it folds no arithmetic (StableHLO ops have no folders besides
+:mod:`._canonical_shape`) and MLIR's folds: constants uniqued and hoisted to the function
+entry, dead code removed. Like upstream, it folds no arithmetic (StableHLO ops have no folders besides
 `constant`; `stablehlo-aggressive-folder` does that).
 """
 
@@ -12,17 +12,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..ir import Module, Operation
-from . import (
+CANONICAL = "canonical"  # the pattern set (defined before the modules below import it)
+
+from ..ir import Module, Operation  # noqa: E402
+from . import (  # noqa: E402
     Option,
     _canonical_shape,  # noqa: F401  (registers the shape-dialect patterns)
     _fold_control,  # noqa: F401  (registers the case pattern)
     register_pass,
 )
-from ._driver import GreedyConfig, apply_to_module
-from ._patterns import PatternRewriter, pattern, patterns
-
-CANONICAL = "canonical"
+from ._driver import GreedyConfig, apply_to_module  # noqa: E402
+from ._patterns import PatternRewriter, pattern, patterns  # noqa: E402
 
 
 @pattern(CANONICAL, "builtin.unrealized_conversion_cast")

@@ -26,7 +26,10 @@ from ..attributes import (
     format_entry, format_key, format_struct_params, format_symbol,
 )
 from ..resources import ResourceHandle
-from ..ir import Block, Module, Operation, Region, Value, format_location
+from ..ir import (
+    Block, CallSiteLoc, FusedLoc, Location, Module, NameLoc, Operation, Region, Value,
+    format_location,
+)
 from ..registry import ISOLATED, lookup, names_with
 from ..spelling import escape_string, format_float
 from ..types import (
@@ -44,6 +47,7 @@ class Printer:
         self.isolated = names_with(ISOLATED)
         self.generic = generic
         self.debug_info = debug_info
+        self.loc_aliases: dict[Location, str] = {}  # with debug_info: `#loc1` for each location
         self.names: dict[Value, str] = {}
         self.block_names: dict[Block, str] = {}
         self.depth = 0
@@ -194,7 +198,8 @@ class Printer:
         else:
             text = prefix + self._short_name(op.name) + body
         if self.debug_info and op.location is not None:
-            text += " " + format_location(op.location)
+            alias = self.loc_aliases.get(op.location)
+            text += f" loc(#{alias})" if alias else " " + format_location(op.location)
         return text
 
     def region_dialect(self, op_name: str) -> str:
@@ -319,12 +324,73 @@ def _wrapper(op: Operation) -> Operation:
     return w
 
 
-def format_module(module: Module, generic: bool = False, debug_info: bool = False) -> str:
-    """The text of a whole module: the pretty form by default, or the generic form."""
+def format_module(module: Module, generic: bool = False, debug_info: bool = False,
+                  loc_aliases: bool = False) -> str:
+    """The text of a whole module: the pretty form by default, or the generic form. With
+    ``debug_info`` every op's location follows it: in place (`--mlir-print-local-scope`), or
+    with ``loc_aliases`` as MLIR's `--mlir-print-debuginfo` prints them by default, `loc(#loc3)`
+    and the alias definitions after the module."""
     pr = Printer(generic, debug_info)
     op = module.op
     pr.name_values(_wrapper(op))
-    return pr.op_text(op) + "\n" + format_resources(op)
+    if debug_info and loc_aliases:
+        pr.loc_aliases = location_aliases(op)
+    text = pr.op_text(op) + "\n"
+    if pr.loc_aliases:
+        text += "".join(f"#{name} = loc({_aliased_loc(loc, pr.loc_aliases)})\n"
+                        for loc, name in pr.loc_aliases.items())
+    return text + format_resources(op)
+
+
+# --- location aliases (MLIR's AliasInitializer for `loc(#loc1)`) ---------------------------------
+
+
+def _sub_locations(loc: Location) -> tuple[Location, ...]:
+    if isinstance(loc, NameLoc):
+        return (loc.child,) if loc.child is not None else ()
+    if isinstance(loc, CallSiteLoc):
+        return (loc.callee, loc.caller)
+    if isinstance(loc, FusedLoc):
+        return tuple(loc.locations)
+    return ()
+
+
+def location_aliases(root: Operation) -> dict[Location, str]:
+    """The alias of each location under ``root``, in MLIR's order: locations are met in
+    pre-order (an op's before those of its regions, a location before the ones it nests), then
+    ordered (stably) by nesting depth, the innermost first, and named `loc`, `loc1`, `loc2`..."""
+    order: dict[Location, int] = {}  # location -> depth, in the order met
+
+    def visit(loc: Location) -> int:
+        if loc in order:
+            return order[loc]
+        order[loc] = 0
+        depth = 1 + max((visit(c) for c in _sub_locations(loc)), default=0)
+        order[loc] = depth
+        return depth
+
+    for op in root.walk():
+        if op.location is not None:
+            visit(op.location)
+    ranked = sorted(order, key=lambda loc: order[loc])  # stable: the order met on ties
+    return {loc: "loc" if i == 0 else f"loc{i}" for i, loc in enumerate(ranked)}
+
+
+def _aliased_loc(loc: Location, aliases: dict[Location, str]) -> str:
+    """The inside of `loc(...)` for an alias definition: nested locations by their alias."""
+
+    def sub(x: Location) -> str:
+        name = aliases.get(x)
+        return f"#{name}" if name else format_location(x)[4:-1]
+
+    if isinstance(loc, NameLoc):
+        return escape_string(loc.name) + (f"({sub(loc.child)})" if loc.child is not None else "")
+    if isinstance(loc, CallSiteLoc):
+        return f"callsite({sub(loc.callee)} at {sub(loc.caller)})"
+    if isinstance(loc, FusedLoc):
+        meta = f"<{loc.metadata.mlir()}>" if loc.metadata is not None else ""
+        return f"fused{meta}[" + ", ".join(sub(x) for x in loc.locations) + "]"
+    return format_location(loc)[4:-1]
 
 
 # --- the `{-# dialect_resources #-}` section of dense_resource blobs --------------------------------

@@ -6,7 +6,7 @@ temporary path, `%%`), `%if FEATURE %{ ... %} [%else %{ ... %}]`, pipes, `&&`, r
 `FileCheck` (the `filecheck` Python package, run in process), `diff`, `cat`, `echo`, `true`,
 `false`. Every other command is a *tool*: a Python callable given by the caller
 ``tool(argv, stdin_bytes) -> (exit_code, stdout_bytes, stderr_text)`` (shlo's in-process
-commands, see :func:`shlo.translate.lit_tools`). Pipelines fail when any command fails
+commands, see :func:`shlo.opt.lit_tools`). Pipelines fail when any command fails
 (`set -o pipefail`, as lit runs them).
 
 Each RUN line gets a :class:`LineResult`: ``passed``, ``failed`` (with the failing command and

@@ -22,9 +22,13 @@ PROGRAM = """func.func @main(%a: tensor<2xf32>, %b: tensor<2xf32>) -> tensor<2xf
 
 def _run(argv, stdin=b""):
     out, err = io.BytesIO(), io.StringIO()
+    from shlo.opt import main as opt_main
     from shlo.translate import main as tmain
 
-    rc = tmain(list(argv), io.BytesIO(stdin), out, err)
+    if argv[0] == "opt":
+        rc = opt_main(list(argv[1:]), io.BytesIO(stdin), out, err)
+    else:
+        rc = tmain(list(argv), io.BytesIO(stdin), out, err)
     return rc, out.getvalue(), err.getvalue()
 
 

@@ -9,7 +9,7 @@ import pytest
 import shlo
 from shlo.bytecode import deserialize, serialize, write_bytecode
 from shlo.syntax.equivalence import first_difference
-from shlo.translate import elide_defaults
+from shlo.opt import elide_defaults
 
 from conftest import PROGRAMS, TESTDATA
 

@@ -11,7 +11,7 @@ from shlo.bytecode import (
 from shlo.bytecode.vhlo.version import CURRENT, parse_version
 from shlo.errors import ShloError
 from shlo.syntax.equivalence import first_difference
-from shlo.translate import elide_defaults
+from shlo.opt import elide_defaults
 
 from conftest import PROGRAMS
 

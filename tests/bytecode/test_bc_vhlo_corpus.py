@@ -1,5 +1,5 @@
 """The vhlo/ corpus (../shared/conformance/vhlo): every RUN line of every file, with
-`stablehlo-translate` / `stablehlo-opt` mapped to shlo's commands (shlo.translate.lit_tools)
+`stablehlo-translate` / `stablehlo-opt` mapped to shlo's commands (shlo.opt.lit_tools)
 and FileCheck run by the `filecheck` package (shlo.testing.runlines); and, for each versioned
 file, serializing the text at its version reproduces the upstream `.mlir.bc` byte for byte.
 
@@ -39,7 +39,7 @@ def _files():
 
 @pytest.fixture(scope="module")
 def tools():
-    from shlo.translate import lit_tools
+    from shlo.opt import lit_tools
 
     return lit_tools()
 

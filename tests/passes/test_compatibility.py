@@ -317,7 +317,7 @@ def test_upstream_math_tests(name):
     """upstream's generated tests (stablehlo/tests/math): expanded, then interpreted, every
     sample is within the file's ULP bound of mpmath's value."""
     from shlo.testing.runlines import run_file
-    from shlo.translate import lit_tools
+    from shlo.opt import lit_tools
 
     result = run_file(str(CONFORMANCE / "math" / name), lit_tools(), features={"asserts"})
     assert result.lines and all(r.status == "passed" for r in result.lines), \

@@ -147,7 +147,7 @@ def test_upstream_filecheck_tests_without_verify_each(name, tmp_path):
     removed from the RUN line."""
     pytest.importorskip("filecheck")
     from shlo.testing.runlines import run_file
-    from shlo.translate import lit_tools
+    from shlo.opt import lit_tools
 
     src = CONFORMANCE / name
     if not src.exists():

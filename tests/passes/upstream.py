@@ -1,5 +1,5 @@
 """Upstream's FileCheck tests of its passes (../shared/conformance/passes and transforms), run
-chunk by chunk with `stablehlo-opt` mapped to `shlo opt` (shlo.translate.lit_tools).
+chunk by chunk with `stablehlo-opt` mapped to `shlo opt` (shlo.opt.lit_tools).
 
 ``python tests/passes/upstream.py [--failures] [FILE...]`` prints, per file, the chunks that
 pass, fail and are unsupported (with reasons under ``--failures``), and the totals. With
@@ -28,7 +28,7 @@ def key(path: Path) -> str:
 
 def run(path: Path):
     from shlo.testing.runlines import run_file
-    from shlo.translate import lit_tools
+    from shlo.opt import lit_tools
 
     return run_file(str(path), lit_tools(), features={"asserts"}, chunks=True)
 

@@ -11,6 +11,10 @@ One module per family, each registering its decompositions in :data:`._builder.L
 * :mod:`.misc`: next_after, sinh, cosh, top_k;
 * :mod:`.ragged`: ragged_dot, scan.
 
+`chlo-pre-serialization-pipeline` is upstream's pipeline of that name (PassPipelines.cpp):
+chlo-legalize-to-stablehlo, shape-legalize-to-stablehlo, reconcile-unrealized-casts. The shape
+canonicalizations `canonicalize` applies to the lowering's output are :mod:`shlo.passes._canonical_shape`.
+
 The builder (:mod:`._builder`) types every op it creates by the op's type inference, lowers
 constants as `chlo.constant_like` lowers, and lowers the chlo ops a decomposition creates in
 place, so ops appear in the order upstream's conversion leaves them.
@@ -22,12 +26,12 @@ from typing import Any, Sequence
 
 from ...errors import Diagnostic
 from ...ir import Module, Operation, Value
-from .. import register_pass
+from .. import register_pass, run_passes
 from .._rewrite import PassError, Rewriter
-from . import broadcast, dag, misc, ragged, special  # noqa: F401  (they register lowerings)
+from . import broadcast, dag, misc, ragged, special  # noqa: F401  (they register)
 from ._builder import LOWERINGS, Builder, NotLowered
 
-__all__ = ["chlo_legalize_to_stablehlo", "LOWERINGS"]
+__all__ = ["chlo_legalize_to_stablehlo", "chlo_pre_serialization_pipeline", "LOWERINGS"]
 
 
 class _Pattern:
@@ -66,3 +70,46 @@ def chlo_legalize_to_stablehlo(module: Module, options: dict[str, Any] | None = 
         first = next(d for d in pattern.failures if d.severity == "error")
         raise PassError(first.message, first.location, diagnostics=pattern.failures)
     return out
+
+
+_CAST = "builtin.unrealized_conversion_cast"
+
+
+def _reconcile(rw: Rewriter, op: Operation) -> Sequence[Value] | None:
+    """cast(X : A -> A) -> X; cast(cast(X : A -> B) : B -> A) -> X."""
+    if op.name != _CAST:
+        return None
+    ins = [rw.get(v) for v in op.operands]
+    want = [r.type for r in op.results]
+    if [v.type for v in ins] == want:
+        return ins
+    src = ins[0].owner if ins else None
+    if isinstance(src, Operation) and src.name == _CAST and list(src.results) == ins \
+            and [v.type for v in src.operands] == want:
+        return list(src.operands)
+    return None
+
+
+def reconcile_unrealized_casts(module: Module) -> Module:
+    """MLIR's reconcile-unrealized-casts: identity casts and casts back to where a cast chain
+    started are folded away, the casts left unused erased (a copy of ``module``)."""
+    out = Rewriter(_reconcile).module(module)
+    while True:
+        used = {v for op in out.walk() for v in op.operands}
+        dead = [op for op in out.walk() if op.name == _CAST and op.parent is not None
+                and not any(r in used for r in op.results)]
+        if not dead:
+            return out
+        for op in dead:
+            op.parent.operations.remove(op)  # type: ignore[union-attr]
+
+
+@register_pass("chlo-pre-serialization-pipeline")
+def chlo_pre_serialization_pipeline(module: Module, options: dict[str, Any] | None = None
+                                    ) -> Module:
+    """Lower as much as possible to StableHLO, including CHLO, Shape dialect, and index types.
+
+    Upstream's pipeline: chlo-legalize-to-stablehlo, shape-legalize-to-stablehlo,
+    reconcile-unrealized-casts."""
+    out = run_passes(module, "chlo-legalize-to-stablehlo,shape-legalize-to-stablehlo")
+    return reconcile_unrealized_casts(out)
