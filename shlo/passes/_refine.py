@@ -32,6 +32,8 @@ OPERAND_WRAPPER = "stablehlo.shape_refinement_operand_wrapper"
 """The custom call that keeps a refined argument's uses typed as before (kCustomCallOperandBarrierTarget)."""
 
 _I64 = element_type("i64")
+_DYNAMIC = np.iinfo(np.int64).min
+"""MLIR's ShapedType::kDynamic, which a partially refined argument's shape constant holds."""
 
 
 @dataclass
@@ -251,11 +253,12 @@ def erase_arguments(func: Operation, first: int, stop: int) -> None:
             where["arg_attrs"] = ArrayAttr(aa.values[:first] + aa.values[stop:])
 
 
-def target_function(module: Module) -> Operation:
-    """getStablehloRefineShapesTarget: the module's only function, or its `main`."""
+def target_function(module: Module) -> Operation | None:
+    """getStablehloRefineShapesTarget: the module's only function, or its `main`; None when
+    there is no function (upstream then fails silently; shlo leaves the module alone)."""
     funcs = [op for op in module.body.operations if op.name == "func.func"]
     if not funcs:
-        raise PassError("no function to refine", module.op.location)
+        return None
     if len(funcs) == 1:
         result: Operation | None = funcs[0]
     else:
@@ -317,7 +320,7 @@ def refine_arguments(func: Operation, refined: Sequence[Type]) -> PassError | No
             continue
         assert isinstance(r, TensorType) and r.shape is not None
         shape = DenseElementsAttr(TensorType((len(r.shape),), _I64),
-                                  np.asarray(r.shape, dtype=np.int64))
+                                  np.asarray([_DYNAMIC if d is None else d for d in r.shape], dtype=np.int64))
         const = Operation("stablehlo.constant", [], [shape.type], {"value": shape}, {}, [],
                           location=func.location)
         wrapper = Operation("stablehlo.custom_call", [arg, const.results[0]], [arg.type],

@@ -49,6 +49,8 @@ def refine_arguments(module: Module, options: dict[str, Any]) -> Module:
     that keeps the static dimension sizes."""
     out = copy_module(module)
     func = target_function(out)
+    if func is None:
+        return out
     refined = parse_refined_types(out, list(options.get("types") or []))
     err = _refine_arguments(func, refined)
     if err is not None:

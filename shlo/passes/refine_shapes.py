@@ -30,7 +30,7 @@ from ..attributes import ArrayAttr, DenseElementsAttr, ints
 from ..errors import Diagnostics
 from ..ir import Module, Operation
 from ..registry import ELEMENTWISE, lookup
-from ..types import IntegerType, TensorType, TokenType, Type
+from ..types import IntegerType, TensorType, TokenType, Type, element_type
 from ..verifier import collect
 from . import _fold_elementwise, _fold_shape, register_pass  # noqa: F401  (register the folds)
 from ._driver import GreedyConfig, apply_patterns, copy_module
@@ -45,6 +45,8 @@ from ..ops._constraints import constant_ints
 from .canonicalize import fold_cast_chain
 
 __all__ = ["refine_shapes", "refine_entry_function", "shape_refinement_patterns"]
+
+_I64 = element_type("i64")
 
 SHAPE_FOLDS = frozenset("stablehlo." + n for n in (
     "add", "and", "broadcast_in_dim", "clamp", "compare", "concatenate", "convert", "divide",
@@ -128,6 +130,34 @@ def refine_shape_operand(index: int) -> Any:
     fn.__name__ = f"refine_shape_operand_{index}"
     fn.__doc__ = f"The result shape is the constant operand #{index}."
     return fn
+
+
+def _infer(op: Operation) -> list[Type] | None:
+    """The op's own type inference (registry), None when it has none or it fails."""
+    d = lookup(op.name)
+    if d is None or d.infer is None:
+        return None
+    diag = Diagnostics()
+    try:
+        types = d.infer(op, diag)
+    except Exception:  # noqa: BLE001 - an inference that cannot cope: no refinement
+        return None
+    if not types or len(diag):
+        return None
+    return list(types)
+
+
+def refine_dynamic_conv(op: Operation, rw: PatternRewriter) -> bool:
+    """Constant padding: convolution's inference with that padding."""
+    pad = constant_of(op.operands[2]) if len(op.operands) == 3 else None
+    if pad is None:
+        return False
+    attr = DenseElementsAttr(TensorType(tuple(pad.type.shape or ()), _I64),
+                             np.asarray(pad.array, dtype=np.int64))
+    probe = Operation("stablehlo.convolution", list(op.operands[:2]), list(op.result_types),
+                      {**op.properties, "padding": attr}, dict(op.attributes), [])
+    types = _infer(probe)
+    return types is not None and refine_return_types(rw, op, types)
 
 
 def refine_dynamic_pad(op: Operation, rw: PatternRewriter) -> bool:
@@ -235,6 +265,13 @@ def _custom_call_refinements(op: Operation, errors: Errors) -> list[Refinement] 
         shape = constant_ints(op.operands[i])
         if shape is None:
             return None
+        if any(d < 0 for d in shape) or (isinstance(t, TensorType) and t.shape is not None and (
+                len(t.shape) != len(shape) or
+                any(a is not None and a != b for a, b in zip(t.shape, shape)))):
+            errors.error(op.location, f"indices_of_shape_operands: refinement #{k} "
+                         f"([{', '.join(map(str, shape))}]) must be compatible with operation "
+                         f"result #{k} ('{t}'){suffix}")
+            return None
         out.append(Refinement(tuple(shape)))
     return out
 
@@ -330,12 +367,8 @@ def refine_infer_type(op: Operation, rw: PatternRewriter) -> bool:
         return False
     if d.has(ELEMENTWISE) and not _elementwise_compatible(op):
         return False  # upstream's inference fails on conflicting operand shapes
-    diag = Diagnostics()
-    try:
-        types = d.infer(op, diag)
-    except Exception:  # noqa: BLE001 - an inference that cannot cope: no refinement
-        return False
-    if not types or len(diag) or len(types) != len(op.results):
+    types = _infer(op)
+    if types is None or len(types) != len(op.results):
         return False
     return refine_return_types(rw, op, types)
 
@@ -349,6 +382,7 @@ def shape_refinement_patterns(errors: Errors) -> list[Pattern]:
         ("stablehlo.custom_call", refine_custom_call(errors), 1),
         ("chlo.ragged_dot", refine_ragged_dot, 1),
         ("stablehlo.dynamic_broadcast_in_dim", refine_shape_operand(1), 1),
+        ("stablehlo.dynamic_conv", refine_dynamic_conv, 1),
         ("stablehlo.dynamic_iota", refine_shape_operand(0), 1),
         ("stablehlo.dynamic_pad", refine_dynamic_pad, 1),
         ("stablehlo.dynamic_reshape", refine_shape_operand(1), 1),
@@ -619,6 +653,8 @@ def refine_shapes(module: Module, options: dict[str, Any] | None = None) -> Modu
     raised together."""
     out = copy_module(module)
     func = target_function(out)
+    if func is None:
+        return out
     errors = Errors()
     if not refine_entry_function(out, func, errors):
         raise errors.fail()
