@@ -238,14 +238,38 @@ def _jax_programs() -> list[tuple[str, str, list[tuple[int, ...]]]]:
     def slicing(x):
         return x[1:] * x[:-1] + jnp.flip(x)[1:] + jnp.cumsum(x[:, None], axis=1)[1:, 0]
 
+    def conv(x, w):
+        return jax.lax.conv_general_dilated(x, w, (1, 1), "SAME")
+
+    def gather(x, i):
+        return x[i] + jnp.take(x, i[::-1], axis=0)
+
+    def cond(x):
+        return jax.lax.cond(x.sum() > 0, lambda v: v * 2, lambda v: jnp.flip(v), x)
+
+    def scan(x):
+        return jax.lax.scan(lambda c, v: (c + v, c * v), jnp.zeros(x.shape[1:], x.dtype), x)
+
+    def bcast(x, y):
+        return (jnp.broadcast_to(x[:, None], (x.shape[0], y.shape[0])) + y
+                + jnp.eye(x.shape[0], y.shape[0]))
+
     cases = [("poly", poly, [(a, b), (3, b)], [(4, 3), (3, 3)]),
+             ("conv", conv, [(a, 1, b, b), (2, 1, 3, 3)], [(2, 1, 5, 5), (2, 1, 3, 3)]),
+             ("gather", gather, [(a, 3), (b,)], [(5, 3), (4,)]),
+             ("cond", cond, [(a,)], [(3,)]),
+             ("scan", scan, [(a, b)], [(3, 4)]),
+             ("bcast", bcast, [(a,), (b,)], [(3,), (4,)]),
              ("iota_matmul", iota_matmul, [(a,)], [(5,)]),
              ("loop", loop, [(a, 2)], [(6, 2)]),
              ("slicing", slicing, [(a,)], [(7,)])]
     out = []
     for name, fn, sym, concrete in cases:
-        exp = export.export(jax.jit(fn))(*[jax.ShapeDtypeStruct(s, f32) for s in sym])
-        out.append((name, exp.mlir_module(), concrete))
+        specs = [jax.ShapeDtypeStruct(s, jnp.int32 if name == "gather" and k else f32)
+                 for k, s in enumerate(sym)]
+        exp = export.export(jax.jit(fn))(*specs)
+        types = [("i32" if name == "gather" and k else "f32") for k in range(len(sym))]
+        out.append((name, exp.mlir_module(), list(zip(concrete, types))))
     return out
 
 
@@ -254,8 +278,8 @@ def jax_programs():
     return _jax_programs()
 
 
-def _types(shapes: list[tuple[int, ...]]) -> str:
-    return ",".join(f"tensor<{'x'.join(map(str, s))}xf32>" for s in shapes)
+def _types(args: list[tuple[tuple[int, ...], str]]) -> str:
+    return ",".join(f"tensor<{'x'.join(map(str, s))}x{t}>" for s, t in args)
 
 
 def test_refined_jax_programs_are_static_and_compute_the_same(jax_programs):
@@ -267,7 +291,8 @@ def test_refined_jax_programs_are_static_and_compute_the_same(jax_programs):
                    if isinstance(t, TensorType) and not t.is_static]
         assert dynamic == [], name
         rng = np.random.default_rng(0)
-        args = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+        args = [rng.standard_normal(s).astype(np.float32) if t == "f32" else
+                rng.integers(0, 3, s).astype(np.int32) for s, t in shapes]
         for want, got in zip(shlo.run(module, *args), shlo.run(refined, *args)):
             np.testing.assert_array_equal(np.asarray(got), np.asarray(want), err_msg=name)
 
@@ -303,3 +328,38 @@ def test_same_as_upstream_on_jax_programs(jax_programs):
             pytest.skip("jaxlib's MLIR bindings are not available")
         ours = run_passes(shlo.parse(text, name), pipeline)
         assert shlo.format(ours) == shlo.format(shlo.parse(up)), name
+
+
+def test_both_refuse_a_function_called_with_different_dimension_arguments():
+    """jax's `n // 2` and `n % 3` call one helper with different constant dimension arguments:
+    upstream refuses (jax inlines before refining); so does shlo, with upstream's messages."""
+    jax = pytest.importorskip("jax")
+    from jax import export
+
+    (a,) = export.symbolic_shape("a")
+
+    def floordiv(x):
+        n = x.shape[0]
+        return x.reshape(2, n // 2).T @ jax.numpy.ones((2, n % 3 + 1), x.dtype)
+
+    text = export.export(jax.jit(floordiv))(
+        jax.ShapeDtypeStruct((2 * a,), jax.numpy.float32)).mlir_module()
+    pipeline = ("builtin.module(stablehlo-refine-arguments{types=tensor<6xf32>},"
+                "stablehlo-refine-shapes)")
+    with pytest.raises(ShloError) as ours:
+        run_passes(shlo.parse(text), pipeline)
+    msgs = [d.message for d in ours.value.diagnostics]
+    where = ("'func.func' op refined with incompatible refinement keys:\n"
+             "  curr=RefinementKey(_where_2, toks=0, dim_args=[0, 1, 2], fn_args=[])\n"
+             "  prev=RefinementKey(_where_2, toks=0, dim_args=[0, 2, 3], fn_args=[])")
+    assert msgs[:2] == [where] * 2, msgs  # upstream reports it twice too
+    assert msgs[-1] == "'func.call' op incorrect number of operands for callee: expected 0, got 3"
+    try:
+        _upstream(text, pipeline)
+    except ImportError:
+        return
+    except Exception as e:  # noqa: BLE001 - jaxlib's MLIRError
+        assert "refined with incompatible refinement keys" in str(e)
+        assert "incorrect number of operands for callee" in str(e)
+    else:
+        raise AssertionError("upstream refined it")
