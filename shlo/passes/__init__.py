@@ -28,6 +28,10 @@ Registered passes (``shlo.passes.PASSES``; :func:`describe` prints them):
 * ``stablehlo-canonicalize-dynamism``: dynamic ops whose shape operands are constants become
   their static forms (dynamic_broadcast_in_dim, dynamic_reshape, dynamic_iota, dynamic_pad,
   real_dynamic_slice); other ops are left as they are.
+* ``stablehlo-refine-arguments``: the target function's arguments get the types of the ``types``
+  option, behind `shape_refinement_operand_wrapper` custom calls (docs/dynamism.md).
+* ``stablehlo-refine-shapes``: static shapes propagated through the program, calls specialized
+  per call site, shape computations folded (docs/dynamism.md).
 """
 
 from __future__ import annotations
