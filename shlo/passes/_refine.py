@@ -18,7 +18,7 @@ import numpy as np
 
 from ..attributes import ArrayAttr, DenseElementsAttr, StringAttr, TypeAttr
 from ..errors import Diagnostic
-from ..ir import Block, Location, Module, Operation, Value
+from ..ir import Location, Module, Operation, Value
 from ..types import ElementType, FunctionType, TensorType, TupleType, Type, element_type
 from ._patterns import PatternRewriter
 from ._rewrite import PassError
