@@ -59,6 +59,18 @@ def test_filecheck_prefix_and_mismatch(tmp_path):
     assert "FileCheck" in r.lines[1].reason
 
 
+def test_filecheck_reads_check_strings_before_input():
+    """As LLVM's FileCheck: no check strings is reported even for an empty input (a
+    `-split-input-file` chunk with only expected errors prints nothing), and an empty input
+    with check strings is still an error."""
+    from shlo.testing.runlines import filecheck
+
+    rc, out = filecheck(__file__, "", ["--check-prefix=NOPREFIXHERE"])
+    assert rc != 0 and "No check strings found" in out
+    rc, out = filecheck(__file__, "", [])
+    assert rc != 0 and "is empty" in out
+
+
 def test_redirect_tmp_and_diff(tmp_path):
     body = ("// RUN: upper %s > %t.0\n"
             "// RUN: upper < %s > %t.1\n"
