@@ -332,8 +332,11 @@ def update_region_type(op: Operation, rw: PatternRewriter) -> bool:
 
 
 def _elementwise_compatible(op: Operation) -> bool:
+    """The operands' shapes agree (scalars aside: select's pred, clamp's bounds)."""
     t: Type | None = None
     for v in op.operands:
+        if isinstance(v.type, TensorType) and v.type.shape == ():
+            continue
         t = v.type if t is None else most_specific_type(t, v.type)
         if t is None:
             return False

@@ -257,7 +257,16 @@ def _jax_programs() -> list[tuple[str, str, list[tuple[int, ...]]]]:
         return (jnp.broadcast_to(x[:, None], (x.shape[0], y.shape[0])) + y
                 + jnp.eye(x.shape[0], y.shape[0]))
 
+    def attention(x, w1, w2):  # jnp.var calls helpers whose select has a scalar predicate
+        h = jax.nn.gelu(x @ w1) @ w2
+        att = jax.nn.softmax(jnp.einsum("bsd,btd->bst", h, h) / 8.0, axis=-1)
+        y = jnp.einsum("bst,btd->bsd", att, h)
+        y = (y - y.mean(-1, keepdims=True)) / jnp.sqrt(y.var(-1, keepdims=True) + 1e-5)
+        return jnp.tanh(y + x)
+
     cases = [("poly", poly, [(a, b), (3, b)], [(4, 3), (3, 3)]),
+             ("attention", attention, [(a, b, 16), (16, 32), (32, 16)],
+              [(2, 5, 16), (16, 32), (32, 16)]),
              ("conv", conv, [(a, 1, b, b), (2, 1, 3, 3)], [(2, 1, 5, 5), (2, 1, 3, 3)]),
              ("gather", gather, [(a, 3), (b,)], [(5, 3), (4,)]),
              ("cond", cond, [(a,)], [(3,)]),
