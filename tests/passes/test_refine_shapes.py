@@ -264,7 +264,20 @@ def _jax_programs() -> list[tuple[str, str, list[tuple[int, ...]]]]:
         y = (y - y.mean(-1, keepdims=True)) / jnp.sqrt(y.var(-1, keepdims=True) + 1e-5)
         return jnp.tanh(y + x)
 
-    cases = [("poly", poly, [(a, b), (3, b)], [(4, 3), (3, 3)]),
+    def maxpool(x):
+        return jax.lax.reduce_window(x, -jnp.inf, jax.lax.max, (1, 2), (1, 2), "VALID")
+
+    def segment(x):
+        return jax.ops.segment_sum(x, jnp.arange(x.shape[0]) % 2, num_segments=2)
+
+    cases = [("argsort", lambda x: jnp.argsort(x, axis=-1), [(a, b)], [(3, 4)]),
+             ("segment_sum", segment, [(a, 3)], [(5, 3)]),
+             ("fft", lambda x: jnp.fft.fft(x).real, [(a, 8)], [(3, 8)]),
+             ("pad", lambda x: jnp.pad(x, ((1, 2), (0, 1))), [(a, b)], [(3, 4)]),
+             ("maxpool", maxpool, [(a, 2 * b)], [(3, 4)]),
+             ("one_hot", lambda x: jax.nn.one_hot(jnp.argmax(x, axis=1), x.shape[1]),
+              [(a, b)], [(4, 3)]),
+             ("poly", poly, [(a, b), (3, b)], [(4, 3), (3, 3)]),
              ("attention", attention, [(a, b, 16), (16, 32), (32, 16)],
               [(2, 5, 16), (16, 32), (32, 16)]),
              ("conv", conv, [(a, 1, b, b), (2, 1, 3, 3)], [(2, 1, 5, 5), (2, 1, 3, 3)]),
