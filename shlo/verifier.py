@@ -410,15 +410,17 @@ class _Walker:
             return
         from .ops._constraints import type_str, types_str
 
+        # MLIR's CallOp::verifySymbolUses reports the first mismatch only
         if len(op.operands) != len(ft.inputs):
             self.diag.error(op, "", f"incorrect number of operands for callee: expected "
                                     f"{len(ft.inputs)}, got {len(op.operands)}")
-        else:
-            for i, (v, t) in enumerate(zip(op.operands, ft.inputs)):
-                if v.type != t:
-                    self.diag.error(op, "", f"operand type mismatch: expected operand type "
-                                            f"'{type_str(t)}', but provided '{type_str(v.type)}'"
-                                            f" for operand number {i}")
+            return
+        for i, (v, t) in enumerate(zip(op.operands, ft.inputs)):
+            if v.type != t:
+                self.diag.error(op, "", f"operand type mismatch: expected operand type "
+                                        f"'{type_str(t)}', but provided '{type_str(v.type)}'"
+                                        f" for operand number {i}")
+                return
         if len(op.results) != len(ft.results):
             self.diag.error(op, "", f"incorrect number of results for callee: expected "
                                     f"{len(ft.results)}, got {len(op.results)}")
@@ -428,6 +430,7 @@ class _Walker:
                     self.diag.error(op, "", f"result type mismatch at index {i}: op result "
                                             f"types {types_str(op.result_types)}, function "
                                             f"result types {types_str(ft.results)}")
+                    return
 
 
 def collect(module: Module) -> list[Diagnostic]:

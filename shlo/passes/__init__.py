@@ -30,6 +30,7 @@ Registered passes (``shlo.passes.PASSES``; :func:`describe` prints them):
 <<<<<<< HEAD
   their static forms (dynamic_broadcast_in_dim, dynamic_reshape, dynamic_iota, dynamic_pad,
   real_dynamic_slice); other ops are left as they are.
+<<<<<<< HEAD
 * ``stablehlo-compatibility-expander{target=X.Y.Z}``: features newer than the target decomposed
   (batching-dim gather/scatter, tan, range locations, mesh replica groups; docs/compatibility.md).
 * ``stablehlo-complex-math-expander``: complex log_plus_one, sqrt, log, exponential as real math.
@@ -46,6 +47,12 @@ Registered passes (``shlo.passes.PASSES``; :func:`describe` prints them):
   `func.call`s of their decompositions.
 * ``interpreter-instrument-with-probe``: an `interpreter.probe` after each op's tensor results.
 >>>>>>> r4-dyn
+=======
+* ``stablehlo-refine-arguments``: the target function's arguments get the types of the ``types``
+  option, behind `shape_refinement_operand_wrapper` custom calls (docs/dynamism.md).
+* ``stablehlo-refine-shapes``: static shapes propagated through the program, calls specialized
+  per call site, shape computations folded (docs/dynamism.md).
+>>>>>>> r4-refine
 """
 
 from __future__ import annotations

@@ -153,8 +153,8 @@ def _infer_compare(op: Operation, diag: Diagnostics) -> list[Type] | None:
         diag.error(op, "C1", "requires compatible element types for lhs and rhs: "
                              + _c.types_str([lhs, rhs]))
         return None
-    shaped = most_specific([lhs, rhs])  # (bounds carry over, as getSameShapeTensorType's)
-    return [TensorType(shaped.shape, _I1, shaped.encoding)]  # type: ignore[union-attr]
+    # upstream's inferCompareOp: lhs's shape and encoding (bounds carry over)
+    return [TensorType(lhs.shape, _I1, lhs.encoding)]
 
 
 _COMPARISON_DIRECTIONS = frozenset(_DIRECTIONS)
@@ -238,7 +238,7 @@ def select(op: Operation, ctx: PrepareContext) -> Kernel:
 
 @inference("stablehlo.select")
 def _infer_select(op: Operation, diag: Diagnostics) -> list[Type] | None:
-    """The type of `on_true`, after (C1) `rank(pred) = 0 or shape(pred) = shape(on_true)` and
+    """The most specific of `on_true` and `on_false`'s types, after (C1) `rank(pred) = 0 or shape(pred) = shape(on_true)` and
     (C2) `baseline_type(on_true) = baseline_type(on_false)`."""
     pred, on_true, on_false = (v.type for v in op.operands)
     if not all(isinstance(t, TensorType) for t in (pred, on_true, on_false)):
@@ -251,7 +251,7 @@ def _infer_select(op: Operation, diag: Diagnostics) -> list[Type] | None:
         diag.error(op, "C2", "requires compatible types for non-predicate operands: "
                              + _c.types_str([on_true, on_false]))
         return None
-    return [on_true]
+    return [most_specific([on_true, on_false])]  # inferMostSpecificTypeComponents
 
 
 @verifier("stablehlo.select")
