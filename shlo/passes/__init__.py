@@ -204,11 +204,18 @@ def describe() -> str:
     lines = []
     for name in sorted(PASSES):
         info = PASSES[name]
-        first = info.doc.splitlines()[0] if info.doc else ""
+        first = _first_sentence(info.doc or "")
         lines.append(f"{name}{' (no-op)' if info.noop else ''}: {first}")
         for o in info.options:
             lines.append(f"    {o.name}={o.kind.__name__} (default {o.default!r}): {o.help}")
     return "\n".join(lines)
+
+
+def _first_sentence(doc: str) -> str:
+    """The docstring's first paragraph up to its first full stop, on one line."""
+    para = " ".join(doc.strip().split("\n\n")[0].split())
+    m = re.search(r"\.(\s|$)", para)
+    return para[:m.start() + 1] if m else para
 
 
 _loaded = False
