@@ -1,6 +1,6 @@
 """Python's cyclic garbage collector, paused while a large module is built or written.
 
-Reading or writing a module allocates millions of long-lived objects (ops, values, types) and
+Reading, printing or writing a module allocates millions of long-lived objects (ops, values, types) and
 no garbage cycles; with the collector on, its generational passes rescan the growing heap and
 make a 100,000-op parse 3.5x slower and superlinear in size (5.3 s vs 1.5 s measured). The
 collector is turned back on afterwards (only if it was on), so garbage made meanwhile is

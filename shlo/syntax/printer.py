@@ -330,12 +330,15 @@ def format_module(module: Module, generic: bool = False, debug_info: bool = Fals
     ``debug_info`` every op's location follows it: in place (`--mlir-print-local-scope`), or
     with ``loc_aliases`` as MLIR's `--mlir-print-debuginfo` prints them by default, `loc(#loc3)`
     and the alias definitions after the module."""
+    from .._gc import paused_gc
+
     pr = Printer(generic, debug_info)
     op = module.op
-    pr.name_values(_wrapper(op))
-    if debug_info and loc_aliases:
-        pr.loc_aliases = location_aliases(op)
-    text = pr.op_text(op) + "\n"
+    with paused_gc():  # the names and lines are many long-lived objects, no cycles
+        pr.name_values(_wrapper(op))
+        if debug_info and loc_aliases:
+            pr.loc_aliases = location_aliases(op)
+        text = pr.op_text(op) + "\n"
     if pr.loc_aliases:
         text += "".join(f"#{name} = loc({_aliased_loc(loc, pr.loc_aliases)})\n"
                         for loc, name in pr.loc_aliases.items())
