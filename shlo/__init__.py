@@ -94,11 +94,16 @@ def load(program: Any) -> Module:
     return as_module(program)
 
 
-def format(module: Module, generic: bool = False) -> str:  # noqa: A001 - the API's name
-    """Print a Module: the pretty form as upstream prints it, or the generic form."""
+def format(module: Module, generic: bool = False, debug_info: bool = False,  # noqa: A001
+           local_scope: bool = False) -> str:
+    """Print a Module: the pretty form as upstream prints it, or the generic form. With
+    ``debug_info`` every op keeps its location, as `--mlir-print-debuginfo` prints them
+    (`loc(#loc3)` and the `#loc3 = loc(...)` aliases after the module), or in place with
+    ``local_scope`` (`--mlir-print-local-scope`)."""
     from .syntax.printer import format_module
 
-    return format_module(module, generic=generic)
+    return format_module(module, generic=generic, debug_info=debug_info,
+                         loc_aliases=debug_info and not local_scope)
 
 
 def verify(module: Any) -> Module:

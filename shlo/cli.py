@@ -24,7 +24,8 @@ def _cmd_fmt(a: argparse.Namespace) -> int:
         from .translate import emit_bytecode
 
         return emit_bytecode(load(a.file), a.target, a.output)
-    text = format(load(a.file), generic=a.generic)
+    text = format(load(a.file), generic=a.generic, debug_info=a.debuginfo,
+                  local_scope=a.local_scope)
     if a.output:
         with open(a.output, "w", encoding="utf-8") as f:
             f.write(text)
@@ -300,6 +301,10 @@ def build_parser() -> argparse.ArgumentParser:
     f = sub.add_parser("fmt", help="print a program in pretty (default) or generic form")
     f.add_argument("file")
     f.add_argument("--generic", action="store_true", help="print the generic op form")
+    f.add_argument("--mlir-print-debuginfo", dest="debuginfo", action="store_true",
+                   help="keep every op's location (loc(#locN) with the aliases at the end)")
+    f.add_argument("--mlir-print-local-scope", dest="local_scope", action="store_true",
+                   help="with --mlir-print-debuginfo: print locations in place")
     f.add_argument("-o", "--output", help="write to this file instead of stdout")
     f.add_argument("--emit-bytecode", action="store_true",
                    help="write MLIR bytecode (a portable artifact with --target)")

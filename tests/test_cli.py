@@ -383,3 +383,25 @@ def test_version(tmp_path):
 
     p = shlo(tmp_path, "--version")
     assert (p.returncode, p.stdout, p.stderr) == (0, f"shlo {__version__}\n", "")
+
+
+def test_fmt_keeps_locations_with_mlir_print_debuginfo(tmp_path, capsys):
+    """`shlo fmt --mlir-print-debuginfo` prints every op's location (aliases, or in place with
+    --mlir-print-local-scope); what it prints parses back with the same locations."""
+    import shlo
+
+    src = tmp_path / "p.mlir"
+    src.write_text('func.func @main(%a: tensor<f32>) -> tensor<f32> {\n'
+                   '  %0 = stablehlo.abs %a : tensor<f32> loc("lu")\n'
+                   '  %1 = stablehlo.negate %0 : tensor<f32>\n'
+                   '  return %1 : tensor<f32>\n}\n')
+    locs = [str(op.location) for op in shlo.load(str(src)).walk()]
+    for extra in ([], ["--mlir-print-local-scope"]):
+        assert main(["fmt", str(src), "--mlir-print-debuginfo", *extra]) == 0
+        out = capsys.readouterr().out
+        assert ("#loc" in out) == (not extra)
+        assert f'{src}":3:' in out and '"lu"' in out
+        again = [str(op.location) for op in shlo.parse(out).walk()]
+        assert again[2:] == locs[2:]  # the ops' (the module's and func's differ: where printed)
+    assert main(["fmt", str(src)]) == 0
+    assert "loc(" not in capsys.readouterr().out
