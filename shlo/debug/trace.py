@@ -17,15 +17,17 @@ select what is recorded; ops outside them run unobserved.
 
 from __future__ import annotations
 
+import gc
 import itertools
 import math
 import os
 import re
 import time
 import zlib
+from time import perf_counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -86,11 +88,11 @@ def enclosing_function(op: Operation) -> str:
 # --- summaries -------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Summary:
+class Summary(NamedTuple):
     """What a trace keeps of a value by default. ``min``/``max``/``mean`` are over the finite
     elements (magnitudes for complex; None when there are none); ``hash`` is the CRC-32
-    of the value's bytes (8 hex digits) (equal values of equal types have equal hashes)."""
+    of the value's bytes (8 hex digits) (equal values of equal types have equal hashes).
+    (A named tuple: made once per traced result, it must be cheap.)"""
 
     shape: tuple[int, ...]
     dtype: str
@@ -118,17 +120,29 @@ def _as_numbers(a: np.ndarray) -> np.ndarray:
 
 
 def summarize(value: Any) -> Summary:
-    """The :class:`Summary` of a run-time value (tokens and tuples summarise as their kind)."""
-    if isinstance(value, tuple) or not isinstance(value, (np.ndarray, np.generic)):
-        kind = "tuple" if isinstance(value, tuple) else type(value).__name__.lower()
-        return Summary((), kind, None, None, None, 0, 0, "")
+    """The :class:`Summary` of a run-time value (tokens and tuples summarise as their kind).
+
+    The common case costs one CRC and three reductions: the sum comes first, and a finite sum
+    means no NaN or inf anywhere (one would make it NaN or inf), so the counts need no pass;
+    numpy scalars (scalar programs) are summarised with Python floats."""
+    cls = type(value)
+    if cls is not np.ndarray:
+        if isinstance(value, np.generic) and value.dtype.kind in "fiu" and \
+                value.dtype.isbuiltin == 1:
+            return _scalar_summary(value)
+        if isinstance(value, tuple) or not isinstance(value, (np.ndarray, np.generic)):
+            kind = "tuple" if isinstance(value, tuple) else type(value).__name__.lower()
+            return Summary((), kind, None, None, None, 0, 0, "")
     a = np.asarray(value)
-    flat = a.reshape(-1) if a.flags.c_contiguous else np.ascontiguousarray(a).reshape(-1)
-    data = flat.view(np.uint8).data
-    digest = f"{zlib.crc32(data):08x}"
+    dt = a.dtype
+    if a.flags.c_contiguous:
+        flat = a.reshape(-1)
+        digest = f"{_CRC(a if dt.kind != 'V' and a.ndim else flat.view(np.uint8)):08x}"
+    else:
+        flat = np.ascontiguousarray(a).reshape(-1)
+        digest = f"{_CRC(flat.view(np.uint8)):08x}"
     nan = inf = 0
     lo = hi = mean = None
-    dt = a.dtype
     if a.size:
         w = _as_numbers(flat) if dt.kind == "V" else flat
         kind = w.dtype.kind
@@ -136,29 +150,39 @@ def summarize(value: Any) -> Summary:
             w = np.abs(w)
         elif kind == "b":
             w = w.view(np.int8)
-        lo, hi = float(_MIN(w)), float(_MAX(w))
         total = float(_ADD(w) if w.dtype.itemsize >= 4 and kind == "f" else
                       _ADD(w, dtype=np.float64))
-        if math.isfinite(lo) and math.isfinite(hi) and math.isfinite(total):
-            mean = total / w.size  # min and max are finite: no NaN or inf anywhere
+        if math.isfinite(total):  # no NaN or inf anywhere
+            lo, hi, mean = float(_MIN(w)), float(_MAX(w)), total / w.size
         else:  # the slow path: count them, summarise the finite rest
             finite = np.isfinite(w)
             nan = int(np.isnan(w).sum())
             inf = int(finite.size - finite.sum()) - nan
-            w = w[finite]
+            if nan or inf:
+                w = w[finite]
             if w.size:
                 lo, hi = float(_MIN(w)), float(_MAX(w))
                 mean = float(_ADD(w, dtype=np.float64)) / w.size
-            else:
-                lo = hi = None
     name = _NAMES.get(dt)
     if name is None:
         name = _NAMES[dt] = str(dt)
     return Summary(a.shape, name, lo, hi, mean, nan, inf, digest)
 
 
+def _scalar_summary(x: np.generic) -> Summary:
+    dt = x.dtype
+    name = _NAMES.get(dt)
+    if name is None:
+        name = _NAMES[dt] = str(dt)
+    digest = f"{_CRC(x.tobytes()):08x}"
+    v = float(x)
+    if math.isfinite(v):
+        return Summary((), name, v, v, v, 0, 0, digest)
+    return Summary((), name, None, None, None, int(v != v), int(v == v), digest)
+
+
 _NAMES: dict[np.dtype, str] = {}
-_MIN, _MAX, _ADD = np.minimum.reduce, np.maximum.reduce, np.add.reduce
+_MIN, _MAX, _ADD, _CRC = np.minimum.reduce, np.maximum.reduce, np.add.reduce, zlib.crc32
 
 
 # --- events and traces -----------------------------------------------------------------------
@@ -302,6 +326,10 @@ _CONTROL = frozenset({"stablehlo.while", "stablehlo.case", "stablehlo.if", "func
                       "stablehlo.call", "call", "stablehlo.composite", "chlo.scan"})
 
 
+# Ops that may run other ops without having regions (callees, custom-call computations).
+_NESTING = _CONTROL | {"stablehlo.custom_call", "interpreter.run_parallel"}
+
+
 class _Relay:
     """The observer a module is prepared with for tracing: it observes every op and forwards
     to the current :class:`Tracer`, so repeated traces (and profiles) of a module reuse one
@@ -364,6 +392,8 @@ class Tracer:
             {id(op): i for i, op in enumerate(module.walk())}
         self.events: list[Event] = []
         self._recorded: dict[int, bool] = {}
+        self._leaves: set[int] = set()  # ops that run no other op (no frame of their own)
+        self._pending: dict[int, Event | None] = {}  # per process: the running leaf's event
         self._stacks: dict[int, list[_Frame]] = {}
         self._counter = itertools.count()
         self.t0 = time.perf_counter()
@@ -378,6 +408,8 @@ class Tracer:
         r = self._recorded.get(id(op))
         if r is None:
             r = self._recorded[id(op)] = self._selected(op) or op.name == "interpreter.probe"
+            if not op.regions and op.name not in _NESTING:
+                self._leaves.add(id(op))
         return r
 
     def _selected(self, op: Operation) -> bool:
@@ -398,29 +430,44 @@ class Tracer:
             stack = self._stacks[pid] = [_Frame(None)]
         top = stack[-1]
         k = id(op)
-        it = top.counts.get(k, 0)
-        top.counts[k] = it + 1
+        counts = top.counts
+        it = counts.get(k, 0)
+        counts[k] = it + 1
         ev = None
         rec = self._recorded.get(k)
         if rec is None:
             rec = self._record(op)
         if rec:
             ev = Event(next(self._counter), op, self.keys.get(k, -1), it, len(stack) - 1, pid,
-                       time.perf_counter() - self.t0, _parent(stack))
+                       perf_counter() - self.t0, top.event or _parent(stack))
             self.events.append(ev)
-        stack.append(_Frame(ev))
+        if k in self._leaves:  # runs no nested op: no frame (fewer objects, less GC)
+            self._pending[pid] = ev
+        else:
+            stack.append(_Frame(ev))
 
     def exit(self, op: Operation, process: Any, operands: tuple[Any, ...],
              results: Sequence[Any], seconds: float) -> None:
-        stack = self._stacks[process.process_id]
-        frame = stack.pop()
+        pid = process.process_id
+        stack = self._stacks[pid]
+        if id(op) in self._leaves:
+            children = 0.0
+            ev = self._pending.pop(pid)
+        else:
+            frame = stack.pop()
+            children, ev = frame.children, frame.event
         stack[-1].children += seconds
-        ev = frame.event
         if ev is None:
             return
         ev.seconds = seconds
-        ev.self_seconds = max(seconds - frame.children, 0.0)
-        ev.nbytes = sum(getattr(r, "nbytes", 0) for r in results)
+        ev.self_seconds = seconds - children if seconds > children else 0.0
+        nbytes = 0
+        for r in results:
+            if type(r) is np.ndarray:
+                nbytes += r.nbytes
+            else:
+                nbytes += getattr(r, "nbytes", 0)
+        ev.nbytes = nbytes
         if self.summaries:
             ev.summaries = [summarize(r) for r in results]
         if self.keep_values:
@@ -458,11 +505,16 @@ def trace(module: Module | str, *args: Any, entry: str = "main", ops: Iterable[s
     probes: dict[str, list[Any]] = {}
     out = Trace(module, tracer.events, probes=probes, directory=directory)
     t0 = time.perf_counter()
+    collecting = gc.isenabled()
+    gc.disable()  # events are kept objects: collections would walk the whole heap (the IR...)
     try:
         out.results = run(module, *args, entry=entry, observer=relay_for(module, tracer),
                           **run_options)
     except ShloError as e:
         out.error = e
+    finally:
+        if collecting:
+            gc.enable()
     out.seconds = time.perf_counter() - t0
     out.events.sort(key=lambda e: (e.process, e.index))
     for e in out.events:
