@@ -83,32 +83,42 @@ def dynamic_slice(op: Operation, ctx: PrepareContext) -> Kernel:
     return run
 
 
-def _static_slicer(shape: Sequence[int], sizes: Sequence[int]) -> Any:
-    """``dynamic_slice_array`` for an operand of static ``shape``: the clamping bounds are
-    known, dimensions sliced whole need no index, one dynamic dimension needs no loop."""
+def _static_index(shape: Sequence[int], sizes: Sequence[int]) -> Any:
+    """``index(start_indices)``: the basic index of the clamped slice of ``sizes`` in an
+    operand of static ``shape``. The clamping bounds are known, dimensions taken whole need no
+    index, and one moving dimension (a row of a scan) needs no loop."""
     fixed = [slice(None) if k == n else None for n, k in zip(shape, sizes)]
     moving = [(d, n - k, k) for d, (n, k) in enumerate(zip(shape, sizes)) if k != n]
+    if not moving:
+        whole = tuple(fixed)
+        return lambda start_indices: whole
     if len(moving) == 1:
         (d, hi, k), = moving
 
-        def one(operand: np.ndarray, *start_indices: Any) -> np.ndarray:
+        def one(start_indices: Sequence[Any]) -> tuple[slice, ...]:
             s = int(start_indices[d])
             s = 0 if s < 0 else hi if s > hi else s
             index = fixed.copy()
             index[d] = slice(s, s + k)
-            return operand[tuple(index)]
+            return tuple(index)
 
         return one
 
-    def run(operand: np.ndarray, *start_indices: Any) -> np.ndarray:
+    def index(start_indices: Sequence[Any]) -> tuple[slice, ...]:
         index = fixed.copy()
         for d, hi, k in moving:
             s = int(start_indices[d])
             s = 0 if s < 0 else hi if s > hi else s
             index[d] = slice(s, s + k)
-        return operand[tuple(index)]
+        return tuple(index)
 
-    return run
+    return index
+
+
+def _static_slicer(shape: Sequence[int], sizes: Sequence[int]) -> Any:
+    """``dynamic_slice_array`` for an operand of static ``shape`` (a view)."""
+    index = _static_index(shape, sizes)
+    return lambda operand, *start_indices: operand[index(start_indices)]
 
 
 @inference("stablehlo.dynamic_slice")
@@ -181,6 +191,15 @@ def dynamic_update_slice(op: Operation, ctx: PrepareContext) -> Kernel:
         starts = _clamped_starts(start_indices, result.shape, update.shape)
         result[tuple(slice(s, s + k) for s, k in zip(starts, update.shape))] = update
         return result
+
+    t, u = op.operands[0].type, op.operands[1].type
+    if isinstance(t, TensorType) and isinstance(u, TensorType) and t.is_static and \
+            u.is_static and t.rank:
+        index = _static_index(t.shape, u.shape)
+
+        def write(result: np.ndarray, update: Any, *start_indices: Any) -> np.ndarray:  # noqa
+            result[index(start_indices)] = update
+            return result
 
     def direct(operand: Any, update: Any, *start_indices: Any) -> np.ndarray:
         return write(fresh(operand), update, *start_indices)
