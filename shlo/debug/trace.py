@@ -90,7 +90,8 @@ def enclosing_function(op: Operation) -> str:
 
 class Summary(NamedTuple):
     """What a trace keeps of a value by default. ``min``/``max``/``mean`` are over the finite
-    elements (magnitudes for complex; None when there are none); ``hash`` is the CRC-32
+    elements (magnitudes for complex; None when there are none; the mean of a float64 sum);
+    ``hash`` is the CRC-32
     of the value's bytes (8 hex digits) (equal values of equal types have equal hashes).
     (A named tuple: made once per traced result, it must be cheap.)"""
 
@@ -150,8 +151,7 @@ def summarize(value: Any) -> Summary:
             w = np.abs(w)
         elif kind == "b":
             w = w.view(np.int8)
-        total = float(_ADD(w) if w.dtype.itemsize >= 4 and kind == "f" else
-                      _ADD(w, dtype=np.float64))
+        total = float(_ADD(w, dtype=np.float64))
         if math.isfinite(total):  # no NaN or inf anywhere
             lo, hi, mean = float(_MIN(w)), float(_MAX(w)), total / w.size
         else:  # the slow path: count them, summarise the finite rest
@@ -394,6 +394,8 @@ class Tracer:
         self._recorded: dict[int, bool] = {}
         self._leaves: set[int] = set()  # ops that run no other op (no frame of their own)
         self._pending: dict[int, Event | None] = {}  # per process: the running leaf's event
+        self._batch: list[tuple[list[Any], int, np.ndarray]] = []  # results to summarise
+        self._batch_bytes = 0
         self._stacks: dict[int, list[_Frame]] = {}
         self._counter = itertools.count()
         self.t0 = time.perf_counter()
@@ -469,7 +471,17 @@ class Tracer:
                 nbytes += getattr(r, "nbytes", 0)
         ev.nbytes = nbytes
         if self.summaries:
-            ev.summaries = [summarize(r) for r in results]
+            ev.summaries = sums = []
+            for r in results:
+                if type(r) is np.ndarray and 0 < r.size <= _BATCH_ELEMENTS and \
+                        r.dtype.kind in "fiu" and r.dtype.isbuiltin == 1:
+                    sums.append(None)  # filled by flush()
+                    self._batch.append((sums, len(sums) - 1, r))
+                    self._batch_bytes += r.nbytes
+                else:
+                    sums.append(summarize(r))
+            if self._batch_bytes > _BATCH_BYTES or len(self._batch) >= _BATCH_VALUES:
+                self.flush()
         if self.keep_values:
             ev.operands = operands
         if self.keep_values or op.name == "interpreter.probe":
@@ -477,6 +489,42 @@ class Tracer:
                          for r in results]
         if self.writer is not None:
             self.writer.write(ev, results)
+
+
+    def flush(self) -> None:
+        """Summarise the small results kept since the last flush, a batch per dtype: three
+        `reduceat`s over their concatenation instead of three reductions per result (a small
+        result's reductions cost more than most small ops). A batch holds at most
+        _BATCH_BYTES of results that would otherwise be freed (values are immutable)."""
+        batch, self._batch, self._batch_bytes = self._batch, [], 0
+        groups: dict[np.dtype, list[tuple[list[Any], int, np.ndarray]]] = {}
+        for item in batch:
+            groups.setdefault(item[2].dtype, []).append(item)
+        for dt, items in groups.items():
+            sizes = [a.size for _, _, a in items]
+            starts = np.zeros(len(items), np.intp)
+            np.cumsum(sizes[:-1], out=starts[1:])
+            flat = np.concatenate([a.reshape(-1) for _, _, a in items])
+            totals = np.add.reduceat(flat, starts, dtype=np.float64).tolist()
+            lows = np.minimum.reduceat(flat, starts).tolist()
+            highs = np.maximum.reduceat(flat, starts).tolist()
+            name = _NAMES.get(dt)
+            if name is None:
+                name = _NAMES[dt] = str(dt)
+            for (sums, i, a), s, n, t, lo, hi in zip(items, starts.tolist(), sizes, totals,
+                                                       lows, highs):
+                if math.isfinite(t):  # no NaN or inf (as in summarize)
+                    sums[i] = Summary(a.shape, name, float(lo), float(hi), t / n, 0, 0,
+                                      f"{_CRC(flat[s:s + n]):08x}")
+                else:
+                    sums[i] = summarize(a)
+
+
+# Results of at most _BATCH_ELEMENTS elements are summarised in batches (Tracer.flush), of at
+# most _BATCH_VALUES results or _BATCH_BYTES bytes.
+_BATCH_ELEMENTS = 1 << 14
+_BATCH_VALUES = 4096
+_BATCH_BYTES = 4 << 20
 
 
 def _parent(stack: list[_Frame]) -> Event | None:
@@ -513,6 +561,7 @@ def trace(module: Module | str, *args: Any, entry: str = "main", ops: Iterable[s
     except ShloError as e:
         out.error = e
     finally:
+        tracer.flush()
         if collecting:
             gc.enable()
     out.seconds = time.perf_counter() - t0

@@ -207,3 +207,28 @@ def test_error_in_an_inlined_callee_names_its_op():
     with pytest.raises(ExecutionError) as info:
         shlo.run(text, np.zeros(2, np.float32), verify=False)
     assert "custom_call" in str(info.value) and ":18:7:" in str(info.value)  # the callee's op
+
+
+@pytest.mark.parametrize("dtype,name", [(np.float32, "f32"), (np.float64, "f64")])
+@pytest.mark.parametrize("k,n", [(1, 2), (3, 5), (16, 16), (64, 64), (256, 256), (7, 1)])
+def test_vector_matrix_dot_is_matmuls_sequential_sum(dtype, name, k, n):
+    # dot_general's direct vector @ matrix path (RNN steps) against matmul's own sequential sum,
+    # bit for bit, with -0, inf and NaN among the operands.
+    from shlo.ops.linalg.matmul import _float_matmul
+
+    lt, rt, ot = f"tensor<{k}x{name}>", f"tensor<{k}x{n}x{name}>", f"tensor<{n}x{name}>"
+    text = f"""func.func @main(%a: {lt}, %b: {rt}) -> {ot} {{
+      %0 = stablehlo.dot_general %a, %b, contracting_dims = [0] x [0] : ({lt}, {rt}) -> {ot}
+      return %0 : {ot}
+    }}"""
+    r = np.random.default_rng(k * n)
+    a, b = r.standard_normal(k).astype(dtype), r.standard_normal((k, n)).astype(dtype)
+    a[0] = -0.0
+    if k > 2:
+        b[0, 0], b[1, -1], a[2] = np.inf, np.nan, 1e30
+    m = shlo.parse(text)
+    with np.errstate(all="ignore"):
+        for x, y in ((a, b), (-np.abs(a) * 0, np.abs(b) * 0)):
+            got = shlo.run(m, x, y)[0]
+            want = _float_matmul(x.reshape(1, 1, k), y.reshape(1, k, n)).reshape(n)
+            assert got.tobytes() == want.tobytes()

@@ -25,7 +25,7 @@ from ...syntax.parser import canonical_struct_params
 from ...types import QuantizedType, TensorType, Type
 from .. import _constraints as _c
 from .contraction_checks import precision_config_ok, quantized_dot_like_ok, result_shape_ok
-from .matmul import DotAlgorithm, Matmul
+from .matmul import DotAlgorithm, Matmul, sequential_vector
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...errors import Diagnostics
@@ -210,6 +210,17 @@ def _prepare_dot(op: Operation, dims: DotDimensionNumbers,
             a = (lhs if lid else lhs.transpose(lhs_perm)).reshape(lshape)
             b = (rhs if rid else rhs.transpose(rhs_perm)).reshape(rshape)
             return matmul(a, b).reshape(out_shape)
+
+        if g == 1 and m == 1 and sequential_vector(matmul, k, n, lhs_t.dtype, rhs_t.dtype):
+            # vector @ matrix (an RNN step): matmul's sequential sum of all products, without
+            # its generic (G, K, M, N) layout: the same products, summed over K in index order
+            zero, finish, add_reduce = matmul.compute.type(0), matmul.finish, np.add.reduce
+            kshape, kn = (k, 1), (k, n)
+
+            def direct(lhs: Any, rhs: Any) -> Any:  # noqa: F811
+                a = (lhs if lid else lhs.transpose(lhs_perm)).reshape(kshape)
+                b = (rhs if rid else rhs.transpose(rhs_perm)).reshape(kn)
+                return finish(np.add(add_reduce(a * b, axis=0), zero)).reshape(out_shape)
 
     def run(lhs: Any, rhs: Any) -> Sequence[Any]:
         return (direct(lhs, rhs),)
