@@ -395,6 +395,7 @@ class Tracer:
         self._leaves: set[int] = set()  # ops that run no other op (no frame of their own)
         self._pending: dict[int, Event | None] = {}  # per process: the running leaf's event
         self._batch: list[tuple[list[Any], int, np.ndarray]] = []  # results to summarise
+        self._last: tuple[Any, Any] = (None, None)  # the last process seen, its (pid, stack)
         self._batch_bytes = 0
         self._stacks: dict[int, list[_Frame]] = {}
         self._counter = itertools.count()
@@ -425,11 +426,20 @@ class Tracer:
                 return False
         return True
 
-    def enter(self, op: Operation, process: Any) -> None:
+    def _stack(self, process: Any) -> tuple[int, list[_Frame]]:
         pid = process.process_id
         stack = self._stacks.get(pid)
         if stack is None:
             stack = self._stacks[pid] = [_Frame(None)]
+        return pid, stack
+
+    def enter(self, op: Operation, process: Any) -> None:
+        last = self._last  # (read once: grid processes may run in threads)
+        if process is last[0]:  # the same process as last time: skip the lookups
+            pid, stack = last[1]
+        else:
+            pid, stack = found = self._stack(process)
+            self._last = (process, found)
         top = stack[-1]
         k = id(op)
         counts = top.counts
@@ -441,7 +451,9 @@ class Tracer:
             rec = self._record(op)
         if rec:
             ev = Event(next(self._counter), op, self.keys.get(k, -1), it, len(stack) - 1, pid,
-                       perf_counter() - self.t0, top.event or _parent(stack))
+                       perf_counter() - self.t0,
+                       top.event if top.event is not None or len(stack) == 1 else
+                       _parent(stack))
             self.events.append(ev)
         if k in self._leaves:  # runs no nested op: no frame (fewer objects, less GC)
             self._pending[pid] = ev
@@ -450,8 +462,11 @@ class Tracer:
 
     def exit(self, op: Operation, process: Any, operands: tuple[Any, ...],
              results: Sequence[Any], seconds: float) -> None:
-        pid = process.process_id
-        stack = self._stacks[pid]
+        last = self._last
+        if process is last[0]:
+            pid, stack = last[1]
+        else:
+            pid, stack = self._stack(process)
         if id(op) in self._leaves:
             children = 0.0
             ev = self._pending.pop(pid)
