@@ -4,7 +4,8 @@ most 2x the untraced run. Measured in one run:
     python benchmarks/trace_bench.py [--layers 40] [--batch 8] [--width 64] [--trials 5]
 
 The model is a residual MLP with layer norm, lowered by jax (about 25 ops a layer). Prints the
-untraced and traced times (median of ``--trials``, each the best of a few runs), their ratio,
+untraced and traced times (median of ``--trials``, each the best of a few runs, the two
+alternating), the median of the trials' ratios,
 the number of events, and the memory the trace holds (tracemalloc: the peak during a traced
 run and what the returned Trace keeps).
 """
@@ -68,10 +69,13 @@ def main() -> None:
     plain = shlo.run(m, *args, verify=False)
     t = trace(m, *args, verify=False)
     assert all(np.array_equal(x, y) for x, y in zip(plain, t.results))
-    run_s = statistics.median(_best(lambda: shlo.run(m, *args, verify=False))
-                              for _ in range(a.trials))
-    trace_s = statistics.median(_best(lambda: trace(m, *args, verify=False))
-                                for _ in range(a.trials))
+    # alternate the two (the shared machine's speed drifts): each trial times both
+    runs, traces = [], []
+    for _ in range(a.trials):
+        runs.append(_best(lambda: shlo.run(m, *args, verify=False), 0.3))
+        traces.append(_best(lambda: trace(m, *args, verify=False), 0.3))
+    run_s, trace_s = statistics.median(runs), statistics.median(traces)
+    ratio = statistics.median(t / r for t, r in zip(traces, runs))
     tracemalloc.start()
     t = trace(m, *args, verify=False)
     held, peak = tracemalloc.get_traced_memory()
@@ -86,7 +90,7 @@ def main() -> None:
           "peak MB untraced / traced | trace holds MB |")
     print("|---|---|---|---|---|---|---|---|")
     print(f"| residual MLP, {a.layers} layers, {a.batch}x{a.width} f32 | {n_ops} | {len(t)} | "
-          f"{run_s * 1e3:.1f} ms | {trace_s * 1e3:.1f} ms | {trace_s / run_s:.2f} | "
+          f"{run_s * 1e3:.1f} ms | {trace_s * 1e3:.1f} ms | {ratio:.2f} | "
           f"{run_peak / 1e6:.2f} / {peak / 1e6:.2f} | {held / 1e6:.2f} |")
 
 

@@ -337,7 +337,7 @@ class _Relay:
 
     def __init__(self, module: Module) -> None:
         self.target: Tracer | None = None
-        self.keys = {id(op): i for i, op in enumerate(module.walk())}
+        self.keys, self.leaves = _keys_and_leaves(module)
 
     def wants(self, op: Operation) -> bool:
         return True
@@ -350,12 +350,26 @@ class _Relay:
         self.target.exit(op, process, operands, results, seconds)  # type: ignore[union-attr]
 
 
+def _keys_and_leaves(module: Module) -> tuple[dict[int, int], frozenset[int]]:
+    """Each op's key (its position in the module's walk) and the ids of the ops that run no
+    other op (no regions, no callee), by op id."""
+    keys: dict[int, int] = {}
+    leaves = []
+    for i, op in enumerate(module.walk()):
+        keys[id(op)] = i
+        if not op.regions and op.name not in _NESTING:
+            leaves.append(id(op))
+    return keys, frozenset(leaves)
+
+
 def relay_for(module: Module, tracer: Tracer) -> _Relay:
-    """The module's relay, now forwarding to ``tracer``."""
+    """The module's relay, now forwarding to ``tracer`` (its ``enter``/``exit`` become the
+    tracer's own bound methods: no forwarding call per op)."""
     relay = module.__dict__.get("_debug_relay")
     if relay is None:
         relay = module.__dict__["_debug_relay"] = _Relay(module)
     relay.target = tracer
+    relay.enter, relay.exit = tracer.enter, tracer.exit  # type: ignore[method-assign]
     return relay
 
 
@@ -388,11 +402,14 @@ class Tracer:
         self.summaries = summaries
         self.writer = _ProbeWriter(directory) if directory else None
         relay = module.__dict__.get("_debug_relay")
-        self.keys = relay.keys if relay is not None else \
-            {id(op): i for i, op in enumerate(module.walk())}
+        self.keys, leaves = (relay.keys, relay.leaves) if relay is not None else \
+            _keys_and_leaves(module)
         self.events: list[Event] = []
         self._recorded: dict[int, bool] = {}
-        self._leaves: set[int] = set()  # ops that run no other op (no frame of their own)
+        self._leaves = leaves  # ops that run no other op (no frame of their own)
+        # without filters every op is recorded (no decision per op)
+        self._everything = self.ops is None and self.functions is None and \
+            self.locations is None
         self._pending: dict[int, Event | None] = {}  # per process: the running leaf's event
         self._batch: list[tuple[list[Any], int, np.ndarray]] = []  # results to summarise
         self._last: tuple[Any, Any] = (None, None)  # the last process seen, its (pid, stack)
@@ -411,8 +428,6 @@ class Tracer:
         r = self._recorded.get(id(op))
         if r is None:
             r = self._recorded[id(op)] = self._selected(op) or op.name == "interpreter.probe"
-            if not op.regions and op.name not in _NESTING:
-                self._leaves.add(id(op))
         return r
 
     def _selected(self, op: Operation) -> bool:
@@ -446,9 +461,12 @@ class Tracer:
         it = counts.get(k, 0)
         counts[k] = it + 1
         ev = None
-        rec = self._recorded.get(k)
-        if rec is None:
-            rec = self._record(op)
+        if self._everything:
+            rec = True
+        else:
+            rec = self._recorded.get(k)
+            if rec is None:
+                rec = self._record(op)
         if rec:
             ev = Event(next(self._counter), op, self.keys.get(k, -1), it, len(stack) - 1, pid,
                        perf_counter() - self.t0,

@@ -88,13 +88,15 @@ class Observer(Protocol):
 
 def _observed(op: Operation, kern: Callable[..., Sequence[Any]], observer: Observer,
               process: ProcessContext) -> Callable[..., Sequence[Any]]:
-    enter, exit_, clock = observer.enter, observer.exit, perf_counter
+    """``kern`` reporting to ``observer`` (its ``enter``/``exit`` are looked up at each call:
+    an observer may retarget them, as the trace's relay does, without a preparation)."""
+    clock = perf_counter
 
     def run(*args: Any) -> Sequence[Any]:
-        enter(op, process)
+        observer.enter(op, process)
         t0 = clock()
         results = kern(*args)
-        exit_(op, process, args, results, clock() - t0)
+        observer.exit(op, process, args, results, clock() - t0)
         return results
 
     return run
