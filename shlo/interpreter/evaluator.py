@@ -519,7 +519,8 @@ class _Emitter:
         else:
             tests, tested = [args[0]], args[:1]
         for i, r in enumerate(regions):
-            head = "else:" if i == len(tests) else f"{'if' if i == 0 else 'elif'} {tests[i]}:"
+            head = ("if True:" if i == 0 else "else:") if i == len(tests) else \
+                f"{'if' if i == 0 else 'elif'} {tests[i]}:"
             self.add(indent, head, op, tested)
             rets = self._body(r, host.region_names(k, r, names, []), indent + 1)
             self.assign(indent + 1, res, rets, op)

@@ -156,6 +156,20 @@ def test_if_and_case_inlined():
             assert np.array_equal(a, want_a) and np.array_equal(b, want_b)
 
 
+def test_case_of_one_branch_inlined():
+    text = """
+    func.func @main(%k: tensor<i32>, %x: tensor<2xf32>) -> tensor<2xf32> {
+      %b = "stablehlo.case"(%k) ({
+        %0 = stablehlo.negate %x : tensor<2xf32>
+        stablehlo.return %0 : tensor<2xf32>
+      }) : (tensor<i32>) -> tensor<2xf32>
+      return %b : tensor<2xf32>
+    }"""
+    for k in (-3, 0, 5):
+        _, (b,) = _both(text, np.int32(k), np.array([1.0, -2.0], np.float32))
+        assert np.array_equal(b, [-1.0, 2.0])
+
+
 def test_scalar_while_runs_on_numpy_scalars():
     text = """
     func.func @main(%x: tensor<f32>) -> tensor<f32> {
@@ -232,3 +246,45 @@ def test_vector_matrix_dot_is_matmuls_sequential_sum(dtype, name, k, n):
             got = shlo.run(m, x, y)[0]
             want = _float_matmul(x.reshape(1, 1, k), y.reshape(1, k, n)).reshape(n)
             assert got.tobytes() == want.tobytes()
+
+
+def test_nested_loops_with_in_place_updates():
+    # The inner loop fills rows of a copy of the buffer the outer loop carries (in place: it
+    # reads the outer value, not its own): each inner loop starts from a fresh copy, so the
+    # value kept from the first outer iteration is not overwritten by the second.
+    text = """
+    func.func @main(%buf: tensor<3x2xf32>) -> (tensor<3x2xf32>, tensor<3x2xf32>) {
+      %c0 = stablehlo.constant dense<0> : tensor<i32>
+      %r:3 = stablehlo.while(%j = %c0, %b = %buf, %first = %buf) : tensor<i32>, tensor<3x2xf32>, tensor<3x2xf32>
+        cond {
+          %n = stablehlo.constant dense<2> : tensor<i32>
+          %p = stablehlo.compare LT, %j, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+          stablehlo.return %p : tensor<i1>
+        } do {
+          %s:2 = stablehlo.while(%i = %c0, %o = %b) : tensor<i32>, tensor<3x2xf32>
+            cond {
+              %n = stablehlo.constant dense<3> : tensor<i32>
+              %p = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+              stablehlo.return %p : tensor<i1>
+            } do {
+              %row = stablehlo.dynamic_slice %b, %i, %c0, sizes = [1, 2] : (tensor<3x2xf32>, tensor<i32>, tensor<i32>) -> tensor<1x2xf32>
+              %two = stablehlo.constant dense<2.0> : tensor<1x2xf32>
+              %u = stablehlo.multiply %row, %two : tensor<1x2xf32>
+              %o1 = stablehlo.dynamic_update_slice %o, %u, %i, %c0 : (tensor<3x2xf32>, tensor<1x2xf32>, tensor<i32>, tensor<i32>) -> tensor<3x2xf32>
+              %one = stablehlo.constant dense<1> : tensor<i32>
+              %i1 = stablehlo.add %i, %one : tensor<i32>
+              stablehlo.return %i1, %o1 : tensor<i32>, tensor<3x2xf32>
+            }
+          %one = stablehlo.constant dense<1> : tensor<i32>
+          %j1 = stablehlo.add %j, %one : tensor<i32>
+          %is0 = stablehlo.compare EQ, %j, %c0, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+          %f = stablehlo.select %is0, %s#1, %first : tensor<i1>, tensor<3x2xf32>
+          stablehlo.return %j1, %s#1, %f : tensor<i32>, tensor<3x2xf32>, tensor<3x2xf32>
+        }
+      return %r#1, %r#2 : tensor<3x2xf32>, tensor<3x2xf32>
+    }"""
+    buf = np.arange(6, dtype=np.float32).reshape(3, 2)
+    m, (b, first) = _both(text, buf)
+    assert prepare_entry(m)[0].source.count("= u") == 1  # the inner loop writes in place
+    assert np.array_equal(b, buf * 4) and np.array_equal(first, buf * 2)
+    assert np.array_equal(buf, np.arange(6, dtype=np.float32).reshape(3, 2))
