@@ -25,7 +25,7 @@ from ...syntax.parser import canonical_struct_params
 from ...types import QuantizedType, TensorType, Type
 from .. import _constraints as _c
 from .contraction_checks import precision_config_ok, quantized_dot_like_ok, result_shape_ok
-from .matmul import DotAlgorithm, Matmul, sequential_vector
+from .matmul import DotAlgorithm, Matmul, product_for, sequential_vector
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...errors import Diagnostics
@@ -206,10 +206,12 @@ def _prepare_dot(op: Operation, dims: DotDimensionNumbers,
             tuple(rs[d] for d in rhs_result_dimensions)
         lid, rid = lhs_perm == tuple(range(lhs_t.rank)), rhs_perm == tuple(range(rhs_t.rank))
 
+        product = product_for(matmul, lhs_t.dtype, rhs_t.dtype)
+
         def direct(lhs: Any, rhs: Any) -> Any:  # noqa: F811
             a = (lhs if lid else lhs.transpose(lhs_perm)).reshape(lshape)
             b = (rhs if rid else rhs.transpose(rhs_perm)).reshape(rshape)
-            return matmul(a, b).reshape(out_shape)
+            return product(a, b).reshape(out_shape)
 
         if g == 1 and m == 1 and sequential_vector(matmul, k, n, lhs_t.dtype, rhs_t.dtype):
             # vector @ matrix (an RNN step): matmul's sequential sum of all products, without
