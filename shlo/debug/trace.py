@@ -17,15 +17,17 @@ select what is recorded; ops outside them run unobserved.
 
 from __future__ import annotations
 
+import gc
 import itertools
 import math
 import os
 import re
 import time
 import zlib
+from time import perf_counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -86,11 +88,12 @@ def enclosing_function(op: Operation) -> str:
 # --- summaries -------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Summary:
+class Summary(NamedTuple):
     """What a trace keeps of a value by default. ``min``/``max``/``mean`` are over the finite
-    elements (magnitudes for complex; None when there are none); ``hash`` is the CRC-32
-    of the value's bytes (8 hex digits) (equal values of equal types have equal hashes)."""
+    elements (magnitudes for complex; None when there are none; the mean of a float64 sum);
+    ``hash`` is the CRC-32
+    of the value's bytes (8 hex digits) (equal values of equal types have equal hashes).
+    (A named tuple: made once per traced result, it must be cheap.)"""
 
     shape: tuple[int, ...]
     dtype: str
@@ -118,17 +121,29 @@ def _as_numbers(a: np.ndarray) -> np.ndarray:
 
 
 def summarize(value: Any) -> Summary:
-    """The :class:`Summary` of a run-time value (tokens and tuples summarise as their kind)."""
-    if isinstance(value, tuple) or not isinstance(value, (np.ndarray, np.generic)):
-        kind = "tuple" if isinstance(value, tuple) else type(value).__name__.lower()
-        return Summary((), kind, None, None, None, 0, 0, "")
+    """The :class:`Summary` of a run-time value (tokens and tuples summarise as their kind).
+
+    The common case costs one CRC and three reductions: the sum comes first, and a finite sum
+    means no NaN or inf anywhere (one would make it NaN or inf), so the counts need no pass;
+    numpy scalars (scalar programs) are summarised with Python floats."""
+    cls = type(value)
+    if cls is not np.ndarray:
+        if isinstance(value, np.generic) and value.dtype.kind in "fiu" and \
+                value.dtype.isbuiltin == 1:
+            return _scalar_summary(value)
+        if isinstance(value, tuple) or not isinstance(value, (np.ndarray, np.generic)):
+            kind = "tuple" if isinstance(value, tuple) else type(value).__name__.lower()
+            return Summary((), kind, None, None, None, 0, 0, "")
     a = np.asarray(value)
-    flat = a.reshape(-1) if a.flags.c_contiguous else np.ascontiguousarray(a).reshape(-1)
-    data = flat.view(np.uint8).data
-    digest = f"{zlib.crc32(data):08x}"
+    dt = a.dtype
+    if a.flags.c_contiguous:
+        flat = a.reshape(-1)
+        digest = f"{_CRC(a if dt.kind != 'V' and a.ndim else flat.view(np.uint8)):08x}"
+    else:
+        flat = np.ascontiguousarray(a).reshape(-1)
+        digest = f"{_CRC(flat.view(np.uint8)):08x}"
     nan = inf = 0
     lo = hi = mean = None
-    dt = a.dtype
     if a.size:
         w = _as_numbers(flat) if dt.kind == "V" else flat
         kind = w.dtype.kind
@@ -136,29 +151,38 @@ def summarize(value: Any) -> Summary:
             w = np.abs(w)
         elif kind == "b":
             w = w.view(np.int8)
-        lo, hi = float(_MIN(w)), float(_MAX(w))
-        total = float(_ADD(w) if w.dtype.itemsize >= 4 and kind == "f" else
-                      _ADD(w, dtype=np.float64))
-        if math.isfinite(lo) and math.isfinite(hi) and math.isfinite(total):
-            mean = total / w.size  # min and max are finite: no NaN or inf anywhere
+        total = float(_ADD(w, dtype=np.float64))
+        if math.isfinite(total):  # no NaN or inf anywhere
+            lo, hi, mean = float(_MIN(w)), float(_MAX(w)), total / w.size
         else:  # the slow path: count them, summarise the finite rest
             finite = np.isfinite(w)
             nan = int(np.isnan(w).sum())
             inf = int(finite.size - finite.sum()) - nan
-            w = w[finite]
+            if nan or inf:
+                w = w[finite]
             if w.size:
                 lo, hi = float(_MIN(w)), float(_MAX(w))
                 mean = float(_ADD(w, dtype=np.float64)) / w.size
-            else:
-                lo = hi = None
     name = _NAMES.get(dt)
     if name is None:
         name = _NAMES[dt] = str(dt)
     return Summary(a.shape, name, lo, hi, mean, nan, inf, digest)
 
 
+def _scalar_summary(x: np.generic) -> Summary:
+    dt = x.dtype
+    name = _NAMES.get(dt)
+    if name is None:
+        name = _NAMES[dt] = str(dt)
+    digest = f"{_CRC(x.tobytes()):08x}"
+    v = float(x)
+    if math.isfinite(v):
+        return Summary((), name, v, v, v, 0, 0, digest)
+    return Summary((), name, None, None, None, int(v != v), int(v == v), digest)
+
+
 _NAMES: dict[np.dtype, str] = {}
-_MIN, _MAX, _ADD = np.minimum.reduce, np.maximum.reduce, np.add.reduce
+_MIN, _MAX, _ADD, _CRC = np.minimum.reduce, np.maximum.reduce, np.add.reduce, zlib.crc32
 
 
 # --- events and traces -----------------------------------------------------------------------
@@ -302,6 +326,10 @@ _CONTROL = frozenset({"stablehlo.while", "stablehlo.case", "stablehlo.if", "func
                       "stablehlo.call", "call", "stablehlo.composite", "chlo.scan"})
 
 
+# Ops that may run other ops without having regions (callees, custom-call computations).
+_NESTING = _CONTROL | {"stablehlo.custom_call", "interpreter.run_parallel"}
+
+
 class _Relay:
     """The observer a module is prepared with for tracing: it observes every op and forwards
     to the current :class:`Tracer`, so repeated traces (and profiles) of a module reuse one
@@ -309,7 +337,7 @@ class _Relay:
 
     def __init__(self, module: Module) -> None:
         self.target: Tracer | None = None
-        self.keys = {id(op): i for i, op in enumerate(module.walk())}
+        self.keys, self.leaves = _keys_and_leaves(module)
 
     def wants(self, op: Operation) -> bool:
         return True
@@ -322,12 +350,26 @@ class _Relay:
         self.target.exit(op, process, operands, results, seconds)  # type: ignore[union-attr]
 
 
+def _keys_and_leaves(module: Module) -> tuple[dict[int, int], frozenset[int]]:
+    """Each op's key (its position in the module's walk) and the ids of the ops that run no
+    other op (no regions, no callee), by op id."""
+    keys: dict[int, int] = {}
+    leaves = []
+    for i, op in enumerate(module.walk()):
+        keys[id(op)] = i
+        if not op.regions and op.name not in _NESTING:
+            leaves.append(id(op))
+    return keys, frozenset(leaves)
+
+
 def relay_for(module: Module, tracer: Tracer) -> _Relay:
-    """The module's relay, now forwarding to ``tracer``."""
+    """The module's relay, now forwarding to ``tracer`` (its ``enter``/``exit`` become the
+    tracer's own bound methods: no forwarding call per op)."""
     relay = module.__dict__.get("_debug_relay")
     if relay is None:
         relay = module.__dict__["_debug_relay"] = _Relay(module)
     relay.target = tracer
+    relay.enter, relay.exit = tracer.enter, tracer.exit  # type: ignore[method-assign]
     return relay
 
 
@@ -360,10 +402,18 @@ class Tracer:
         self.summaries = summaries
         self.writer = _ProbeWriter(directory) if directory else None
         relay = module.__dict__.get("_debug_relay")
-        self.keys = relay.keys if relay is not None else \
-            {id(op): i for i, op in enumerate(module.walk())}
+        self.keys, leaves = (relay.keys, relay.leaves) if relay is not None else \
+            _keys_and_leaves(module)
         self.events: list[Event] = []
         self._recorded: dict[int, bool] = {}
+        self._leaves = leaves  # ops that run no other op (no frame of their own)
+        # without filters every op is recorded (no decision per op)
+        self._everything = self.ops is None and self.functions is None and \
+            self.locations is None
+        self._pending: dict[int, Event | None] = {}  # per process: the running leaf's event
+        self._batch: list[tuple[list[Any], int, np.ndarray]] = []  # results to summarise
+        self._last: tuple[Any, Any] = (None, None)  # the last process seen, its (pid, stack)
+        self._batch_bytes = 0
         self._stacks: dict[int, list[_Frame]] = {}
         self._counter = itertools.count()
         self.t0 = time.perf_counter()
@@ -391,38 +441,80 @@ class Tracer:
                 return False
         return True
 
-    def enter(self, op: Operation, process: Any) -> None:
+    def _stack(self, process: Any) -> tuple[int, list[_Frame]]:
         pid = process.process_id
         stack = self._stacks.get(pid)
         if stack is None:
             stack = self._stacks[pid] = [_Frame(None)]
+        return pid, stack
+
+    def enter(self, op: Operation, process: Any) -> None:
+        last = self._last  # (read once: grid processes may run in threads)
+        if process is last[0]:  # the same process as last time: skip the lookups
+            pid, stack = last[1]
+        else:
+            pid, stack = found = self._stack(process)
+            self._last = (process, found)
         top = stack[-1]
         k = id(op)
-        it = top.counts.get(k, 0)
-        top.counts[k] = it + 1
+        counts = top.counts
+        it = counts.get(k, 0)
+        counts[k] = it + 1
         ev = None
-        rec = self._recorded.get(k)
-        if rec is None:
-            rec = self._record(op)
+        if self._everything:
+            rec = True
+        else:
+            rec = self._recorded.get(k)
+            if rec is None:
+                rec = self._record(op)
         if rec:
             ev = Event(next(self._counter), op, self.keys.get(k, -1), it, len(stack) - 1, pid,
-                       time.perf_counter() - self.t0, _parent(stack))
+                       perf_counter() - self.t0,
+                       top.event if top.event is not None or len(stack) == 1 else
+                       _parent(stack))
             self.events.append(ev)
-        stack.append(_Frame(ev))
+        if k in self._leaves:  # runs no nested op: no frame (fewer objects, less GC)
+            self._pending[pid] = ev
+        else:
+            stack.append(_Frame(ev))
 
     def exit(self, op: Operation, process: Any, operands: tuple[Any, ...],
              results: Sequence[Any], seconds: float) -> None:
-        stack = self._stacks[process.process_id]
-        frame = stack.pop()
+        last = self._last
+        if process is last[0]:
+            pid, stack = last[1]
+        else:
+            pid, stack = self._stack(process)
+        if id(op) in self._leaves:
+            children = 0.0
+            ev = self._pending.pop(pid)
+        else:
+            frame = stack.pop()
+            children, ev = frame.children, frame.event
         stack[-1].children += seconds
-        ev = frame.event
         if ev is None:
             return
         ev.seconds = seconds
-        ev.self_seconds = max(seconds - frame.children, 0.0)
-        ev.nbytes = sum(getattr(r, "nbytes", 0) for r in results)
+        ev.self_seconds = seconds - children if seconds > children else 0.0
+        nbytes = 0
+        for r in results:
+            if type(r) is np.ndarray:
+                nbytes += r.nbytes
+            else:
+                nbytes += getattr(r, "nbytes", 0)
+        ev.nbytes = nbytes
         if self.summaries:
-            ev.summaries = [summarize(r) for r in results]
+            ev.summaries = sums = []
+            for r in results:
+                if type(r) is np.ndarray and 0 < r.size <= _BATCH_ELEMENTS and \
+                        r.dtype.kind in "fiu" and r.dtype.isbuiltin == 1:
+                    sums.append(None)  # filled by flush()
+                    self._batch.append((sums, len(sums) - 1, r))
+                    self._batch_bytes += r.nbytes
+                else:
+                    sums.append(summarize(r))
+            if self._batch_bytes > _BATCH_BYTES or len(self._batch) >= _BATCH_VALUES:
+                self.flush()
         if self.keep_values:
             ev.operands = operands
         if self.keep_values or op.name == "interpreter.probe":
@@ -430,6 +522,42 @@ class Tracer:
                          for r in results]
         if self.writer is not None:
             self.writer.write(ev, results)
+
+
+    def flush(self) -> None:
+        """Summarise the small results kept since the last flush, a batch per dtype: three
+        `reduceat`s over their concatenation instead of three reductions per result (a small
+        result's reductions cost more than most small ops). A batch holds at most
+        _BATCH_BYTES of results that would otherwise be freed (values are immutable)."""
+        batch, self._batch, self._batch_bytes = self._batch, [], 0
+        groups: dict[np.dtype, list[tuple[list[Any], int, np.ndarray]]] = {}
+        for item in batch:
+            groups.setdefault(item[2].dtype, []).append(item)
+        for dt, items in groups.items():
+            sizes = [a.size for _, _, a in items]
+            starts = np.zeros(len(items), np.intp)
+            np.cumsum(sizes[:-1], out=starts[1:])
+            flat = np.concatenate([a.reshape(-1) for _, _, a in items])
+            totals = np.add.reduceat(flat, starts, dtype=np.float64).tolist()
+            lows = np.minimum.reduceat(flat, starts).tolist()
+            highs = np.maximum.reduceat(flat, starts).tolist()
+            name = _NAMES.get(dt)
+            if name is None:
+                name = _NAMES[dt] = str(dt)
+            for (sums, i, a), s, n, t, lo, hi in zip(items, starts.tolist(), sizes, totals,
+                                                       lows, highs):
+                if math.isfinite(t):  # no NaN or inf (as in summarize)
+                    sums[i] = Summary(a.shape, name, float(lo), float(hi), t / n, 0, 0,
+                                      f"{_CRC(flat[s:s + n]):08x}")
+                else:
+                    sums[i] = summarize(a)
+
+
+# Results of at most _BATCH_ELEMENTS elements are summarised in batches (Tracer.flush), of at
+# most _BATCH_VALUES results or _BATCH_BYTES bytes.
+_BATCH_ELEMENTS = 1 << 14
+_BATCH_VALUES = 4096
+_BATCH_BYTES = 4 << 20
 
 
 def _parent(stack: list[_Frame]) -> Event | None:
@@ -458,11 +586,17 @@ def trace(module: Module | str, *args: Any, entry: str = "main", ops: Iterable[s
     probes: dict[str, list[Any]] = {}
     out = Trace(module, tracer.events, probes=probes, directory=directory)
     t0 = time.perf_counter()
+    collecting = gc.isenabled()
+    gc.disable()  # events are kept objects: collections would walk the whole heap (the IR...)
     try:
         out.results = run(module, *args, entry=entry, observer=relay_for(module, tracer),
                           **run_options)
     except ShloError as e:
         out.error = e
+    finally:
+        tracer.flush()
+        if collecting:
+            gc.enable()
     out.seconds = time.perf_counter() - t0
     out.events.sort(key=lambda e: (e.process, e.index))
     for e in out.events:

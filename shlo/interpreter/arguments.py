@@ -17,7 +17,8 @@ __all__ = ["check_argument"]
 
 
 def check_argument(value: Any, type: Type, index: int, entry: str) -> Any:
-    """Convert ``value`` to the run-time value of ``type`` or raise ExecutionError."""
+    """Convert ``value`` to the run-time value of ``type`` or raise ExecutionError (a 0-d
+    value of numpy's own dtypes becomes a numpy scalar)."""
     if isinstance(type, TokenType):
         return TOKEN
     if isinstance(type, TupleType):
@@ -43,6 +44,10 @@ def check_argument(value: Any, type: Type, index: int, entry: str) -> Any:
             raise ExecutionError(f"@{entry} argument {index}: expected shape "
                                  f"{_shape_str(type.shape)} for {type}, got "
                                  f"{_shape_str(arr.shape)}")
+    if arr.ndim == 0 and arr.dtype.isbuiltin == 1:
+        # a numpy scalar (immutable, as kernels' 0-d results and constants are): numpy's
+        # scalar arithmetic is ~10x faster than on 0-d arrays, which scalar programs are made of
+        return arr[()]
     return arr
 
 

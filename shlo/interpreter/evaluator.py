@@ -8,6 +8,7 @@ blocks are *captures*: the step owning the region binds them before calling its 
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, field
 from time import perf_counter
 from typing import Any, Callable, Protocol, Sequence
@@ -87,13 +88,15 @@ class Observer(Protocol):
 
 def _observed(op: Operation, kern: Callable[..., Sequence[Any]], observer: Observer,
               process: ProcessContext) -> Callable[..., Sequence[Any]]:
-    enter, exit_, clock = observer.enter, observer.exit, perf_counter
+    """``kern`` reporting to ``observer`` (its ``enter``/``exit`` are looked up at each call:
+    an observer may retarget them, as the trace's relay does, without a preparation)."""
+    clock = perf_counter
 
     def run(*args: Any) -> Sequence[Any]:
-        enter(op, process)
+        observer.enter(op, process)
         t0 = clock()
         results = kern(*args)
-        exit_(op, process, args, results, clock() - t0)
+        observer.exit(op, process, args, results, clock() - t0)
         return results
 
     return run
@@ -169,7 +172,11 @@ def _unsupported(op: Operation) -> Callable[..., Sequence[Any]]:
 
 
 class CompiledBlock:
-    """A block turned into prepared steps; call it with the block's arguments."""
+    """A block turned into prepared steps; call it with the block's arguments.
+
+    ``run`` (the generated function) is made on first use: a block inlined into the function
+    of an enclosing block (a `while` body, a small callee) never needs its own.
+    """
 
     def __init__(self, block: Block, ctx: PrepareContext) -> None:
         self._init(block, ctx)
@@ -183,9 +190,10 @@ class CompiledBlock:
         for v in block.arguments:
             self.slots[v] = len(self.slots)
         self.nargs = len(block.arguments)
-        self.steps: list[tuple[Any, ...]] = []
+        steps: list[tuple[Any, ...]] = []
         self.ret: list[int] = []
         self.ops: list[Operation] = []
+        self.regions: list[list[CompiledBlock]] = []
         terminators = names_with(TERMINATOR)
         for op in block.operations:
             if op.name in terminators and op is block.operations[-1]:
@@ -204,10 +212,18 @@ class CompiledBlock:
             binds = tuple((r, tuple(self._slot(v) for v in r.capture_values))
                           for r in regions if r.capture_values)
             outs = tuple(self._new(v) for v in op.results)
-            self.steps.append((kern, ins, outs, binds))
+            steps.append((kern, ins, outs, binds))
             self.ops.append(op)
+            self.regions.append(regions)
         self.size = len(self.slots)
-        self.run: Callable[..., list[Any]] = self._generate()
+        self.steps = steps  # set last: a callee still being prepared (recursion) has none
+        self.weight = len(steps) + sum(r.weight for rs in self.regions for r in rs)
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "run":  # generated on first use (see the class docstring)
+            run = self.__dict__["run"] = self._generate()
+            return run
+        raise AttributeError(name)
 
     def _new(self, v: Value) -> int:
         s = self.slots[v] = len(self.slots)
@@ -240,14 +256,27 @@ class CompiledBlock:
         return op.name
 
     def _generate(self) -> Callable[..., list[Any]]:
-        """Python source for this block: one line per step, values in local variables.
+        """This block as one Python function (see :class:`_Emitter`)."""
+        em = _Emitter(self)
+        names = {s: f"a{s}" for s in range(self.nargs)}
+        for s in self.capture_slots:
+            names[s] = f"a{s}"
+        em.add(0, f"def run({', '.join(names[s] for s in range(self.nargs))}):")
+        if self.capture_slots:
+            em.add(1, "".join(f"{names[c]}, " for c in self.capture_slots) + "= _self.bound")
+        rets = self.emit(em, names, 1, own=True)
+        em.add(1, f"return [{', '.join(rets)}]")
+        self.source = "\n".join(em.lines)  # what runs (for tests and for reading)
+        return em.compile()["run"]
 
-        Locals are much faster than a frame list, each value is deleted after its last use (so
-        a long function holds only its live tensors), and the line of a failing step tells
-        which op failed.
-        """
-        env: dict[str, Any] = {"_self": self}
-        nargs = self.nargs
+    def _dead_after(self, own: bool) -> dict[int, list[int]]:
+        """The slots to delete after each step: those last used there, except the block's
+        results, and (``own`` False: the block is inlined) its arguments and captures, which
+        belong to the enclosing code."""
+        key = "_dead_own" if own else "_dead_inlined"
+        dead = self.__dict__.get(key)
+        if dead is not None:
+            return dead
         last_use: dict[int, int] = {}
         for k, (_, ins, _, binds) in enumerate(self.steps):
             for s in ins:
@@ -256,37 +285,56 @@ class CompiledBlock:
                 for s in cs:
                     last_use[s] = k
         keep = set(self.ret)
-        dead_after: dict[int, list[int]] = {}
+        if not own:
+            keep.update(range(self.nargs))
+            keep.update(self.capture_slots)
+        dead = {}
         for s, k in last_use.items():
             if s not in keep:
-                dead_after.setdefault(k, []).append(s)
-        args = ", ".join(f"v{i}" for i in range(nargs))
-        lines = [f"def run({args}):"]
-        if self.capture_slots:
-            lines.append("    " + "".join(f"v{c}, " for c in self.capture_slots) + "= _self.bound")
-        self._line_step: dict[int, int] = {}
+                dead.setdefault(k, []).append(s)
+        self.__dict__[key] = dead
+        return dead
+
+    def emit(self, em: "_Emitter", names: dict[int, str], indent: int,
+             own: bool = False) -> list[str]:
+        """Emit this block's steps at ``indent``; ``names`` gives the variable of each argument
+        and capture slot (and receives those of the results). Returns the variables of the
+        block's results. Steps whose kernel carries an ``inline`` spec (while, if, case,
+        func.call) emit their regions or callee in place when they can (:meth:`_Emitter.inline`);
+        a kernel with ``direct`` (one result) is called without its 1-tuple, a Python operator
+        as that operator; a kernel with ``constant`` (no operands) is that value."""
+        dead_after = self._dead_after(own)
         for k, (kern, ins, outs, binds) in enumerate(self.steps):
-            env[f"k{k}"] = kern
-            for j, (r, cs) in enumerate(binds):
-                env[f"r{k}_{j}"] = r
-                lines.append(f"    r{k}_{j}.bound = [{', '.join(f'v{c}' for c in cs)}]")
-            call = f"k{k}({', '.join(f'v{x}' for x in ins)})"
-            if len(outs) == 1:
-                lines.append(f"    v{outs[0]} = {call}[0]")
-            elif outs:
-                lines.append(f"    {''.join(f'v{o}, ' for o in outs)}= {call}")
-            else:
-                lines.append(f"    {call}")
-            self._line_step[len(lines)] = k
-            for j, (r, cs) in enumerate(binds):
-                self._line_step[len(lines) - 1 - j] = k
-            dead = [f"v{x}" for x in dead_after.get(k, ())]
+            op = self.ops[k]
+            if not ins and len(outs) == 1 and hasattr(kern, "constant") and \
+                    getattr(kern, "inline", None) is None:
+                # a constant is read where it is used, from the function's globals
+                names[outs[0]] = em.obj(kern.constant, "c")
+                em.constants.add(names[outs[0]])
+                continue
+            for s in outs:
+                names[s] = em.fresh("v")
+            args = [names[s] for s in ins]
+            res = [names[s] for s in outs]
+            spec = getattr(kern, "inline", None)
+            if spec is None or not em.inline(self, k, spec, args, res, names, indent):
+                for r, cs in binds:
+                    bound = [names[c] for c in cs]
+                    em.add(indent, f"{em.obj(r, 'r')}.bound = [{', '.join(bound)}]", op, bound)
+                em.step(indent, op, kern, args, res)
+            dead = [names[s] for s in dead_after.get(k, ()) if names[s] not in em.constants]
             if dead:
-                lines.append(f"    del {', '.join(dead)}")
-        lines.append(f"    return [{', '.join(f'v{x}' for x in self.ret)}]")
-        code = compile("\n".join(lines), _GENERATED, "exec")
-        exec(code, env)
-        return env["run"]
+                em.add(indent, f"del {', '.join(dead)}")
+        return [names[s] for s in self.ret]
+
+    def region_names(self, k: int, region: "CompiledBlock", names: dict[int, str],
+                     args: Sequence[str]) -> dict[int, str]:
+        """The names of ``region``'s (of step ``k``) argument and capture slots, for
+        inlining it: ``args`` for its arguments, this block's variables for its captures."""
+        inner = {i: a for i, a in enumerate(args)}
+        for v, s in zip(region.capture_values, region.capture_slots):
+            inner[s] = names[self.slots[v]]
+        return inner
 
     def __call__(self, *args: Any) -> list[Any]:
         """Run the block; an exception in any op (here or in nested regions and calls, which
@@ -308,17 +356,219 @@ class CompiledBlock:
         """The innermost op whose step raised ``e`` (from the generated code's line numbers in
         the traceback)."""
         tb = e.__traceback__
-        found: tuple[CompiledBlock, int] | None = None
+        found: Operation | None = None
         while tb is not None:
             if tb.tb_frame.f_code.co_filename == _GENERATED:
-                found = (tb.tb_frame.f_globals["_self"], tb.tb_lineno)
+                op = tb.tb_frame.f_globals["_line_ops"].get(tb.tb_lineno)
+                if op is not None:
+                    found = op
             tb = tb.tb_next
-        if found is None:
-            return None
-        cb, line = found
-        k = cb._line_step.get(line)
-        return cb.ops[k] if k is not None else None
+        return found
+
+
+# Python operators that kernels give as their ``direct`` function: the generated code writes
+# them as the operator (one bytecode instead of a call; the same computation).
+_INFIX: dict[Any, str] = {
+    operator.add: "+", operator.sub: "-", operator.mul: "*", operator.lt: "<",
+    operator.le: "<=", operator.gt: ">", operator.ge: ">=", operator.eq: "==",
+    operator.ne: "!=",
+}
+
+# A callee of at most this many steps (its regions included) is inlined into a loop body (and
+# one of at most _INLINE_ANYWHERE steps everywhere): JAX's `lax.scan` calls three small
+# functions per step.
+_INLINE_IN_LOOPS = 256
+_INLINE_ANYWHERE = 4
+
+
+class _Line:
+    """What the emitter knows of a line: its indent, the variables it reads and writes, and
+    for a kernel call the kernel (``kern``) and the global name the line calls it by."""
+
+    __slots__ = ("assignment", "callee", "indent", "kern", "reads", "writes")
+
+    def __init__(self, indent: int, reads: Sequence[str], writes: Sequence[str],
+                 kern: Any = None, callee: str | None = None, assignment: bool = False) -> None:
+        self.indent, self.reads, self.writes = indent, tuple(reads), tuple(writes)
+        self.kern, self.callee, self.assignment = kern, callee, assignment
+
+
+class _Emitter:
+    """The Python source of one generated function: one line per step, values in local
+    variables (much faster than a frame list; each deleted after its last use, so a long
+    function holds only its live tensors). The op of each line is kept (``_line_ops``) so
+    that the line of a failing step tells which op failed.
+
+    `while`, `if` and `case` bodies and small callees are emitted in place (their kernels say
+    how with an ``inline`` attribute): a loop then runs as a Python `while` over local
+    variables, with no call, list or tuple per iteration.
+    """
+
+    def __init__(self, root: CompiledBlock) -> None:
+        self.line_ops: dict[int, Operation] = {}
+        self.env: dict[str, Any] = {"_self": root, "_line_ops": self.line_ops}
+        self.lines: list[str] = []
+        self.info: list[_Line] = []
+        self.n = 0
+        self.stack: list[CompiledBlock] = [root]
+        self.loops = 0
+        self.constants: set[str] = set()  # global names standing for constant values
+
+    def fresh(self, prefix: str) -> str:
+        self.n += 1
+        return f"{prefix}{self.n}"
+
+    def obj(self, x: Any, prefix: str) -> str:
+        name = self.fresh(prefix)
+        self.env[name] = x
+        return name
+
+    def add(self, indent: int, text: str, op: Operation | None = None,
+            reads: Sequence[str] = (), writes: Sequence[str] = (), kern: Any = None,
+            callee: str | None = None, assignment: bool = False) -> None:
+        self.lines.append("    " * indent + text)
+        self.info.append(_Line(indent, reads, writes, kern, callee, assignment))
+        if op is not None:
+            self.line_ops[len(self.lines)] = op
+
+    def assign(self, indent: int, targets: Sequence[str], values: Sequence[str],
+               op: Operation) -> None:
+        """``targets = values`` (one line; nothing when there are none)."""
+        if targets:
+            self.add(indent, f"{', '.join(targets)}, = {', '.join(values)},", op, values,
+                     targets, assignment=True)
+
+    def step(self, indent: int, op: Operation, kern: Any, args: list[str],
+             res: list[str]) -> None:
+        """The line running ``kern`` on ``args`` into ``res`` (see :meth:`CompiledBlock.emit`)."""
+        direct = getattr(kern, "direct", None) if len(res) == 1 else None
+        if direct is not None:
+            infix = _INFIX.get(direct) if len(args) == 2 else None
+            if infix is not None:
+                self.add(indent, f"{res[0]} = {args[0]} {infix} {args[1]}", op, args, res)
+            else:
+                d = self.obj(direct, "d")
+                self.add(indent, f"{res[0]} = {d}({', '.join(args)})", op, args, res, kern, d)
+            return
+        k = self.obj(kern, "k")
+        call = f"{k}({', '.join(args)})"
+        if len(res) == 1:
+            self.add(indent, f"{res[0]} = {call}[0]", op, args, res, kern, k)
+        elif res:
+            self.add(indent, f"{''.join(f'{o}, ' for o in res)}= {call}", op, args, res)
+        else:
+            self.add(indent, call, op, args)
+
+    def compile(self) -> dict[str, Any]:
+        exec(compile("\n".join(self.lines), _GENERATED, "exec"), self.env)  # noqa: S102
+        return self.env
+
+    def _can_inline(self, cb: CompiledBlock) -> bool:
+        return "steps" in cb.__dict__ and cb not in self.stack
+
+    def _body(self, cb: CompiledBlock, names: dict[int, str], indent: int) -> list[str]:
+        self.stack.append(cb)
+        try:
+            return cb.emit(self, names, indent)
+        finally:
+            self.stack.pop()
+
+    def inline(self, host: CompiledBlock, k: int, spec: tuple[Any, ...], args: list[str],
+               res: list[str], names: dict[int, str], indent: int) -> bool:
+        """Emit step ``k`` of ``host`` in place per its kernel's ``inline`` spec; False (emit
+        a call) when it cannot be."""
+        op = host.ops[k]
+        kind = spec[0]
+        if kind == "call":
+            callee: CompiledBlock = spec[1]
+            limit = _INLINE_IN_LOOPS if self.loops else _INLINE_ANYWHERE
+            if not self._can_inline(callee) or callee.weight > limit or callee.capture_slots:
+                return False
+            rets = self._body(callee, dict(enumerate(args)), indent)
+            self.assign(indent, res, rets, op)
+            return True
+        regions: list[CompiledBlock] = list(spec[1:])
+        if not all(self._can_inline(r) for r in regions):
+            return False
+        if kind == "while":
+            cond, body = regions
+            loop = [self.fresh("w") for _ in args]
+            self.assign(indent, loop, args, op)
+            init = len(self.lines) - 1
+            self.add(indent, "while True:", op)
+            self.loops += 1
+            try:
+                c = self._body(cond, host.region_names(k, cond, names, loop), indent + 1)
+                self.add(indent + 1, f"if not {c[0]}: break", op, c[:1])
+                b = self._body(body, host.region_names(k, body, names, loop), indent + 1)
+            finally:
+                self.loops -= 1
+            changed = [(w, v) for w, v in zip(loop, b) if w != v]
+            self.assign(indent + 1, [w for w, _ in changed], [v for _, v in changed], op)
+            if changed:
+                self._in_place(init, loop, b, indent + 1)
+            self.add(indent + 1, "pass")
+            self.assign(indent, res, loop, op)
+            return True
+        # if (pred; true, false) / case (index; branches..., the last also out of range)
+        if kind == "case":
+            sel = self.fresh("i")
+            self.add(indent, f"{sel} = int({args[0]})", op, args[:1], (sel,))
+            tests = [f"{sel} == {i}" for i in range(len(regions) - 1)]
+            tested = [sel]
+        else:
+            tests, tested = [args[0]], args[:1]
+        for i, r in enumerate(regions):
+            head = ("if True:" if i == 0 else "else:") if i == len(tests) else \
+                f"{'if' if i == 0 else 'elif'} {tests[i]}:"
+            self.add(indent, head, op, tested)
+            rets = self._body(r, host.region_names(k, r, names, []), indent + 1)
+            self.assign(indent + 1, res, rets, op)
+            self.add(indent + 1, "pass")
+        return True
+
+    def _in_place(self, init: int, loop: list[str], rets: list[str], indent: int) -> None:
+        """Turn the update of a loop's buffer into an in-place write where the old value is
+        dead (a `lax.scan` filling its outputs row by row then costs a row per step instead
+        of a copy of the whole buffer).
+
+        Loop variable ``w`` qualifies when it is read once in the loop (the lines after
+        ``init``, the line giving the loop variables their initial values), as the first
+        operand of a kernel with ``inplace`` (dynamic_update_slice) on a line of the body's
+        top level, and that kernel's result reaches the loop's next ``w`` through plain
+        assignments at that level, each read once. Then no one else sees the buffer: the
+        loop works on one copy of the initial value, made at ``init``."""
+        reads: dict[str, list[int]] = {}
+        for i in range(init + 1, len(self.info)):
+            for r in self.info[i].reads:
+                reads.setdefault(r, []).append(i)
+        last = len(self.info) - 1  # the assignment of the next iteration's values
+        values = list(self.info[init].reads)
+        for pos, w in enumerate(loop):
+            at = reads.get(w, [])
+            if len(at) != 1 or rets[pos] == w:
+                continue
+            line = self.info[at[0]]
+            inplace = getattr(line.kern, "inplace", None)
+            if inplace is None or line.indent != indent or line.reads[:1] != (w,) or \
+                    line.reads.count(w) != 1 or line.callee is None:
+                continue
+            name, ok = line.writes[0], True
+            while ok and name != rets[pos]:  # follow `x, = name,` (a callee's result)
+                uses = reads.get(name, [])
+                nxt = self.info[uses[0]] if len(uses) == 1 else None
+                ok = nxt is not None and nxt.assignment and uses[0] != last and \
+                    nxt.indent == indent and len(nxt.reads) == 1
+                if ok:
+                    name = nxt.writes[0]  # type: ignore[union-attr]
+            if not ok or reads.get(name) != [last] or rets.count(name) != 1:
+                continue
+            fresh, write = inplace
+            text = self.lines[at[0]].replace(f"= {line.callee}(", f"= {self.obj(write, 'u')}(", 1)
+            self.lines[at[0]] = text[:-3] if text.endswith("[0]") else text
+            values[pos] = f"{self.obj(fresh, 'f')}({values[pos]})"
+        lhs = self.lines[init].split(" = ", 1)[0]
+        self.lines[init] = f"{lhs} = {', '.join(values)},"
 
 
 _GENERATED = "<shlo prepared block>"
-

@@ -116,15 +116,18 @@ define("stablehlo.while", spec="while", traits=_CONTROL, inherent="",
 
 @kernel("stablehlo.while")
 def while_(op: Operation, ctx: PrepareContext) -> Kernel:
-    """Run `body` while `cond` returns true."""
-    cond = ctx.region(op.regions[0]).run
-    body = ctx.region(op.regions[1]).run
+    """Run `body` while `cond` returns true. The prepared block holding the op emits the loop
+    in place (``inline``: a Python `while` over local variables); this kernel runs it when it
+    cannot (observed runs)."""
+    cond_cb, body_cb = ctx.region(op.regions[0]), ctx.region(op.regions[1])
 
     def run(*args: Any) -> Sequence[Any]:
+        cond, body = cond_cb.run, body_cb.run
         while cond(*args)[0]:
             args = body(*args)
         return args
 
+    run.inline = ("while", cond_cb, body_cb)  # type: ignore[attr-defined]
     return run
 
 
@@ -178,26 +181,29 @@ define("stablehlo.case", spec="case", traits=_CONTROL, inherent="",
 
 @kernel("stablehlo.if")
 def if_(op: Operation, ctx: PrepareContext) -> Kernel:
-    """Run `true_branch` when `pred` is true, else `false_branch`."""
-    true_branch = ctx.region(op.regions[0]).run
-    false_branch = ctx.region(op.regions[1]).run
+    """Run `true_branch` when `pred` is true, else `false_branch` (emitted in place by the
+    enclosing block when it can, as `while`)."""
+    true_cb, false_cb = ctx.region(op.regions[0]), ctx.region(op.regions[1])
 
     def run(pred: Any) -> Sequence[Any]:
-        return true_branch() if pred else false_branch()
+        return true_cb.run() if pred else false_cb.run()
 
+    run.inline = ("if", true_cb, false_cb)  # type: ignore[attr-defined]
     return run
 
 
 @kernel("stablehlo.case")
 def case(op: Operation, ctx: PrepareContext) -> Kernel:
-    """Run branch `index`; an out-of-range index selects the last branch."""
-    branches = [ctx.region(r).run for r in op.regions]
+    """Run branch `index`; an out-of-range index selects the last branch (emitted in place by
+    the enclosing block when it can, as `while`)."""
+    branches = [ctx.region(r) for r in op.regions]
     last = len(branches) - 1
 
     def run(index: Any) -> Sequence[Any]:
         i = int(index)
-        return branches[i if 0 <= i < last else last]()
+        return branches[i if 0 <= i < last else last].run()
 
+    run.inline = ("case", *branches)  # type: ignore[attr-defined]
     return run
 
 

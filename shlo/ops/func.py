@@ -197,6 +197,7 @@ def call(op: Operation, ctx: PrepareContext) -> Kernel:
     def run(*args: Any) -> Sequence[Any]:
         return fn.run(*args)
 
+    run.inline = ("call", fn)  # type: ignore[attr-defined]  # small callees are emitted in place
     return run
 
 

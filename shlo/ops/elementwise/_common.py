@@ -163,8 +163,11 @@ def unsupported(op: Operation, et: ElementType) -> ExecutionError:
 
 
 def one(fn: Fn) -> Kernel:
-    """Wrap a function returning one value into a kernel returning a 1-tuple."""
-    return lambda *args: (fn(*args),)
+    """Wrap a function returning one value into a kernel returning a 1-tuple; the function is
+    the kernel's ``direct`` form (prepared code calls it without the tuple)."""
+    k = lambda *args: (fn(*args),)  # noqa: E731
+    k.direct = fn  # type: ignore[attr-defined]
+    return k
 
 
 def on_wide(fn: Fn, info: IntInfo) -> Fn:
@@ -213,7 +216,7 @@ def float_unary(op: Operation, real_fn: Fn, complex_fn: Fn | None,
     et = operand_et(op)
     dt = et.dtype
     if native_f32 and dt == F32:
-        return lambda x: (real_fn(x),)
+        return one(real_fn)
     if et.is_float:
         return one(narrow_unary(op, via_f64(real_fn, dt), dt))
     if et.is_complex and complex_fn is not None:

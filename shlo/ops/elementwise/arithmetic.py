@@ -44,15 +44,15 @@ def abs_(op: Operation, ctx: PrepareContext) -> Kernel:
     et = operand_et(op)
     if et.is_complex:
         if et.dtype == C128:
-            return lambda x: (np.abs(x),)
-        return lambda x: (np.abs(np.asarray(x, C128)).astype(F32),)
+            return one(np.abs)
+        return one(lambda x: np.abs(np.asarray(x, C128)).astype(F32))
     if et.is_integer:
         info = int_info(et)
         if not info.signed:
-            return lambda x: (x,)
+            return one(lambda x: x)
         return one(on_wide(np.abs, info))
     if et.is_float:
-        return lambda x: (np.abs(x),)
+        return one(np.abs)
     raise unsupported(op, et)
 
 
@@ -85,17 +85,17 @@ def _arith(op: Operation, ufunc: np.ufunc, bool_ufunc: np.ufunc | None) -> Kerne
     if et.is_bool:
         if bool_ufunc is None:
             raise unsupported(op, et)
-        return lambda x, y: (bool_ufunc(x, y),)
+        return one(bool_ufunc)
     if et.is_integer or et.is_float or et.is_complex:
         fn = _OPERATORS.get(ufunc) if et.dtype.isbuiltin == 1 else None  # numpy's own types
         if fn is not None:
             # Python's operator: the same ufunc on arrays, numpy's scalar fast path on numpy
             # scalars (~10x faster than a ufunc call; scalar `while` loops are made of these).
-            return lambda x, y: (fn(x, y),)
+            return one(fn)
         if et.is_float:  # f8/f6/f4: a 256 x 256 table of ml_dtypes' own (f32, rounded once)
             return one(narrow_binary(op, ufunc, et.dtype))
         # ml_dtypes int2/int4/uint2/uint4 add/subtract/multiply wrap natively.
-        return lambda x, y: (ufunc(x, y),)
+        return one(ufunc)
     raise unsupported(op, et)
 
 
@@ -294,7 +294,7 @@ def maximum(op: Operation, ctx: PrepareContext) -> Kernel:
     """spec: maximum. Logical or for i1; IEEE maximum for floats (NaN propagates, +0 > -0);
     lexicographic on (real, imag) for complex."""
     fn = max_fn(op, operand_et(op))
-    return lambda x, y: (fn(x, y),)
+    return one(fn)
 
 
 @kernel("stablehlo.minimum")
@@ -302,7 +302,7 @@ def minimum(op: Operation, ctx: PrepareContext) -> Kernel:
     """spec: minimum. Logical and for i1; IEEE minimum for floats (NaN propagates, -0 < +0);
     lexicographic on (real, imag) for complex."""
     fn = min_fn(op, operand_et(op))
-    return lambda x, y: (fn(x, y),)
+    return one(fn)
 
 
 # --- multiply (spec "multiply") -------------------------------------------------------------------
@@ -328,10 +328,10 @@ def negate(op: Operation, ctx: PrepareContext) -> Kernel:
     if et.is_integer:
         info = int_info(et)
         if info.native:
-            return lambda x: (np.negative(x),)
+            return one(np.negative)
         return one(on_wide(np.negative, info))
     if et.is_float or et.is_complex:
-        return lambda x: (np.negative(x),)
+        return one(np.negative)
     raise unsupported(op, et)
 
 

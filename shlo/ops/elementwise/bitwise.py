@@ -27,11 +27,11 @@ __all__: list[str] = []
 def _bitwise(op: Operation, ufunc: np.ufunc) -> Kernel:
     et = operand_et(op)
     if et.is_bool:
-        return lambda x, y: (ufunc(x, y),)
+        return one(ufunc)
     if et.is_integer:
         info = int_info(et)
         if info.native:
-            return lambda x, y: (ufunc(x, y),)
+            return one(ufunc)
         return one(on_wide(ufunc, info))
     raise unsupported(op, et)
 
@@ -78,7 +78,7 @@ def count_leading_zeros(op: Operation, ctx: PrepareContext) -> Kernel:
         raise unsupported(op, et)
     info = int_info(et)
     rdt = info.dtype
-    return lambda x: (_clz(_unsigned_bits(x, info), info.width).astype(rdt),)
+    return one(lambda x: _clz(_unsigned_bits(x, info), info.width).astype(rdt))
 
 
 # --- not (spec "not") -----------------------------------------------------------------------------
@@ -91,11 +91,11 @@ def not_(op: Operation, ctx: PrepareContext) -> Kernel:
     """spec: not. Logical for i1, bitwise for integers."""
     et = operand_et(op)
     if et.is_bool:
-        return lambda x: (np.logical_not(x),)
+        return one(np.logical_not)
     if et.is_integer:
         info = int_info(et)
         if info.native:
-            return lambda x: (np.invert(x),)
+            return one(np.invert)
         return one(on_wide(np.invert, info))
     raise unsupported(op, et)
 
@@ -125,8 +125,8 @@ def popcnt(op: Operation, ctx: PrepareContext) -> Kernel:
     info = int_info(et)
     rdt = info.dtype
     if info.native and not info.signed:
-        return lambda x: (np.bitwise_count(x).astype(rdt),)
-    return lambda x: (np.bitwise_count(_unsigned_bits(x, info)).astype(rdt),)
+        return one(lambda x: np.bitwise_count(x).astype(rdt))
+    return one(lambda x: np.bitwise_count(_unsigned_bits(x, info)).astype(rdt))
 
 
 # --- shift_left, shift_right_arithmetic, shift_right_logical (spec "shift_left", ...) -------------

@@ -41,8 +41,8 @@ def clamp(op: Operation, ctx: PrepareContext) -> Kernel:
     et = operand_et(op, 1)
     mx, mn = max_fn(op, et), min_fn(op, et)
     if et.is_integer and int_info(et).native:
-        return lambda lo, x, hi: (np.minimum(np.maximum(x, lo), hi),)
-    return lambda lo, x, hi: (mn(mx(x, lo), hi),)
+        return one(lambda lo, x, hi: np.minimum(np.maximum(x, lo), hi))
+    return one(lambda lo, x, hi: mn(mx(x, lo), hi))
 
 
 @inference("stablehlo.clamp")
@@ -130,15 +130,15 @@ def compare(op: Operation, ctx: PrepareContext) -> Kernel:
         return one(_complex_compare(direction))
     if et.is_float and compare_type == "TOTALORDER":
         info = float_info(et)
-        return lambda x, y: (ufunc(total_order_key(x, info), total_order_key(y, info)),)
+        return one(lambda x, y: ufunc(total_order_key(x, info), total_order_key(y, info)))
     if et.is_float and et.dtype.itemsize < 4 and et.dtype != np.float16:
         # ml_dtypes comparisons raise "invalid value" warnings on NaN; float32 ones are quiet
-        return lambda x, y: (ufunc(np.asarray(x, F32), np.asarray(y, F32)),)
+        return one(lambda x, y: ufunc(np.asarray(x, F32), np.asarray(y, F32)))
     if et.is_bool or et.is_integer or et.is_float:
         if et.dtype.isbuiltin == 1:  # operators: numpy's scalar fast path (see arithmetic._arith)
             fn = _OPERATOR_DIRECTIONS[direction]
-            return lambda x, y: (fn(x, y),)
-        return lambda x, y: (ufunc(x, y),)
+            return one(fn)
+        return one(ufunc)
     raise unsupported(op, et)
 
 
@@ -196,9 +196,9 @@ def is_finite(op: Operation, ctx: PrepareContext) -> Kernel:
     """spec: is_finite. Always true for quantized tensors."""
     et = operand_et(op)
     if et.is_quantized:
-        return lambda x: (np.ones(np.shape(x), np.bool_),)
+        return one(lambda x: np.ones(np.shape(x), np.bool_))
     if et.is_float:
-        return lambda x: (np.isfinite(x),)
+        return one(np.isfinite)
     raise unsupported(op, et)
 
 

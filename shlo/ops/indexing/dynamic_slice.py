@@ -69,11 +69,56 @@ def dynamic_slice_array(operand: np.ndarray, start_indices: Sequence[Any],
 def dynamic_slice(op: Operation, ctx: PrepareContext) -> Kernel:
     """Spec "dynamic_slice": ``adjusted_start_indices = clamp(0, start_indices, shape - sizes)``."""
     slice_sizes = ints_attr(op, "slice_sizes")
+    t = op.operands[0].type
+    if isinstance(t, TensorType) and t.is_static and t.rank:
+        direct = _static_slicer(t.shape, slice_sizes)
+    else:
+        def direct(operand: np.ndarray, *start_indices: np.ndarray) -> np.ndarray:
+            return dynamic_slice_array(operand, start_indices, slice_sizes)
 
     def run(operand: np.ndarray, *start_indices: np.ndarray) -> Sequence[Any]:
-        return (dynamic_slice_array(operand, start_indices, slice_sizes),)
+        return (direct(operand, *start_indices),)
 
+    run.direct = direct  # type: ignore[attr-defined]
     return run
+
+
+def _static_index(shape: Sequence[int], sizes: Sequence[int]) -> Any:
+    """``index(start_indices)``: the basic index of the clamped slice of ``sizes`` in an
+    operand of static ``shape``. The clamping bounds are known, dimensions taken whole need no
+    index, and one moving dimension (a row of a scan) needs no loop."""
+    fixed = [slice(None) if k == n else None for n, k in zip(shape, sizes)]
+    moving = [(d, n - k, k) for d, (n, k) in enumerate(zip(shape, sizes)) if k != n]
+    if not moving:
+        whole = tuple(fixed)
+        return lambda start_indices: whole
+    if len(moving) == 1:
+        (d, hi, k), = moving
+
+        def one(start_indices: Sequence[Any]) -> tuple[slice, ...]:
+            s = int(start_indices[d])
+            s = 0 if s < 0 else hi if s > hi else s
+            index = fixed.copy()
+            index[d] = slice(s, s + k)
+            return tuple(index)
+
+        return one
+
+    def index(start_indices: Sequence[Any]) -> tuple[slice, ...]:
+        index = fixed.copy()
+        for d, hi, k in moving:
+            s = int(start_indices[d])
+            s = 0 if s < 0 else hi if s > hi else s
+            index[d] = slice(s, s + k)
+        return tuple(index)
+
+    return index
+
+
+def _static_slicer(shape: Sequence[int], sizes: Sequence[int]) -> Any:
+    """``dynamic_slice_array`` for an operand of static ``shape`` (a view)."""
+    index = _static_index(shape, sizes)
+    return lambda operand, *start_indices: operand[index(start_indices)]
 
 
 @inference("stablehlo.dynamic_slice")
@@ -131,17 +176,40 @@ define("stablehlo.dynamic_update_slice", spec="dynamic_update_slice",
 
 @kernel("stablehlo.dynamic_update_slice", quantized_aware=True)
 def dynamic_update_slice(op: Operation, ctx: PrepareContext) -> Kernel:
-    """Spec "dynamic_update_slice": writes ``update`` at the clamped start indices (a copy)."""
+    """Spec "dynamic_update_slice": writes ``update`` at the clamped start indices (a copy).
+
+    ``inplace`` = ``(fresh, write)`` lets prepared loops update a buffer they own in place
+    (evaluator ``_Emitter._in_place`` proves the old value dead): ``fresh(x)`` is the owned
+    copy, ``write(buffer, update, *start_indices)`` writes into it and returns it."""
     dtype = result_type(op).dtype
 
-    def run(operand: np.ndarray, update: np.ndarray, *start_indices: np.ndarray
-            ) -> Sequence[Any]:
-        result = np.array(operand, dtype=dtype, copy=True)
+    def fresh(operand: Any) -> np.ndarray:
+        return np.array(operand, dtype=dtype, copy=True)
+
+    def write(result: np.ndarray, update: Any, *start_indices: Any) -> np.ndarray:
         update = np.asarray(update)
         starts = _clamped_starts(start_indices, result.shape, update.shape)
         result[tuple(slice(s, s + k) for s, k in zip(starts, update.shape))] = update
-        return (result,)
+        return result
 
+    t, u = op.operands[0].type, op.operands[1].type
+    if isinstance(t, TensorType) and isinstance(u, TensorType) and t.is_static and \
+            u.is_static and t.rank:
+        index = _static_index(t.shape, u.shape)
+
+        def write(result: np.ndarray, update: Any, *start_indices: Any) -> np.ndarray:  # noqa
+            result[index(start_indices)] = update
+            return result
+
+    def direct(operand: Any, update: Any, *start_indices: Any) -> np.ndarray:
+        return write(fresh(operand), update, *start_indices)
+
+    def run(operand: np.ndarray, update: np.ndarray, *start_indices: np.ndarray
+            ) -> Sequence[Any]:
+        return (direct(operand, update, *start_indices),)
+
+    run.direct = direct  # type: ignore[attr-defined]
+    run.inplace = (fresh, write)  # type: ignore[attr-defined]
     return run
 
 

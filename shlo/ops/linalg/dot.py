@@ -25,7 +25,7 @@ from ...syntax.parser import canonical_struct_params
 from ...types import QuantizedType, TensorType, Type
 from .. import _constraints as _c
 from .contraction_checks import precision_config_ok, quantized_dot_like_ok, result_shape_ok
-from .matmul import DotAlgorithm, Matmul
+from .matmul import DotAlgorithm, Matmul, product_for, sequential_vector
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...errors import Diagnostics
@@ -187,15 +187,47 @@ def _prepare_dot(op: Operation, dims: DotDimensionNumbers,
                     algorithm)
     prod = math.prod
 
-    def run(lhs: Any, rhs: Any) -> Sequence[Any]:
+    def direct(lhs: Any, rhs: Any) -> Any:
         a = np.asarray(lhs).transpose(lhs_perm)
         b = np.asarray(rhs).transpose(rhs_perm)
         batch, free_l, contract = a.shape[:nb], a.shape[nb:nb + nm], a.shape[nb + nm:]
         free_r = b.shape[nb + nc:]
         g, m, k, n = prod(batch), prod(free_l), prod(contract), prod(free_r)
         out = matmul(a.reshape(g, m, k), b.reshape(g, k, n))
-        return (out.reshape(batch + free_l + free_r),)
+        return out.reshape(batch + free_l + free_r)
 
+    if lhs_t.is_static and rhs_t.is_static and lhs_t.rank and rhs_t.rank:
+        # static shapes (loop bodies): the shapes of the matrix product are known here
+        ls, rs = lhs_t.shape, rhs_t.shape
+        g, m = prod(ls[d] for d in lb), prod(ls[d] for d in lhs_result_dimensions)
+        k, n = prod(ls[d] for d in lc), prod(rs[d] for d in rhs_result_dimensions)
+        lshape, rshape = (g, m, k), (g, k, n)
+        out_shape = tuple(ls[d] for d in lb) + tuple(ls[d] for d in lhs_result_dimensions) + \
+            tuple(rs[d] for d in rhs_result_dimensions)
+        lid, rid = lhs_perm == tuple(range(lhs_t.rank)), rhs_perm == tuple(range(rhs_t.rank))
+
+        product = product_for(matmul, lhs_t.dtype, rhs_t.dtype)
+
+        def direct(lhs: Any, rhs: Any) -> Any:  # noqa: F811
+            a = (lhs if lid else lhs.transpose(lhs_perm)).reshape(lshape)
+            b = (rhs if rid else rhs.transpose(rhs_perm)).reshape(rshape)
+            return product(a, b).reshape(out_shape)
+
+        if g == 1 and m == 1 and sequential_vector(matmul, k, n, lhs_t.dtype, rhs_t.dtype):
+            # vector @ matrix (an RNN step): matmul's sequential sum of all products, without
+            # its generic (G, K, M, N) layout: the same products, summed over K in index order
+            zero, finish, add_reduce = matmul.compute.type(0), matmul.finish, np.add.reduce
+            kshape, kn = (k, 1), (k, n)
+
+            def direct(lhs: Any, rhs: Any) -> Any:  # noqa: F811
+                a = (lhs if lid else lhs.transpose(lhs_perm)).reshape(kshape)
+                b = (rhs if rid else rhs.transpose(rhs_perm)).reshape(kn)
+                return finish(np.add(add_reduce(a * b, axis=0), zero)).reshape(out_shape)
+
+    def run(lhs: Any, rhs: Any) -> Sequence[Any]:
+        return (direct(lhs, rhs),)
+
+    run.direct = direct  # type: ignore[attr-defined]
     return run
 
 

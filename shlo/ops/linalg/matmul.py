@@ -295,6 +295,30 @@ _SEQUENTIAL_MAX_K = 1024
 _SEQUENTIAL_MAX_WORK = 1 << 16
 
 
+def plain_float(matmul: Matmul, lhs: np.dtype, rhs: np.dtype) -> bool:
+    """Whether ``matmul`` on operands of dtypes ``lhs`` and ``rhs`` is :func:`_float_matmul`
+    alone: floats already of the compute dtype, no operand or accumulator rounding, and the
+    result's dtype."""
+    return (not matmul.integral and matmul.lhs_round is None and matmul.rhs_round is None and
+            matmul.acc_round is None and lhs == rhs == matmul.compute == matmul.result_dtype)
+
+
+def product_for(matmul: Matmul, lhs: np.dtype, rhs: np.dtype) -> Callable[..., np.ndarray]:
+    """The function computing ``matmul`` on (G, M, K) x (G, K, N) operands of these dtypes:
+    :func:`_float_matmul` itself when that is all it does (:func:`plain_float`)."""
+    return _float_matmul if plain_float(matmul, lhs, rhs) else matmul
+
+
+def sequential_vector(matmul: Matmul, k: int, n: int, lhs: np.dtype, rhs: np.dtype) -> bool:
+    """Whether a (1, 1, K) x (1, K, N) product of ``matmul`` is :func:`_float_matmul`'s
+    sequential sum over K of the (K, N) products with nothing around it (no operand or
+    accumulator rounding, operands and result already of the compute dtype), so a caller may
+    compute ``add.reduce(a[:, None] * b, axis=0) + 0`` itself (N > 1: the K axis is not the
+    innermost one, so numpy adds the rows in index order)."""
+    return (plain_float(matmul, lhs, rhs) and n > 1 and 0 < k <= _SEQUENTIAL_MAX_K and
+            n * k <= _SEQUENTIAL_MAX_WORK)
+
+
 def _float_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``a @ b`` for float/complex (G, M, K) x (G, K, N) operands of the same dtype."""
     g, m, k = a.shape

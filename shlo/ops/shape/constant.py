@@ -110,6 +110,7 @@ def constant(op: Operation, ctx: PrepareContext) -> Kernel:
     def run() -> Sequence[Any]:
         return out
 
+    run.constant = out[0]  # type: ignore[attr-defined]  # prepared code reads the value itself
     return run
 
 

@@ -1,0 +1,219 @@
+"""Issue 17's loop programs (per-op cost inside loop bodies and long chains of tiny ops), timed
+on one or two shlo trees and on XLA in one run:
+
+    python benchmarks/loops_bench.py [--before /path/to/other/tree] [--trials 5] [--only S]
+
+The scan RNNs are lowered by jax (``lax.scan``: three `func.call`s per step, a
+`dynamic_slice` of the inputs and a `dynamic_update_slice` of the outputs); the others are
+written here. shlo is timed in a child process per tree (alternating program by program), as
+the median of ``--trials`` timings, each the best of a few runs; XLA in this process the same
+way, execution only (compile excluded, host transfers included). Prints a markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from functools import lru_cache
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+
+
+def _rnn(h: int, steps: int = 1000) -> tuple[str, list[np.ndarray]]:
+    import jax
+    import jax.numpy as jnp
+    from jax import lax
+
+    def f(w, u, xs, h0):
+        def step(hc, x):
+            hn = jnp.tanh(hc @ w + x @ u)
+            return hn, hn
+        return lax.scan(step, h0, xs)
+
+    r = np.random.default_rng(0)
+    args = [(r.standard_normal((h, h)) / np.sqrt(h)).astype(np.float32),
+            (r.standard_normal((h, h)) / np.sqrt(h)).astype(np.float32),
+            r.standard_normal((steps, h)).astype(np.float32), np.zeros(h, np.float32)]
+    return jax.jit(f).lower(*args).as_text(), args
+
+
+def _matvec(n: int = 16, iterations: int = 1000) -> tuple[str, list[np.ndarray]]:
+    m, v = f"tensor<{n}x{n}xf32>", f"tensor<{n}xf32>"
+    text = f"""func.func @main(%a: {m}, %x: {v}) -> {v} {{
+  %zero = stablehlo.constant dense<0> : tensor<i32>
+  %one = stablehlo.constant dense<1> : tensor<i32>
+  %n = stablehlo.constant dense<{iterations}> : tensor<i32>
+  %r:2 = stablehlo.while(%i = %zero, %y = %x) : tensor<i32>, {v}
+    cond {{
+      %p = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %p : tensor<i1>
+    }} do {{
+      %d = stablehlo.dot_general %a, %y, contracting_dims = [1] x [0] : ({m}, {v}) -> {v}
+      %t = stablehlo.tanh %d : {v}
+      %i1 = stablehlo.add %i, %one : tensor<i32>
+      stablehlo.return %i1, %t : tensor<i32>, {v}
+    }}
+  return %r#1 : {v}
+}}"""
+    r = np.random.default_rng(0)
+    return text, [(r.standard_normal((n, n)) / 4).astype(np.float32),
+                  r.standard_normal(n).astype(np.float32)]
+
+
+def _scalar_while(iterations: int = 100_000) -> tuple[str, list[np.ndarray]]:
+    text = f"""func.func @main(%x: tensor<f32>) -> tensor<f32> {{
+  %zero = stablehlo.constant dense<0> : tensor<i64>
+  %one = stablehlo.constant dense<1> : tensor<i64>
+  %n = stablehlo.constant dense<{iterations}> : tensor<i64>
+  %c = stablehlo.constant dense<1.0> : tensor<f32>
+  %r:2 = stablehlo.while(%i = %zero, %acc = %x) : tensor<i64>, tensor<f32>
+    cond {{
+      %p = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i64>, tensor<i64>) -> tensor<i1>
+      stablehlo.return %p : tensor<i1>
+    }} do {{
+      %i1 = stablehlo.add %i, %one : tensor<i64>
+      %a1 = stablehlo.add %acc, %c : tensor<f32>
+      stablehlo.return %i1, %a1 : tensor<i64>, tensor<f32>
+    }}
+  return %r#1 : tensor<f32>
+}}"""
+    return text, [np.array(0, np.float32)]
+
+
+def _chain(n: int, shape: str, ops: tuple[str, ...]) -> tuple[str, list[np.ndarray]]:
+    t = f"tensor<{shape}f32>"
+    lines = [f"func.func @main(%x: {t}, %y: {t}) -> {t} {{"]
+    prev = "%x"
+    for k in range(n):
+        op = ops[k % len(ops)]
+        lines.append(f"  %v{k} = stablehlo.{op} {prev}, %y : {t}")
+        prev = f"%v{k}"
+    lines += [f"  return {prev} : {t}", "}"]
+    dims = tuple(int(d) for d in shape.rstrip("x").split("x")) if shape else ()
+    r = np.random.default_rng(0)
+    return "\n".join(lines), [r.uniform(0.5, 1.5, dims).astype(np.float32),
+                              r.uniform(0.999, 1.001, dims).astype(np.float32)]
+
+
+PROGRAMS: dict[str, Callable[[], tuple[str, list[np.ndarray]]]] = {
+    "lax.scan RNN 1000 steps h=64": lambda: _rnn(64),
+    "lax.scan RNN 1000 steps h=256": lambda: _rnn(256),
+    "while 16x16 mat-vec 1000 iterations": _matvec,
+    "scalar while 1e5 iterations": _scalar_while,
+    "chain of 10,000 scalar adds": lambda: _chain(10_000, "", ("add",)),
+    "chain of 10,000 tiny element-wise ops (16xf32)":
+        lambda: _chain(10_000, "16x", ("add", "multiply", "subtract", "maximum")),
+}
+
+
+@lru_cache(maxsize=None)
+def program(name: str) -> tuple[str, list[np.ndarray]]:
+    return PROGRAMS[name]()
+
+
+def _best(fn, budget: float = 0.5, least: int = 2) -> float:
+    ts: list[float] = []
+    end = time.perf_counter() + budget
+    while len(ts) < least or (time.perf_counter() < end and len(ts) < 50):
+        t0 = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t0)
+    return min(ts)
+
+
+def child(name: str, trials: int) -> None:
+    """Time program ``name`` with the shlo on sys.path; print a JSON list of seconds (and the
+    results' digest, to check that both trees compute the same bits)."""
+    import zlib
+
+    import shlo
+
+    text, args = program(name)
+    m = shlo.parse(text)
+    with np.errstate(all="ignore"):
+        out = shlo.run(m, *args, verify=False)
+        digest = zlib.crc32(b"".join(np.ascontiguousarray(o).tobytes() for o in out))
+        times = [_best(lambda: shlo.run(m, *args, verify=False)) for _ in range(trials)]
+    print(json.dumps({"times": times, "digest": digest}))
+
+
+def time_tree(tree: str, name: str, trials: int) -> tuple[float, int]:
+    env = dict(os.environ, PYTHONPATH=tree)
+    out = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", name,
+                          "--trials", str(trials)], env=env, capture_output=True, text=True,
+                         check=True, cwd=tree)
+    r = json.loads(out.stdout.strip().splitlines()[-1])
+    return statistics.median(r["times"]), r["digest"]
+
+
+def time_xla(name: str, trials: int) -> float | None:
+    try:
+        import jax
+        from jax._src import xla_bridge
+        from jaxlib import xla_client
+    except ImportError:
+        return None
+    text, args = program(name)
+    backend = xla_bridge.get_backend("cpu")
+    dev = backend.devices()[0]
+    exe = backend.compile_and_load(text, xla_client.DeviceList((dev,)),
+                                   xla_client.CompileOptions())
+
+    def go() -> None:
+        bufs = [jax.device_put(a, dev) for a in args]
+        for o in exe.execute(bufs):
+            np.asarray(o)
+
+    go()
+    return statistics.median(_best(go) for _ in range(trials))
+
+
+def fmt(t: float | None) -> str:
+    if t is None:
+        return "-"
+    return f"{t * 1e6:.0f} µs" if t < 1e-3 else f"{t * 1e3:.1f} ms"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--child")
+    ap.add_argument("--before", help="another shlo tree to time side by side")
+    ap.add_argument("--trials", type=int, default=5)
+    ap.add_argument("--only")
+    a = ap.parse_args()
+    if a.child:
+        child(a.child, a.trials)
+        return
+    here = str(HERE.parent)
+    print(f"load average: {', '.join(f'{x:.1f}' for x in os.getloadavg())}; "
+          f"{os.cpu_count()} CPUs; median of {a.trials} trials (each the best of a few runs)\n")
+    cols = ["program"] + (["before"] if a.before else []) + ["after", "XLA"]
+    cols += (["before / XLA"] if a.before else []) + ["after / XLA"]
+    print("| " + " | ".join(cols) + " |")
+    print("|" + "|".join("---" for _ in cols) + "|")
+    for name in PROGRAMS:
+        if a.only and a.only not in name:
+            continue
+        before, bd = time_tree(a.before, name, a.trials) if a.before else (None, None)
+        after, ad = time_tree(here, name, a.trials)
+        if bd is not None and bd != ad:
+            print(f"WARNING: {name}: results differ between the trees", file=sys.stderr)
+        xla = time_xla(name, a.trials)
+        row = [name] + ([fmt(before)] if a.before else []) + [fmt(after), fmt(xla)]
+        if a.before:
+            row.append(f"{before / xla:.1f}" if xla else "-")
+        row.append(f"{after / xla:.1f}" if xla else "-")
+        print("| " + " | ".join(row) + " |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
