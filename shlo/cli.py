@@ -86,7 +86,10 @@ def _cmd_run(a: argparse.Namespace) -> int:
     if a.trace or a.profile is not None:
         results = _debug_run(a, module, args, opts)
     else:
-        results = run(module, *args, entry=a.entry, verify=not a.no_verify, **opts)
+        from .progress import RunStatus
+
+        with RunStatus():  # a status line on a terminal when the run takes long
+            results = run(module, *args, entry=a.entry, verify=not a.no_verify, **opts)
     return _print_results(a, module, results, True)
 
 
