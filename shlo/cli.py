@@ -83,6 +83,8 @@ def _cmd_run(a: argparse.Namespace) -> int:
         from .interpreter.limits import parse_bytes
 
         opts["max_bytes"] = parse_bytes(a.max_bytes)
+    if a.time_limit is not None:
+        opts["time_limit"] = a.time_limit
     if a.trace or a.profile is not None:
         results = _debug_run(a, module, args, opts)
     else:
@@ -275,6 +277,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "@shlo.custom_call_target (repeatable; docs/custom_calls.md)")
     r.add_argument("--timeout", type=float, help="seconds a collective or recv waits for "
                                                  "processes still computing (default 10)")
+    r.add_argument("--time-limit", type=float, metavar="S",
+                   help="stop the run after S seconds, at the op it is computing")
     r.add_argument("--max-bytes", metavar="SIZE",
                    help="refuse values larger than this (8G, 500M, ...; default: physical "
                         "memory; none: no limit)")

@@ -18,7 +18,8 @@ from ..ir import Module, function_type
 from .arguments import check_argument  # (process_grid still imports it from here: see its home)
 from ..ops.sdy.plan import sharded_plan
 from .evaluator import CompiledBlock, Observer, PrepareContext, ProcessContext
-from .limits import check_grid_size, check_result_sizes, default_max_bytes, recursion_error
+from .limits import (TimeLimit, TimeLimitExceeded, check_grid_size, check_result_sizes,
+                     default_max_bytes, recursion_error, time_limit_error)
 
 __all__ = ["run", "prepare_entry", "as_module", "is_path"]
 
@@ -145,7 +146,8 @@ def run(module: Module | str, *args: Any, entry: str = "main", verify: bool = Tr
         custom_calls: dict[str, Callable[..., Any]] | None = None,
         replicas: int | None = None, partitions: int | None = None,
         outfeed: list[Any] | None = None, observer: Observer | None = None,
-        max_bytes: int | None | str = "physical", **grid_options: Any) -> list[Any]:
+        max_bytes: int | None | str = "physical", time_limit: float | None = None,
+        **grid_options: Any) -> list[Any]:
     """Run function ``entry`` of ``module`` on ``args``; returns the list of its results.
 
     ``module`` may be anything :func:`as_module` reads (a Module, a path, text, bytes, a JAX
@@ -168,14 +170,19 @@ def run(module: Module | str, *args: Any, entry: str = "main", verify: bool = Tr
         _verify_once(module)
     check_result_sizes(module, default_max_bytes() if max_bytes == "physical" else max_bytes)
     try:
-        return _run(module, args, entry, infeed, custom_calls, replicas, partitions, outfeed,
-                    observer, grid_options)
+        with TimeLimit(time_limit):
+            return _run(module, args, entry, infeed, custom_calls, replicas, partitions,
+                        outfeed, observer, grid_options)
     except ExecutionError as e:
         if isinstance(e.__cause__, RecursionError):
             raise recursion_error(module, entry) from None
+        if isinstance(e.__cause__, TimeLimitExceeded):
+            raise time_limit_error(e.__cause__, time_limit or 0) from None
         raise
     except RecursionError:
         raise recursion_error(module, entry) from None
+    except TimeLimitExceeded as e:
+        raise time_limit_error(e, time_limit or 0) from None
 
 
 def _run(module: Module, args: Sequence[Any], entry: str, infeed: Sequence[Any] | None,

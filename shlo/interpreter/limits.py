@@ -13,18 +13,26 @@ swap):
   the MPI engine is the way (docs/process_model.md).
 - recursion: a `func.call` chain deeper than Python's stack is reported at a call of the
   cycle, naming the functions on it.
+- ``time_limit``: a run still going after this many seconds is stopped (:class:`TimeLimit`)
+  wherever it is, and the error names the op it was computing and the `while` loops around
+  it. A timer thread raises :class:`TimeLimitExceeded` asynchronously in the running thread
+  (CPython's ``PyThreadState_SetAsyncExc``), so the run itself checks nothing. It stops
+  Python code: one long numpy call finishes first. On a process grid the processes' own
+  threads are not stopped; their waits are bounded by the grid's ``timeout``.
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
+import threading
 from typing import Any
 
 from ..errors import ExecutionError
 from ..ir import Module, Operation
 from ..types import TensorType
 
-__all__ = ["MAX_PROCESSES", "default_max_bytes", "check_result_sizes",
+__all__ = ["TimeLimit", "TimeLimitExceeded", "time_limit_error", "MAX_PROCESSES", "default_max_bytes", "check_result_sizes",
            "check_grid_size", "recursion_error", "format_bytes", "parse_bytes"]
 
 MAX_PROCESSES = 4096
@@ -148,3 +156,68 @@ def recursion_error(module: Module, entry: str) -> ExecutionError:
     func = module.functions.get(entry)
     return ExecutionError("recursion too deep while running the program",
                           func.location if func is not None else None)
+
+
+class TimeLimitExceeded(Exception):
+    """Raised inside the running thread when its time limit is reached (see TimeLimit)."""
+
+
+class TimeLimit:
+    """``with TimeLimit(seconds):`` stops the code of this thread after ``seconds`` by raising
+    :class:`TimeLimitExceeded` in it (None or a non-positive value: no limit)."""
+
+    def __init__(self, seconds: float | None) -> None:
+        self.seconds = seconds
+        self.fired = False
+        self._lock = threading.Lock()
+        self._done = False
+        self._timer: threading.Timer | None = None
+        self._ident = threading.get_ident()
+
+    def _fire(self) -> None:
+        with self._lock:
+            if not self._done:
+                self.fired = True
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(
+                    ctypes.c_ulong(self._ident), ctypes.py_object(TimeLimitExceeded))
+
+    def __enter__(self) -> "TimeLimit":
+        if self.seconds is not None and self.seconds > 0:
+            self._ident = threading.get_ident()
+            self._timer = threading.Timer(self.seconds, self._fire)
+            self._timer.daemon = True
+            self._timer.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._timer is None:
+            return
+        with self._lock:
+            self._done = True
+            self._timer.cancel()
+            if self.fired and exc[0] is None:  # fired after the run ended: withdraw it
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self._ident), None)
+
+
+def time_limit_error(stop: BaseException, seconds: float) -> ExecutionError:
+    """The error for a run stopped by its time limit (``stop``, the TimeLimitExceeded raised
+    in it): at the op it was computing, naming the `while` loops around that op."""
+    from ..errors import runtime_location
+    from .evaluator import CompiledBlock
+
+    op = CompiledBlock._failing_op(stop)
+    if op is None:
+        return ExecutionError(f"time limit of {seconds:g} s reached (shlo.run(time_limit=...), "
+                              f"shlo run --time-limit)")
+    loops = []
+    o: Any = op
+    while o is not None:
+        region = getattr(getattr(o, "parent", None), "parent", None)
+        o = getattr(region, "parent", None)
+        if isinstance(o, Operation) and o.name == "stablehlo.while":
+            flc = o.location.file_line_col() if o.location else None
+            loops.append("'stablehlo.while'" + (f" at {flc[0]}:{flc[1]}:{flc[2]}" if flc else ""))
+    inside = "".join(f" inside {w}" for w in loops)
+    return ExecutionError(f"'{op.name}' op: time limit of {seconds:g} s reached while computing "
+                          f"it{inside} (shlo.run(time_limit=...), shlo run --time-limit)",
+                          runtime_location(op))

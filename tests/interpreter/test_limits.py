@@ -74,3 +74,42 @@ def test_cli_max_bytes(tmp_path, capsys):
     assert main(["run", str(f), "--max-bytes", "4K"]) == 0
     assert main(["run", str(f), "--max-bytes", "lots"]) == 1
     assert "a size in bytes" in capsys.readouterr().err
+
+
+FOREVER = """func.func @main(%a: tensor<i32>) -> tensor<i32> {
+  %0 = stablehlo.while(%i = %a) : tensor<i32>
+   cond {
+    %t = stablehlo.constant dense<true> : tensor<i1>
+    stablehlo.return %t : tensor<i1>
+  } do {
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %j = stablehlo.add %i, %one : tensor<i32>
+    stablehlo.return %j : tensor<i32>
+  }
+  return %0 : tensor<i32>
+}"""
+
+
+def test_a_time_limit_stops_an_endless_loop_at_its_location():
+    import time
+
+    m = shlo.parse(FOREVER, "forever.mlir")
+    t0 = time.monotonic()
+    with pytest.raises(shlo.ExecutionError, match=r"time limit of 0.3 s reached while "
+                                                  r"computing") as e:
+        shlo.run(m, np.int32(0), time_limit=0.3)
+    assert time.monotonic() - t0 < 10
+    assert e.value.diagnostics[0].location.file_line_col()[0] == "forever.mlir"
+    # a run that ends in time is not disturbed afterwards (the timer is withdrawn)
+    for _ in range(20):
+        (r,) = shlo.run(IOTA, time_limit=5.0)
+        assert r[5] == 5
+    time.sleep(0.05)
+
+
+def test_cli_time_limit(tmp_path, capsys):
+    f = tmp_path / "forever.mlir"
+    f.write_text(FOREVER)
+    assert main(["run", str(f), "--input", "i32=0", "--time-limit", "0.3"]) == 1
+    err = capsys.readouterr().err
+    assert "time limit of 0.3 s reached" in err and "forever.mlir:" in err
