@@ -299,28 +299,38 @@ class BytecodeReader:
         data = self.data
         d, pos, size, custom = self._attr_entries[i] if i < len(self._attr_entries) else \
             (0, 0, 0, False)
-        if custom and size >= 4 and data[pos] == (A_FILE_LINE_COL << 1) | 1 and \
+        if custom and 4 <= size <= 7 and data[pos] == (A_FILE_LINE_COL << 1) | 1 and \
                 self.dialects[d].name == "builtin":
+            # three varints of one or two bytes: file (a string attribute), line, column
             end = pos + size
             p = pos + 1
-            vals = []
-            while p < end and len(vals) < 3:
-                b = data[p]
-                if b & 1:
-                    vals.append(b >> 1)
-                    p += 1
-                elif b & 2 and p + 1 < end:
-                    vals.append((b | (data[p + 1] << 8)) >> 2)
-                    p += 2
-                elif b & 4 and p + 2 < end:
-                    vals.append((b | (data[p + 1] << 8) | (data[p + 2] << 16)) >> 3)
-                    p += 3
-                else:
-                    break
-            if p == end and len(vals) == 3:
-                f = self.attr(vals[0])
+            b = data[p]
+            if b & 1:
+                fi = b >> 1
+                p += 1
+            else:
+                fi = (b | (data[p + 1] << 8)) >> 2 if b & 2 else -1
+                p += 2
+            b = data[p] if p < end else 0
+            if b & 1:
+                line = b >> 1
+                p += 1
+            else:
+                line = (b | (data[p + 1] << 8)) >> 2 if b & 2 and p + 1 < end else -1
+                p += 2
+            b = data[p] if p < end else 0
+            if b & 1:
+                col = b >> 1
+                p += 1
+            else:
+                col = (b | (data[p + 1] << 8)) >> 2 if b & 2 and p + 1 < end else -1
+                p += 2
+            if p == end and fi >= 0 and line >= 0 and col >= 0:
+                f = self._attrs[fi] if fi < len(self._attrs) else None
+                if f is None:
+                    f = self.attr(fi)
                 if type(f) is StringAttr:
-                    loc = self._attrs[i] = FileLineColLoc(f.value, vals[1], vals[2])
+                    loc = self._attrs[i] = FileLineColLoc(f.value, line, col)
                     return loc
         loc = self.attr(i)
         if not isinstance(loc, Location):
@@ -372,6 +382,7 @@ class BytecodeReader:
         self._parts_memo: dict[tuple, tuple] = {}
         self._btypes: list[Any] = [None] * len(self._types)
         self._vhlo_ops = False
+        self._arity_ok: set[tuple[int, int, int, int]] = set()
         op = self._op(cur)
         if self._to_stablehlo and not self._vhlo_ops:
             raise _NotConverted("no VHLO ops")
@@ -496,7 +507,13 @@ class BytecodeReader:
         op.parent = None
         results: list[Value] = []
         if mask & HAS_RESULTS:
-            n = cur.count("result count")
+            p = cur.pos
+            b = data[p] if p < end else 0
+            if b & 1 and (b >> 1) < end - p:  # a one-byte count (the usual case), inlined
+                n = b >> 1
+                cur.pos = p + 1
+            else:
+                n = cur.count("result count")
             types = self._types if plan is True else self._btypes
             for k in range(n):
                 p = cur.pos
@@ -516,7 +533,13 @@ class BytecodeReader:
         op.results = results
         operands: list[Any] = []
         if mask & HAS_OPERANDS:
-            n = cur.count("operand count")
+            p = cur.pos
+            b = data[p] if p < end else 0
+            if b & 1 and (b >> 1) < end - p:  # a one-byte count (the usual case), inlined
+                n = b >> 1
+                cur.pos = p + 1
+            else:
+                n = cur.count("operand count")
             values = self._values
             nvals = len(values)
             for k in range(n):
@@ -579,9 +602,12 @@ class BytecodeReader:
             op.regions = regions
             for r in regions:
                 r.parent = op
-        if plan is not True and plan[0] is not None and \
-                arity_problem(plan[0], len(operands), len(op.regions), len(results)):
-            raise _NotConverted("VHLO op structure")
+        if plan is not True and plan[0] is not None:
+            sig = (idx, len(operands), len(op.regions), len(results))
+            if sig not in self._arity_ok:
+                if arity_problem(plan[0], sig[1], sig[2], sig[3]):
+                    raise _NotConverted("VHLO op structure")
+                self._arity_ok.add(sig)
         return op
 
     # --- reading StableHLO from VHLO: ops converted as they are read -----------------------------
