@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..attributes import DictAttr, FloatAttr, IntegerAttr, OpaqueAttr, StringAttr
-from ..ir import Block, Location, Module, Operation, Region, UNKNOWN_LOC, UnknownLoc, Value
+from ..ir import Block, FileLineColLoc, Location, Module, Operation, Region, UNKNOWN_LOC, UnknownLoc, Value
 from ..types import OpaqueType, Type, element_type
 from . import dialects
 from .encoding import (
@@ -124,10 +124,17 @@ class _Numbering:
         self.ordered_op_names: list[_Entry] = []
         self.value_ids: dict[int, int] = {}
         self.attr_dicts: dict[int, DictAttr] = {}  # op id -> its attribute dictionary
+        self.op_props: dict[int, dict[str, Any]] = {}  # op id -> its inherent attributes
         self.block_ids: dict[int, int] = {}
         self.block_op_counts: dict[int, int] = {}
         self.region_counts: dict[int, tuple[int, int]] = {}
         self.isolated: dict[int, bool] = {}
+        # the entry of each attribute/type object seen (by identity: the IR shares its
+        # attribute and type objects, and hashing a nested one costs a walk of it); the object
+        # is kept with its entry, so that its id is not reused meanwhile
+        self.attr_ids: dict[int, tuple[Any, _Entry]] = {}
+        self.type_ids: dict[int, tuple[Any, _Entry]] = {}
+        self.file_attrs: dict[str, StringAttr] = {}
         self._compute_isolation(root)
         self.next_value = 0
         self._op(root)
@@ -231,14 +238,37 @@ class _Numbering:
             self.value_ids[id(r)] = self.next_value
             self.next_value += 1
             self.type(r.type)
-        d = attr_dict(op, self.version)
+        props, disc = dialects.split(op)  # (not copies: read only)
+        d = attr_dict(op, self.version, props, disc)
         if d is not None:
             self.attr(d)
             self.attr_dicts[id(op)] = d
         if self.version >= NATIVE_PROPERTIES:
-            for a in dialects.property_refs(op, registered):
+            self.op_props[id(op)] = props
+            for a in dialects.property_refs(op, registered, props):
                 self.attr(a)
-        self.attr(op.location if op.location is not None else UNKNOWN_LOC)
+        self.location(op.location if op.location is not None else UNKNOWN_LOC)
+
+    def location(self, a: Any) -> None:
+        """:meth:`attr` of an op's location, `"file":line:col` (one per op) made short."""
+        if type(a) is not FileLineColLoc:
+            self.attr(a)
+            return
+        e = self.attrs.get(a)
+        if e is not None:
+            e.refcount += 1
+            return
+        e = _Entry(a, self.dialect("builtin"), True)
+        self.attrs[a] = e
+        self.attr_ids[id(a)] = (a, e)
+        self.ordered_attrs.append(e)
+        codec = e.dialect.codec
+        if codec is not None and _can_encode(codec, a, True):
+            e.custom = True
+            f = self.file_attrs.get(a.file)
+            if f is None:
+                f = self.file_attrs[a.file] = StringAttr(a.file)
+            self.attr(f)
 
     def op_name(self, name: str, registered: bool) -> None:
         key = (name, registered)
@@ -257,13 +287,20 @@ class _Numbering:
         return d
 
     def attr(self, a: Any) -> None:
+        hit = self.attr_ids.get(id(a))
+        if hit is not None and hit[0] is a:
+            hit[1].refcount += 1
+            return
+        orig = a
         a = _norm_attr(a)
         e = self.attrs.get(a)
         if e is not None:
             e.refcount += 1
+            self.attr_ids[id(orig)] = (orig, e)
             return
         e = _Entry(a, self.dialect(attr_dialect(a)), True)
         self.attrs[a] = e
+        self.attr_ids[id(orig)] = (orig, e)
         self.ordered_attrs.append(e)
         codec = e.dialect.codec
         if codec is not None and _can_encode(codec, a, True):
@@ -275,12 +312,18 @@ class _Numbering:
                     self.attr(x)
 
     def type(self, t: Any) -> None:
+        hit = self.type_ids.get(id(t))
+        if hit is not None and hit[0] is t:
+            hit[1].refcount += 1
+            return
         e = self.types.get(t)
         if e is not None:
             e.refcount += 1
+            self.type_ids[id(t)] = (t, e)
             return
         e = _Entry(t, self.dialect(type_dialect(t)), False)
         self.types[t] = e
+        self.type_ids[id(t)] = (t, e)
         self.ordered_types.append(e)
         codec = e.dialect.codec
         if codec is not None and _can_encode(codec, t, False):
@@ -338,10 +381,13 @@ def _defining_region(v: Value) -> Region | None:
     return None
 
 
-def attr_dict(op: Operation, version: int) -> DictAttr | None:
+def attr_dict(op: Operation, version: int, props: dict[str, Any] | None = None,
+              items: dict[str, Any] | None = None) -> DictAttr | None:
     """The attribute dictionary the op writes: its discardable attributes (version >= 5),
-    or all its attributes (older versions), sorted by name; None when empty."""
-    props, items = dialects.split(op)  # (not copies: read only)
+    or all its attributes (older versions), sorted by name; None when empty. (``props``,
+    ``items``: the op's :func:`dialects.split`, when made already.)"""
+    if props is None or items is None:
+        props, items = dialects.split(op)  # (not copies: read only)
     if version < NATIVE_PROPERTIES or not dialects.has_properties(op):
         items = {**items, **props}
     if not items:
@@ -366,16 +412,23 @@ class _Writer:
         self.strings: dict[str, int] = {}
         self.props: list[bytes] = []
         self.props_index: dict[bytes, int] = {}
+        self.props_memo: dict[tuple, int] = {}
         self.root = root
 
     # services used by the dialect codecs
     def attr_index(self, a: Any) -> int:
+        hit = self.n.attr_ids.get(id(a))
+        if hit is not None and hit[0] is a:
+            return hit[1].number
         e = self.n.attrs.get(_norm_attr(a))
         if e is None:
             raise WriteError(f"attribute {a!r} was not numbered")
         return e.number
 
     def type_index(self, t: Any) -> int:
+        hit = self.n.type_ids.get(id(t))
+        if hit is not None and hit[0] is t:
+            return hit[1].number
         e = self.n.types.get(t)
         if e is None:
             raise WriteError(f"type {t!r} was not numbered")
@@ -498,10 +551,17 @@ class _Writer:
             mask |= HAS_ATTRS
             e.varint(self.attr_index(d))
         if self.version >= NATIVE_PROPERTIES:
-            raw = dialects.write_properties(self, op, registered)
-            if raw is not None:
+            props = n.op_props[id(op)]
+            # ops with the same name and property objects write the same properties
+            key = (op.name, tuple((k, id(v)) for k, v in props.items()))
+            pi = self.props_memo.get(key)
+            if pi is None:
+                raw = dialects.write_properties(self, op, registered, props)
+                pi = -1 if raw is None else self._properties(raw)
+                self.props_memo[key] = pi
+            if pi >= 0:
                 mask |= HAS_PROPERTIES
-                e.varint(self._properties(raw))
+                e.varint(pi)
         if op.results:
             mask |= HAS_RESULTS
             e.varint(len(op.results))
