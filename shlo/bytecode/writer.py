@@ -540,16 +540,18 @@ class _Writer:
     # IR
     def _op(self, e: Emitter, op: Operation) -> None:
         n = self.n
+        out = e.out
+        varint = e.varint
         registered = dialects.is_registered(op.name)
-        e.varint(n.op_names[(op.name, registered)].number)
-        mask_at = len(e.out)
-        e.byte(0)
+        varint(n.op_names[(op.name, registered)].number)
+        mask_at = len(out)
+        out.append(0)
         mask = 0
-        e.varint(self.attr_index(op.location if op.location is not None else UNKNOWN_LOC))
+        varint(self.attr_index(op.location if op.location is not None else UNKNOWN_LOC))
         d = n.attr_dicts.get(id(op))
         if d is not None:
             mask |= HAS_ATTRS
-            e.varint(self.attr_index(d))
+            varint(self.attr_index(d))
         if self.version >= NATIVE_PROPERTIES:
             props = n.op_props[id(op)]
             # ops with the same name and property objects write the same properties
@@ -561,21 +563,40 @@ class _Writer:
                 self.props_memo[key] = pi
             if pi >= 0:
                 mask |= HAS_PROPERTIES
-                e.varint(pi)
+                varint(pi)
+        # (varints below 128, the usual case, are appended directly)
         if op.results:
             mask |= HAS_RESULTS
-            e.varint(len(op.results))
+            k = len(op.results)
+            if k < 128:
+                out.append((k << 1) | 1)
+            else:
+                varint(k)
+            type_ids = n.type_ids
             for r in op.results:
-                e.varint(self.type_index(r.type))
+                t = r.type
+                hit = type_ids.get(id(t))
+                i = hit[1].number if hit is not None and hit[0] is t else self.type_index(t)
+                if i < 128:
+                    out.append((i << 1) | 1)
+                else:
+                    varint(i)
         if op.operands:
             mask |= HAS_OPERANDS
-            e.varint(len(op.operands))
+            k = len(op.operands)
+            if k < 128:
+                out.append((k << 1) | 1)
+            else:
+                varint(k)
             ids = n.value_ids
             for v in op.operands:
                 vid = ids.get(id(v))
                 if vid is None:
                     raise WriteError(f"operand of {op.name} is not defined in the IR")
-                e.varint(vid)
+                if vid < 128:
+                    out.append((vid << 1) | 1)
+                else:
+                    varint(vid)
         if op.successors:
             mask |= HAS_SUCCESSORS
             e.varint(len(op.successors))
@@ -588,7 +609,7 @@ class _Writer:
                 mask |= HAS_USE_LIST_ORDERS
         if op.regions:
             mask |= HAS_INLINE_REGIONS
-        e.out[mask_at] = mask
+        out[mask_at] = mask
         if op.regions:
             isolated = n.is_isolated(op)
             e.varint_flag(len(op.regions), isolated)
