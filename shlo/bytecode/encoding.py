@@ -261,8 +261,12 @@ class Emitter:
     def varint(self, value: int) -> None:
         if value < 0x80:
             self.out.append((value << 1) | 1)
-            return
-        self.out += encode_varint(value)
+        elif value < 0x4000:  # two and three bytes (the next usual cases), inlined
+            self.out += ((value << 2) | 2).to_bytes(2, "little")
+        elif value < 0x200000:
+            self.out += ((value << 3) | 4).to_bytes(3, "little")
+        else:
+            self.out += encode_varint(value)
 
     def svarint(self, value: int) -> None:
         self.varint(((value << 1) ^ (value >> 63)) & 0xFFFFFFFFFFFFFFFF)

@@ -593,8 +593,10 @@ class _Writer:
                 vid = ids.get(id(v))
                 if vid is None:
                     raise WriteError(f"operand of {op.name} is not defined in the IR")
-                if vid < 128:
+                if vid < 0x80:
                     out.append((vid << 1) | 1)
+                elif vid < 0x4000:
+                    out += ((vid << 2) | 2).to_bytes(2, "little")
                 else:
                     varint(vid)
         if op.successors:
