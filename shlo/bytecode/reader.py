@@ -299,32 +299,26 @@ class BytecodeReader:
         data = self.data
         d, pos, size, custom = self._attr_entries[i] if i < len(self._attr_entries) else \
             (0, 0, 0, False)
-        if custom and 4 <= size <= 7 and data[pos] == (A_FILE_LINE_COL << 1) | 1 and \
+        if custom and 4 <= size <= 10 and data[pos] == (A_FILE_LINE_COL << 1) | 1 and \
                 self.dialects[d].name == "builtin":
-            # three varints of one or two bytes: file (a string attribute), line, column
+            # three varints of one to three bytes: file (a string attribute), line, column
             end = pos + size
             p = pos + 1
-            b = data[p]
-            if b & 1:
-                fi = b >> 1
-                p += 1
-            else:
-                fi = (b | (data[p + 1] << 8)) >> 2 if b & 2 else -1
-                p += 2
-            b = data[p] if p < end else 0
-            if b & 1:
-                line = b >> 1
-                p += 1
-            else:
-                line = (b | (data[p + 1] << 8)) >> 2 if b & 2 and p + 1 < end else -1
-                p += 2
-            b = data[p] if p < end else 0
-            if b & 1:
-                col = b >> 1
-                p += 1
-            else:
-                col = (b | (data[p + 1] << 8)) >> 2 if b & 2 and p + 1 < end else -1
-                p += 2
+            vals = [-1, -1, -1]
+            for k in range(3):
+                b = data[p] if p < end else 0
+                if b & 1:
+                    vals[k] = b >> 1
+                    p += 1
+                elif b & 2 and p + 1 < end:
+                    vals[k] = (b | (data[p + 1] << 8)) >> 2
+                    p += 2
+                elif b & 4 and p + 2 < end:
+                    vals[k] = (b | (data[p + 1] << 8) | (data[p + 2] << 16)) >> 3
+                    p += 3
+                else:
+                    break
+            fi, line, col = vals
             if p == end and fi >= 0 and line >= 0 and col >= 0:
                 f = self._attrs[fi] if fi < len(self._attrs) else None
                 if f is None:
@@ -551,6 +545,9 @@ class BytecodeReader:
                 elif b & 2 and p + 1 < end:
                     vid = (b | (data[p + 1] << 8)) >> 2
                     cur.pos = p + 2
+                elif b & 4 and p + 2 < end:
+                    vid = (b | (data[p + 1] << 8) | (data[p + 2] << 16)) >> 3
+                    cur.pos = p + 3
                 else:
                     vid = cur.varint("operand")
                 v = values[vid] if vid < nvals else None
