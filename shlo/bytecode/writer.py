@@ -135,6 +135,9 @@ class _Numbering:
         self.attr_ids: dict[int, tuple[Any, _Entry]] = {}
         self.type_ids: dict[int, tuple[Any, _Entry]] = {}
         self.file_attrs: dict[str, StringAttr] = {}
+        # op name -> (writes only properties when all its attributes are inherent, the
+        # names of its properties, their layout)
+        self.op_info: dict[str, tuple] = {}
         self._compute_isolation(root)
         self.next_value = 0
         self._op(root)
@@ -238,15 +241,31 @@ class _Numbering:
             self.value_ids[id(r)] = self.next_value
             self.next_value += 1
             self.type(r.type)
-        props, disc = dialects.split(op)  # (not copies: read only)
-        d = attr_dict(op, self.version, props, disc)
-        if d is not None:
-            self.attr(d)
-            self.attr_dicts[id(op)] = d
-        if self.version >= NATIVE_PROPERTIES:
+        info = self.op_info.get(op.name)
+        if info is None:
+            layout = dialects.property_layout(op.name) if registered else None
+            info = self.op_info[op.name] = (
+                registered and bool(layout),
+                frozenset(n for n, _ in layout or ()), layout)
+        props = op.properties
+        if info[0] and not op.attributes and self.version >= NATIVE_PROPERTIES and \
+                info[1].issuperset(props):
+            # the usual case: properties only, all inherent (what split + attr_dict +
+            # property_refs come to, without their copies)
             self.op_props[id(op)] = props
-            for a in dialects.property_refs(op, registered, props):
-                self.attr(a)
+            for n, _ in info[2]:
+                if n in props:
+                    self.attr(props[n])
+        else:
+            props, disc = dialects.split(op)  # (not copies: read only)
+            d = attr_dict(op, self.version, props, disc)
+            if d is not None:
+                self.attr(d)
+                self.attr_dicts[id(op)] = d
+            if self.version >= NATIVE_PROPERTIES:
+                self.op_props[id(op)] = props
+                for a in dialects.property_refs(op, registered, props):
+                    self.attr(a)
         self.location(op.location if op.location is not None else UNKNOWN_LOC)
 
     def location(self, a: Any) -> None:
