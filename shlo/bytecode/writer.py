@@ -15,7 +15,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..attributes import DictAttr, FloatAttr, IntegerAttr, OpaqueAttr, StringAttr
-from ..ir import Block, FileLineColLoc, Location, Module, Operation, Region, UNKNOWN_LOC, UnknownLoc, Value
+from ..ir import (
+    Block, FileLineColLoc, Location, Module, Operation, Region, UNKNOWN_LOC, UnknownLoc, Value,
+)
 from ..types import OpaqueType, Type, element_type
 from . import dialects
 from .encoding import (
