@@ -7,8 +7,10 @@ Measures, on portable artifacts written by shlo (StableHLO current version):
 beside jaxlib's `deserialize_portable_artifact` (when jaxlib is installed) and shlo's text parser
 on the same program as text.
 
-Run: ``python benchmarks/bytecode_bench.py [--mb 100] [--ops 100000] [--repeat 3]``.
-Times are CPU times (process time) of the best of ``--repeat`` runs.
+Run: ``python benchmarks/bytecode_bench.py [--mb 100] [--ops 100000] [--repeat 3] [--gc-off]``.
+Times are CPU times (process time) of the best of ``--repeat`` runs. shlo's reader, writer and
+text parser pause Python's cyclic garbage collector themselves; ``--gc-off`` turns it off for
+the whole run (what is left is the work itself).
 """
 
 from __future__ import annotations
@@ -105,7 +107,10 @@ def main() -> None:
     ap.add_argument("--ops", type=int, default=100_000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--no-text", action="store_true", help="skip the text parser comparison")
+    ap.add_argument("--gc-off", action="store_true", help="gc.disable() for the whole run")
     args = ap.parse_args()
+    if args.gc_off:
+        gc.disable()
     jax_read, jax_version = jaxlib_deserializer()
     target = jax_version or "current"  # an artifact jaxlib can read too
 

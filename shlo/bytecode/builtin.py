@@ -589,7 +589,12 @@ def write_type(w: Any, e: Emitter, t: Any) -> bool:
 def write_attr(w: Any, e: Emitter, a: Any) -> bool:
     """Encode builtin attribute ``a``; False when it has no builtin encoding."""
     t = type(a)
-    if t is StringAttr:
+    if t is FileLineColLoc and a.end_line is None and a.end_col is None:  # first: one per op
+        e.varint(A_FILE_LINE_COL)
+        e.varint(w.attr_index(StringAttr(a.file)))
+        e.varint(a.line)
+        e.varint(a.col)
+    elif t is StringAttr:
         e.varint(A_STRING)
         e.varint(w.string_index(a.value))
     elif t is UnknownLoc:

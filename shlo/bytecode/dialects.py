@@ -174,11 +174,17 @@ def read_properties(r: Any, name: str, registered: bool, cur: Cursor,
 _KNOWN_DIALECTS = ("builtin.", "func.", "stablehlo.", "chlo.")
 
 
+_REGISTERED: dict[str, bool] = {}
+
+
 def is_registered(name: str) -> bool:
     """Whether MLIR knows op ``name`` (writes it as a registered op)."""
-    if name.startswith("vhlo."):
-        return name in OPS
-    return name.startswith(_KNOWN_DIALECTS)
+    r = _REGISTERED.get(name)
+    if r is None:
+        r = name in OPS if name.startswith("vhlo.") else name.startswith(_KNOWN_DIALECTS)
+        if len(_REGISTERED) < 100_000:
+            _REGISTERED[name] = r
+    return r
 
 
 def split(op: Any) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -203,18 +209,22 @@ def has_properties(op: Any) -> bool:
     return bool(property_layout(op.name))
 
 
-def property_refs(op: Any, registered: bool) -> list[Any]:
-    """The attributes the op's properties refer to, in the order they are written."""
-    props, _ = split(op)
+def property_refs(op: Any, registered: bool, props: dict[str, Any] | None = None) -> list[Any]:
+    """The attributes the op's properties refer to, in the order they are written
+    (``props``: the op's inherent attributes, when :func:`split` has been called already)."""
+    if props is None:
+        props, _ = split(op)
     if not registered:
         return [DictAttr(tuple(sorted(props.items())))] if props else []
     layout = property_layout(op.name) or ()
     return [props[n] for n, _ in layout if n in props]
 
 
-def write_properties(w: Any, op: Any, registered: bool) -> bytes | None:
+def write_properties(w: Any, op: Any, registered: bool,
+                     props: dict[str, Any] | None = None) -> bytes | None:
     """The encoded properties of ``op`` (None: the op has no properties storage)."""
-    props, _ = split(op)
+    if props is None:
+        props, _ = split(op)
     e = Emitter()
     if not registered:
         if not props:

@@ -78,13 +78,22 @@ def zigzag(value: int) -> int:
 def gc_paused() -> Iterator[None]:
     """Pause Python's cyclic garbage collector while a module is read or written: that builds
     many objects and no garbage cycles, and the collector's passes over the growing heap cost
-    more than the work itself (reference counting still frees everything as usual)."""
+    more than the work itself (reference counting still frees everything as usual).
+
+    When it is turned back on, the objects made meanwhile join the oldest generation at once
+    (`gc.freeze()` + `gc.unfreeze()`, two list splices), instead of all being scanned by the
+    young-generation pass the next allocation would start (0.25 s after reading 100,000 ops).
+    They are scanned at the next full collection, as the other long-lived objects are. Done
+    only when nothing else is frozen (freezing is the program's own choice otherwise)."""
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if enabled:
+            if gc.get_freeze_count() == 0:
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()
 
 
@@ -252,8 +261,12 @@ class Emitter:
     def varint(self, value: int) -> None:
         if value < 0x80:
             self.out.append((value << 1) | 1)
-            return
-        self.out += encode_varint(value)
+        elif value < 0x4000:  # two and three bytes (the next usual cases), inlined
+            self.out += ((value << 2) | 2).to_bytes(2, "little")
+        elif value < 0x200000:
+            self.out += ((value << 3) | 4).to_bytes(3, "little")
+        else:
+            self.out += encode_varint(value)
 
     def svarint(self, value: int) -> None:
         self.varint(((value << 1) ^ (value >> 63)) & 0xFFFFFFFFFFFFFFFF)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..errors import Diagnostic, ShloError
 from ..ir import Module, UNKNOWN_LOC
-from .encoding import gc_paused
+from .encoding import BytecodeError, gc_paused
 from .reader import BytecodeReader
 from .vhlo import ir as vir
 from .vhlo.to_stablehlo import vhlo_to_stablehlo
@@ -74,9 +74,21 @@ def read_vhlo(data: bytes, filename: str | None = None) -> tuple[Module, Bytecod
 
 
 def deserialize_portable_artifact(data: bytes, filename: str | None = None) -> Module:
-    """The StableHLO module of a portable artifact (any version from 0.9.0)."""
+    """The StableHLO module of a portable artifact (any version from 0.9.0).
+
+    A program of the current version is converted to StableHLO as it is read (each op once
+    per distinct name, attributes and properties); any other, or one that the conversion would
+    reject, is read as written, verified, upgraded and converted step by step."""
     try:
         with gc_paused():
+            r = BytecodeReader(data, filename, to_stablehlo=True)
+            if current_already(name for name, _ in r.op_names):
+                try:
+                    return r.module()
+                except BytecodeError:
+                    raise
+                except Exception:  # _NotConverted, or anything else the steps will report
+                    pass
             m, r = read_vhlo(data, filename)
             if vir.is_vhlo_module(m):
                 verify_structure(m)

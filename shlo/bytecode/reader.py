@@ -15,7 +15,7 @@ from typing import Any
 from ..attributes import DenseResourceAttr, DictAttr, StringAttr
 from ..resources import ResourceBlob, ResourceHandle
 from ..errors import Diagnostic
-from ..ir import Block, Location, Module, Operation, Region, UNKNOWN_LOC, Value
+from ..ir import Block, FileLineColLoc, Location, Module, Operation, Region, UNKNOWN_LOC, Value
 from ..types import TensorType
 from .encoding import (
     ATTR_TYPE, ATTR_TYPE_OFFSET, DIALECT, DIALECT_VERSIONING, ELIDE_UNKNOWN_BLOCK_ARG_LOCATION,
@@ -24,6 +24,11 @@ from .encoding import (
     RESOURCE, RESOURCE_OFFSET, SECTION_NAMES, STRING, USE_LIST_ORDERING, BytecodeError, Cursor,
     gc_paused,
 )
+from .builtin import A_FILE_LINE_COL
+from .vhlo.ops import STABLEHLO_OP
+from .vhlo.text import to_builtin_type
+from .vhlo.to_stablehlo import convert_attr, legalize_parts
+from .vhlo.verify import arity_problem, attrs_problem, op_shape
 
 __all__ = ["BytecodeReader", "read_module", "is_bytecode", "header"]
 
@@ -42,6 +47,11 @@ def header(data: bytes, filename: str | None = None) -> tuple[int, str]:
     return version, producer
 
 
+class _NotConverted(Exception):
+    """The program cannot be converted to StableHLO as it is read (an op of an older version,
+    a malformed op, a mixed program): it is read as written and converted step by step."""
+
+
 class _Dialect:
     __slots__ = ("name", "version", "codec")
 
@@ -54,8 +64,13 @@ class _Dialect:
 class BytecodeReader:
     """One bytecode file; :meth:`module` reads its IR."""
 
-    def __init__(self, data: bytes | bytearray | memoryview, filename: str | None = None) -> None:
+    def __init__(self, data: bytes | bytearray | memoryview, filename: str | None = None,
+                 to_stablehlo: bool = False) -> None:
+        """``to_stablehlo``: convert the ops of a VHLO program of the current version to
+        StableHLO as they are read (see :meth:`module`)."""
         from . import dialects
+
+        self._to_stablehlo = to_stablehlo
 
         self._dialects = dialects
         if isinstance(data, (bytearray, memoryview)):
@@ -278,6 +293,44 @@ class BytecodeReader:
             t = self._types[i] = self._decode(self._type_entries[i], False, i)
         return t
 
+    def _location(self, i: int, cur: Cursor) -> Location:
+        """Attribute ``i``, which must be a location: `"file":line:col` (one per op, usually)
+        is decoded inline."""
+        data = self.data
+        d, pos, size, custom = self._attr_entries[i] if i < len(self._attr_entries) else \
+            (0, 0, 0, False)
+        if custom and 4 <= size <= 10 and data[pos] == (A_FILE_LINE_COL << 1) | 1 and \
+                self.dialects[d].name == "builtin":
+            # three varints of one to three bytes: file (a string attribute), line, column
+            end = pos + size
+            p = pos + 1
+            vals = [-1, -1, -1]
+            for k in range(3):
+                b = data[p] if p < end else 0
+                if b & 1:
+                    vals[k] = b >> 1
+                    p += 1
+                elif b & 2 and p + 1 < end:
+                    vals[k] = (b | (data[p + 1] << 8)) >> 2
+                    p += 2
+                elif b & 4 and p + 2 < end:
+                    vals[k] = (b | (data[p + 1] << 8) | (data[p + 2] << 16)) >> 3
+                    p += 3
+                else:
+                    break
+            fi, line, col = vals
+            if p == end and fi >= 0 and line >= 0 and col >= 0:
+                f = self._attrs[fi] if fi < len(self._attrs) else None
+                if f is None:
+                    f = self.attr(fi)
+                if type(f) is StringAttr:
+                    loc = self._attrs[i] = FileLineColLoc(f.value, line, col)
+                    return loc
+        loc = self.attr(i)
+        if not isinstance(loc, Location):
+            raise cur.error("op location is not a location attribute")
+        return loc
+
     def _decode(self, entry: tuple[int, int, int, bool], is_attr: bool, index: int) -> Any:
         d, pos, size, custom = entry
         dialect = self.dialects[d]
@@ -306,17 +359,27 @@ class BytecodeReader:
     # --- IR --------------------------------------------------------------------------------------
 
     def module(self) -> Module:
+        """The module. When the reader converts to StableHLO, a program it cannot convert as
+        it reads (see :class:`_NotConverted`) raises _NotConverted; a program without VHLO ops
+        does too (it is not a portable artifact)."""
         cur = self.sections[IR]
         n, has_args = cur.varint_flag("top-level block")
         if n != 1 or has_args:
             raise cur.error("the IR section must hold a single block with one op and no "
                             "arguments")
         self._values: list[Any] = []
-        self._checked_names: set[int] = set()
         self._fixups: list[tuple[Operation, int, int]] = []
         self._blocks: list[list[Block]] = []
         self._scope: list[int] = [0, 0]
+        self._plans: list[Any] = [None] * len(self.op_names)
+        self._enclosing: list[Operation] = []
+        self._parts_memo: dict[tuple, tuple] = {}
+        self._btypes: list[Any] = [None] * len(self._types)
+        self._vhlo_ops = False
+        self._arity_ok: set[tuple[int, int, int, int]] = set()
         op = self._op(cur)
+        if self._to_stablehlo and not self._vhlo_ops:
+            raise _NotConverted("no VHLO ops")
         if self._fixups:
             self._resolve_fixups(cur)
         if op.name == "builtin.module" and (len(op.regions) != 1 or
@@ -361,43 +424,73 @@ class BytecodeReader:
         if mask & 0x80:
             cur.pos = p
             raise cur.error(f"invalid op encoding mask {mask:#x}")
-        if idx not in self._checked_names:
+        plans = self._plans
+        plan = plans[idx]
+        if plan is None:
             cur.pos = p
             self._dialects.check_op(self, name, registered, cur, start)
-            self._checked_names.add(idx)
+            plan = plans[idx] = self._plan(name)
         b = data[p] if p < end else 0
         if b & 1:
             li = b >> 1
-            cur.pos = p + 1
+            p += 1
         elif b & 2 and p + 1 < end:
             li = (b | (data[p + 1] << 8)) >> 2
-            cur.pos = p + 2
+            p += 2
         else:
             cur.pos = p
             li = cur.varint("op location")
+            p = cur.pos
         loc = self._attrs[li] if li < len(self._attrs) else None
         if loc is None:
-            loc = self.attr(li)
-        if not isinstance(loc, Location):
+            cur.pos = p
+            loc = self._location(li, cur)
+        elif not isinstance(loc, Location):
+            cur.pos = p
             raise cur.error("op location is not a location attribute")
-        attributes: dict[str, Any] = {}
-        properties: dict[str, Any] = {}
+        ai = pi = -1
         if mask & HAS_ATTRS:
-            d = self.attr(cur.varint("op attribute dictionary"))
-            if not isinstance(d, DictAttr):
-                raise cur.error("op attributes are not a dictionary")
-            attributes = dict(d.items)
-            if self.version < NATIVE_PROPERTIES:
-                self._dialects.split_inherent(name, attributes, properties)
+            b = data[p] if p < end else 0
+            if b & 1:
+                ai = b >> 1
+                p += 1
+            elif b & 2 and p + 1 < end:
+                ai = (b | (data[p + 1] << 8)) >> 2
+                p += 2
+            else:
+                cur.pos = p
+                ai = cur.varint("op attribute dictionary")
+                p = cur.pos
         if mask & HAS_PROPERTIES:
             if self.version < NATIVE_PROPERTIES:
+                cur.pos = p
                 raise cur.error("op properties in bytecode version < 5")
-            pi = cur.varint("op properties")
+            b = data[p] if p < end else 0
+            if b & 1:
+                pi = b >> 1
+                p += 1
+            elif b & 2 and p + 1 < end:
+                pi = (b | (data[p + 1] << 8)) >> 2
+                p += 2
+            else:
+                cur.pos = p
+                pi = cur.varint("op properties")
+                p = cur.pos
             if pi >= len(self._props):
+                cur.pos = p
                 raise cur.error(f"properties index {pi} out of range ({len(self._props)})")
-            pstart, psize = self._props[pi]
-            pc = Cursor(data, pstart, pstart + psize, "properties", self.filename)
-            self._dialects.read_properties(self, name, registered, pc, properties, attributes)
+        cur.pos = p
+        if plan is True:  # as written
+            properties, attributes = self._parts(name, registered, ai, pi, cur)
+        else:  # converted to StableHLO as read (a memo of the op's parts, per what they are)
+            key = (idx, ai, pi, plan[2] and self._in_func())
+            hit = self._parts_memo.get(key)
+            if hit is None:
+                hit = self._parts_memo[key] = self._legal_parts(plan, key[3], name, registered,
+                                                                ai, pi, cur)
+            name = hit[0]
+            properties = dict(hit[1]) if hit[1] else {}
+            attributes = dict(hit[2]) if hit[2] else {}
         op = Operation.__new__(Operation)  # (what Operation() does, without its copies)
         op.name = name
         op.properties = properties
@@ -408,8 +501,14 @@ class BytecodeReader:
         op.parent = None
         results: list[Value] = []
         if mask & HAS_RESULTS:
-            n = cur.count("result count")
-            types = self._types
+            p = cur.pos
+            b = data[p] if p < end else 0
+            if b & 1 and (b >> 1) < end - p:  # a one-byte count (the usual case), inlined
+                n = b >> 1
+                cur.pos = p + 1
+            else:
+                n = cur.count("result count")
+            types = self._types if plan is True else self._btypes
             for k in range(n):
                 p = cur.pos
                 b = data[p] if p < end else 0
@@ -423,12 +522,18 @@ class BytecodeReader:
                     ti = cur.varint("result type")
                 t = types[ti] if ti < len(types) else None
                 if t is None:
-                    t = self.type(ti)
+                    t = self.type(ti) if plan is True else self._btype(ti)
                 results.append(Value(t, op, k))
         op.results = results
         operands: list[Any] = []
         if mask & HAS_OPERANDS:
-            n = cur.count("operand count")
+            p = cur.pos
+            b = data[p] if p < end else 0
+            if b & 1 and (b >> 1) < end - p:  # a one-byte count (the usual case), inlined
+                n = b >> 1
+                cur.pos = p + 1
+            else:
+                n = cur.count("operand count")
             values = self._values
             nvals = len(values)
             for k in range(n):
@@ -440,6 +545,9 @@ class BytecodeReader:
                 elif b & 2 and p + 1 < end:
                     vid = (b | (data[p + 1] << 8)) >> 2
                     cur.pos = p + 2
+                elif b & 4 and p + 2 < end:
+                    vid = (b | (data[p + 1] << 8) | (data[p + 2] << 16)) >> 3
+                    cur.pos = p + 3
                 else:
                     vid = cur.varint("operand")
                 v = values[vid] if vid < nvals else None
@@ -477,6 +585,7 @@ class BytecodeReader:
             n, isolated = cur.varint_flag("region count")
             if n > cur.remaining + 1:
                 raise cur.error(f"region count {n} exceeds the data")
+            self._enclosing.append(op)
             if isolated and self.version >= LAZY_LOADING:
                 sid, sub = cur.read_section()
                 if sid != IR:
@@ -486,10 +595,84 @@ class BytecodeReader:
                     raise sub.error("unread bytes after isolated regions")
             else:
                 regions = self._regions(cur, n, isolated)
+            self._enclosing.pop()
             op.regions = regions
             for r in regions:
                 r.parent = op
+        if plan is not True and plan[0] is not None:
+            sig = (idx, len(operands), len(op.regions), len(results))
+            if sig not in self._arity_ok:
+                if arity_problem(plan[0], sig[1], sig[2], sig[3]):
+                    raise _NotConverted("VHLO op structure")
+                self._arity_ok.add(sig)
         return op
+
+    # --- reading StableHLO from VHLO: ops converted as they are read -----------------------------
+
+    def _plan(self, name: str) -> Any:
+        """What is done with each op called ``name``: True, read as written; otherwise
+        ``(VHLO op shape or None, is a VHLO op, may be a func.return)`` for the conversion to
+        StableHLO (`vhlo-legalize-to-stablehlo`) as the op is read."""
+        if not self._to_stablehlo:
+            return True
+        if name.startswith("vhlo."):
+            if name not in STABLEHLO_OP:
+                raise _NotConverted(f"{name} is not a current VHLO op")
+            self._vhlo_ops = True
+            return (op_shape(name), True, name == "vhlo.return_v1")
+        if name == "builtin.unrealized_conversion_cast":
+            raise _NotConverted("a mixed VHLO/StableHLO program")
+        return (None, False, False)
+
+    def _in_func(self) -> bool:
+        enc = self._enclosing
+        return bool(enc) and enc[-1].name in ("vhlo.func_v1", "func.func")
+
+    def _parts(self, name: str, registered: bool, ai: int, pi: int,
+               cur: Cursor) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The op's properties and attributes as written."""
+        attributes: dict[str, Any] = {}
+        properties: dict[str, Any] = {}
+        if ai >= 0:
+            d = self.attr(ai)
+            if not isinstance(d, DictAttr):
+                raise cur.error("op attributes are not a dictionary")
+            attributes = dict(d.items)
+            if self.version < NATIVE_PROPERTIES:
+                self._dialects.split_inherent(name, attributes, properties)
+        if pi >= 0:
+            pstart, psize = self._props[pi]
+            pc = Cursor(self.data, pstart, pstart + psize, "properties", self.filename)
+            self._dialects.read_properties(self, name, registered, pc, properties, attributes)
+        return properties, attributes
+
+    def _legal_parts(self, plan: tuple, in_func: bool, name: str, registered: bool, ai: int,
+                     pi: int, cur: Cursor) -> tuple[str, dict[str, Any], dict[str, Any]]:
+        """The StableHLO name, properties and attributes of an op (once per distinct op name,
+        attributes, properties and context). Anything the conversion would report is left to
+        the step-by-step path (:class:`_NotConverted`), which reports it as it always has."""
+        properties, attributes = self._parts(name, registered, ai, pi, cur)
+        shape, is_vhlo, _ = plan
+        if not is_vhlo:
+            return name, properties, {k: convert_attr(v) for k, v in attributes.items()}
+        if shape is not None and attrs_problem(shape[0], properties, attributes):
+            raise _NotConverted("VHLO op attributes")
+        try:
+            return legalize_parts(name, properties, attributes, in_func)
+        except Exception as e:
+            raise _NotConverted(f"{name}: {e}") from None
+
+    def _btype(self, i: int) -> Any:
+        """Type ``i`` converted to its builtin type."""
+        if 0 <= i < len(self._btypes) and self._btypes[i] is not None:
+            return self._btypes[i]
+        t = self.type(i)
+        try:
+            b = to_builtin_type(t)
+        except Exception as e:
+            raise _NotConverted(f"type: {e}") from None
+        self._btypes[i] = b
+        return b
 
     def _define(self, v: Value, cur: Cursor) -> None:
         scope = self._scope
@@ -555,7 +738,7 @@ class BytecodeReader:
                 else:
                     t = cur.varint("block argument type")
                     loc = self.attr(cur.varint("block argument location"))
-                v = block.add_argument(self.type(t))
+                v = block.add_argument(self._btype(t) if self._to_stablehlo else self.type(t))
                 if not isinstance(loc, Location):
                     raise cur.error("block argument location is not a location")
                 self._define(v, cur)

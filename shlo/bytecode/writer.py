@@ -15,7 +15,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..attributes import DictAttr, FloatAttr, IntegerAttr, OpaqueAttr, StringAttr
-from ..ir import Block, Location, Module, Operation, Region, UNKNOWN_LOC, UnknownLoc, Value
+from ..ir import (
+    Block, FileLineColLoc, Location, Module, Operation, Region, UNKNOWN_LOC, UnknownLoc, Value,
+)
 from ..types import OpaqueType, Type, element_type
 from . import dialects
 from .encoding import (
@@ -124,10 +126,20 @@ class _Numbering:
         self.ordered_op_names: list[_Entry] = []
         self.value_ids: dict[int, int] = {}
         self.attr_dicts: dict[int, DictAttr] = {}  # op id -> its attribute dictionary
+        self.op_props: dict[int, dict[str, Any]] = {}  # op id -> its inherent attributes
         self.block_ids: dict[int, int] = {}
         self.block_op_counts: dict[int, int] = {}
         self.region_counts: dict[int, tuple[int, int]] = {}
         self.isolated: dict[int, bool] = {}
+        # the entry of each attribute/type object seen (by identity: the IR shares its
+        # attribute and type objects, and hashing a nested one costs a walk of it); the object
+        # is kept with its entry, so that its id is not reused meanwhile
+        self.attr_ids: dict[int, tuple[Any, _Entry]] = {}
+        self.type_ids: dict[int, tuple[Any, _Entry]] = {}
+        self.file_attrs: dict[str, StringAttr] = {}
+        # op name -> (writes only properties when all its attributes are inherent, the
+        # names of its properties, their layout)
+        self.op_info: dict[str, tuple] = {}
         self._compute_isolation(root)
         self.next_value = 0
         self._op(root)
@@ -231,14 +243,53 @@ class _Numbering:
             self.value_ids[id(r)] = self.next_value
             self.next_value += 1
             self.type(r.type)
-        d = attr_dict(op, self.version)
-        if d is not None:
-            self.attr(d)
-            self.attr_dicts[id(op)] = d
-        if self.version >= NATIVE_PROPERTIES:
-            for a in dialects.property_refs(op, registered):
-                self.attr(a)
-        self.attr(op.location if op.location is not None else UNKNOWN_LOC)
+        info = self.op_info.get(op.name)
+        if info is None:
+            layout = dialects.property_layout(op.name) if registered else None
+            info = self.op_info[op.name] = (
+                registered and bool(layout),
+                frozenset(n for n, _ in layout or ()), layout)
+        props = op.properties
+        if info[0] and not op.attributes and self.version >= NATIVE_PROPERTIES and \
+                info[1].issuperset(props):
+            # the usual case: properties only, all inherent (what split + attr_dict +
+            # property_refs come to, without their copies)
+            self.op_props[id(op)] = props
+            for n, _ in info[2]:
+                if n in props:
+                    self.attr(props[n])
+        else:
+            props, disc = dialects.split(op)  # (not copies: read only)
+            d = attr_dict(op, self.version, props, disc)
+            if d is not None:
+                self.attr(d)
+                self.attr_dicts[id(op)] = d
+            if self.version >= NATIVE_PROPERTIES:
+                self.op_props[id(op)] = props
+                for a in dialects.property_refs(op, registered, props):
+                    self.attr(a)
+        self.location(op.location if op.location is not None else UNKNOWN_LOC)
+
+    def location(self, a: Any) -> None:
+        """:meth:`attr` of an op's location, `"file":line:col` (one per op) made short."""
+        if type(a) is not FileLineColLoc:
+            self.attr(a)
+            return
+        e = self.attrs.get(a)
+        if e is not None:
+            e.refcount += 1
+            return
+        e = _Entry(a, self.dialect("builtin"), True)
+        self.attrs[a] = e
+        self.attr_ids[id(a)] = (a, e)
+        self.ordered_attrs.append(e)
+        codec = e.dialect.codec
+        if codec is not None and _can_encode(codec, a, True):
+            e.custom = True
+            f = self.file_attrs.get(a.file)
+            if f is None:
+                f = self.file_attrs[a.file] = StringAttr(a.file)
+            self.attr(f)
 
     def op_name(self, name: str, registered: bool) -> None:
         key = (name, registered)
@@ -257,13 +308,20 @@ class _Numbering:
         return d
 
     def attr(self, a: Any) -> None:
+        hit = self.attr_ids.get(id(a))
+        if hit is not None and hit[0] is a:
+            hit[1].refcount += 1
+            return
+        orig = a
         a = _norm_attr(a)
         e = self.attrs.get(a)
         if e is not None:
             e.refcount += 1
+            self.attr_ids[id(orig)] = (orig, e)
             return
         e = _Entry(a, self.dialect(attr_dialect(a)), True)
         self.attrs[a] = e
+        self.attr_ids[id(orig)] = (orig, e)
         self.ordered_attrs.append(e)
         codec = e.dialect.codec
         if codec is not None and _can_encode(codec, a, True):
@@ -275,12 +333,18 @@ class _Numbering:
                     self.attr(x)
 
     def type(self, t: Any) -> None:
+        hit = self.type_ids.get(id(t))
+        if hit is not None and hit[0] is t:
+            hit[1].refcount += 1
+            return
         e = self.types.get(t)
         if e is not None:
             e.refcount += 1
+            self.type_ids[id(t)] = (t, e)
             return
         e = _Entry(t, self.dialect(type_dialect(t)), False)
         self.types[t] = e
+        self.type_ids[id(t)] = (t, e)
         self.ordered_types.append(e)
         codec = e.dialect.codec
         if codec is not None and _can_encode(codec, t, False):
@@ -338,10 +402,13 @@ def _defining_region(v: Value) -> Region | None:
     return None
 
 
-def attr_dict(op: Operation, version: int) -> DictAttr | None:
+def attr_dict(op: Operation, version: int, props: dict[str, Any] | None = None,
+              items: dict[str, Any] | None = None) -> DictAttr | None:
     """The attribute dictionary the op writes: its discardable attributes (version >= 5),
-    or all its attributes (older versions), sorted by name; None when empty."""
-    props, items = dialects.split(op)  # (not copies: read only)
+    or all its attributes (older versions), sorted by name; None when empty. (``props``,
+    ``items``: the op's :func:`dialects.split`, when made already.)"""
+    if props is None or items is None:
+        props, items = dialects.split(op)  # (not copies: read only)
     if version < NATIVE_PROPERTIES or not dialects.has_properties(op):
         items = {**items, **props}
     if not items:
@@ -366,16 +433,23 @@ class _Writer:
         self.strings: dict[str, int] = {}
         self.props: list[bytes] = []
         self.props_index: dict[bytes, int] = {}
+        self.props_memo: dict[tuple, int] = {}
         self.root = root
 
     # services used by the dialect codecs
     def attr_index(self, a: Any) -> int:
+        hit = self.n.attr_ids.get(id(a))
+        if hit is not None and hit[0] is a:
+            return hit[1].number
         e = self.n.attrs.get(_norm_attr(a))
         if e is None:
             raise WriteError(f"attribute {a!r} was not numbered")
         return e.number
 
     def type_index(self, t: Any) -> int:
+        hit = self.n.type_ids.get(id(t))
+        if hit is not None and hit[0] is t:
+            return hit[1].number
         e = self.n.types.get(t)
         if e is None:
             raise WriteError(f"type {t!r} was not numbered")
@@ -487,35 +561,65 @@ class _Writer:
     # IR
     def _op(self, e: Emitter, op: Operation) -> None:
         n = self.n
+        out = e.out
+        varint = e.varint
         registered = dialects.is_registered(op.name)
-        e.varint(n.op_names[(op.name, registered)].number)
-        mask_at = len(e.out)
-        e.byte(0)
+        varint(n.op_names[(op.name, registered)].number)
+        mask_at = len(out)
+        out.append(0)
         mask = 0
-        e.varint(self.attr_index(op.location if op.location is not None else UNKNOWN_LOC))
+        varint(self.attr_index(op.location if op.location is not None else UNKNOWN_LOC))
         d = n.attr_dicts.get(id(op))
         if d is not None:
             mask |= HAS_ATTRS
-            e.varint(self.attr_index(d))
+            varint(self.attr_index(d))
         if self.version >= NATIVE_PROPERTIES:
-            raw = dialects.write_properties(self, op, registered)
-            if raw is not None:
+            props = n.op_props[id(op)]
+            # ops with the same name and property objects write the same properties
+            key = (op.name, tuple((k, id(v)) for k, v in props.items()))
+            pi = self.props_memo.get(key)
+            if pi is None:
+                raw = dialects.write_properties(self, op, registered, props)
+                pi = -1 if raw is None else self._properties(raw)
+                self.props_memo[key] = pi
+            if pi >= 0:
                 mask |= HAS_PROPERTIES
-                e.varint(self._properties(raw))
+                varint(pi)
+        # (varints below 128, the usual case, are appended directly)
         if op.results:
             mask |= HAS_RESULTS
-            e.varint(len(op.results))
+            k = len(op.results)
+            if k < 128:
+                out.append((k << 1) | 1)
+            else:
+                varint(k)
+            type_ids = n.type_ids
             for r in op.results:
-                e.varint(self.type_index(r.type))
+                t = r.type
+                hit = type_ids.get(id(t))
+                i = hit[1].number if hit is not None and hit[0] is t else self.type_index(t)
+                if i < 128:
+                    out.append((i << 1) | 1)
+                else:
+                    varint(i)
         if op.operands:
             mask |= HAS_OPERANDS
-            e.varint(len(op.operands))
+            k = len(op.operands)
+            if k < 128:
+                out.append((k << 1) | 1)
+            else:
+                varint(k)
             ids = n.value_ids
             for v in op.operands:
                 vid = ids.get(id(v))
                 if vid is None:
                     raise WriteError(f"operand of {op.name} is not defined in the IR")
-                e.varint(vid)
+                if vid < 0x80:
+                    out.append((vid << 1) | 1)
+                elif vid < 0x4000:
+                    out += ((vid << 2) | 2).to_bytes(2, "little")
+                else:
+                    varint(vid)
         if op.successors:
             mask |= HAS_SUCCESSORS
             e.varint(len(op.successors))
@@ -528,7 +632,7 @@ class _Writer:
                 mask |= HAS_USE_LIST_ORDERS
         if op.regions:
             mask |= HAS_INLINE_REGIONS
-        e.out[mask_at] = mask
+        out[mask_at] = mask
         if op.regions:
             isolated = n.is_isolated(op)
             e.varint_flag(len(op.regions), isolated)

@@ -95,9 +95,17 @@ def clone(module: Module) -> Module:
     from ...ir import Block, Region
 
     vmap: dict[int, Any] = {}
+    unmapped = [False]  # an operand defined later (or outside): fixed up at the end
 
     def copy_op(op: Operation) -> Operation:
-        new = Operation(op.name, [vmap.get(id(v), v) for v in op.operands],
+        operands = []
+        for v in op.operands:
+            nv = vmap.get(id(v))
+            if nv is None:
+                unmapped[0] = True
+                nv = v
+            operands.append(nv)
+        new = Operation(op.name, operands,
                         [r.type for r in op.results], op.properties, op.attributes, None, None,
                         op.location)
         for a, b in zip(op.results, new.results):
@@ -129,8 +137,9 @@ def clone(module: Module) -> Module:
 
     new_op = copy_op(module.op)
     # operands that referred to values defined later (graph regions) are fixed up here
-    for op in new_op.walk():
-        op.operands = [vmap.get(id(v), v) for v in op.operands]
+    if unmapped[0]:
+        for op in new_op.walk():
+            op.operands = [vmap.get(id(v), v) for v in op.operands]
     return Module(new_op, module.filename, dict(module.aliases))
 
 

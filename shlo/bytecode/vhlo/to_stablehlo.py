@@ -28,7 +28,8 @@ from . import types as T
 from .text import to_builtin_type
 from .ops import STABLEHLO_OP
 
-__all__ = ["vhlo_to_stablehlo", "convert_attr", "LegalizeError"]
+__all__ = ["vhlo_to_stablehlo", "convert_attr", "LegalizeError", "legalize_parts",
+           "place_inherent"]
 
 _I1 = element_type("i1")
 _I32 = element_type("i32")
@@ -446,20 +447,45 @@ def vhlo_to_stablehlo(module: Module) -> Module:
         else:
             op.name = target
             if op.properties:
-                inherent = _inherent(target)
-                if inherent is None or any(k not in inherent for k in op.properties):
-                    # where shlo's parser puts them: inherent attributes (as its op definition
-                    # knows them) are properties, the others plain attributes
-                    props = {k: v for k, v in op.properties.items()
-                             if inherent is not None and k in inherent}
-                    rest = {k: v for k, v in op.properties.items() if k not in props}
-                    op.properties = props
-                    op.attributes = {**rest, **op.attributes}
+                op.properties, op.attributes = place_inherent(target, op.properties,
+                                                              op.attributes)
     if casts:
         from .mixed import remove_casts
 
         remove_casts(module)
     return module
+
+
+def place_inherent(target: str, props: dict[str, Any],
+                   attributes: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Where shlo's parser puts the converted attributes of a ``target`` op: inherent ones (as
+    its op definition knows them) are properties, the others plain attributes."""
+    inherent = _inherent(target)
+    if inherent is None or any(k not in inherent for k in props):
+        kept = {k: v for k, v in props.items() if inherent is not None and k in inherent}
+        rest = {k: v for k, v in props.items() if k not in kept}
+        return kept, {**rest, **attributes}
+    return props, attributes
+
+
+def legalize_parts(name: str, props: dict[str, Any], attributes: dict[str, Any],
+                   in_func: bool) -> tuple[str, dict[str, Any], dict[str, Any]]:
+    """The StableHLO name, properties and attributes of a current-version VHLO op ``name``
+    with these (VHLO) properties and attributes; ``in_func``: the op lies directly in a
+    function's body (`vhlo.return_v1` is then `func.return`). What :func:`vhlo_to_stablehlo`
+    does per op, for the bytecode reader (which converts ops as it reads them); raises
+    LegalizeError (or a malformed attribute's KeyError, TypeError, ...)."""
+    target = STABLEHLO_OP.get(name)
+    if target is None:
+        raise LegalizeError(f"{name} is not an op of the current VHLO version")
+    base = name[5:]
+    props = _convert_props(base, props) if props else {}
+    attributes = {k: convert_attr(v) for k, v in attributes.items()} if attributes else {}
+    if base == "return_v1" and in_func:
+        return "func.return", props, attributes
+    if props:
+        props, attributes = place_inherent(target, props, attributes)
+    return target, props, attributes
 
 
 _INHERENT: dict[str, Any] = {}

@@ -491,6 +491,10 @@ def _retype(values: list[Value], allow_other: bool) -> None:
 def stablehlo_to_vhlo(module: Module, allow_other_dialects: bool = False) -> Module:
     """Convert the StableHLO and func ops of ``module`` to VHLO, in place."""
     ops = list(module.op.walk())
+    # attribute objects are shared (the parser's and reader's caches), so ops with the same
+    # name and attributes convert once, and share their VHLO attributes (which lets the
+    # bytecode writer number them by identity); the key's objects are kept alive in the memo
+    memo: dict[tuple, tuple] = {}
     for op in ops:
         name = op.name
         if name == "builtin.module" or (allow_other_dialects and _is_other(name)):
@@ -499,7 +503,17 @@ def stablehlo_to_vhlo(module: Module, allow_other_dialects: bool = False) -> Mod
         try:
             if target is None:
                 raise _Fail(f"{name} has no VHLO counterpart")
-            _convert_op(op, target, allow_other_dialects)
+            key = (name, tuple((k, id(v)) for k, v in op.properties.items()),
+                   tuple((k, id(v)) for k, v in op.attributes.items()))
+            hit = memo.get(key)
+            if hit is None:
+                kept = (op.properties, op.attributes)
+                _convert_op(op, target, allow_other_dialects)
+                memo[key] = (op.properties, op.attributes, kept)
+            else:
+                op.name = target
+                op.properties = dict(hit[0])
+                op.attributes = dict(hit[1])
             _retype(op.results, allow_other_dialects)
             for r in op.regions:
                 for b in r.blocks:

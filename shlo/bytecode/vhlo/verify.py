@@ -10,7 +10,8 @@ from ...ir import Module, Operation
 from .attrs import VhloAttr
 from .ops import OPS
 
-__all__ = ["VhloStructureError", "verify_structure"]
+__all__ = ["VhloStructureError", "verify_structure", "op_shape", "attrs_problem",
+           "arity_problem", "op_structure_problem"]
 
 
 class VhloStructureError(ShloError):
@@ -43,26 +44,42 @@ def _shape(name: str) -> tuple | None:
     return shape
 
 
-def op_structure_problem(op: Operation) -> str | None:
-    shape = _shape(op.name)
-    if shape is None:
-        return None
-    attrs, operands, regions, results = shape
-    props = op.properties
+def op_shape(name: str) -> tuple | None:
+    """``(attribute names, (fixed, variadic) counts of operands, regions, results)`` of VHLO op
+    ``name`` (None: not a VHLO op)."""
+    return _shape(name)
+
+
+def attrs_problem(attrs: tuple[str, ...], props: dict, attributes: dict) -> str | None:
+    """Why an op with these properties/attributes lacks one of ``attrs`` as a VHLO attribute."""
     for name in attrs:
         a = props.get(name)
         if a is None:
-            a = op.attributes.get(name)
+            a = attributes.get(name)
             if a is None:
                 return f"requires attribute '{name}'"
         if not isinstance(a, VhloAttr):
             return f"attribute '{name}' is not a VHLO attribute"
-    for kind, (fixed, variadic), found in (("operands", operands, len(op.operands)),
-                                           ("regions", regions, len(op.regions)),
-                                           ("results", results, len(op.results))):
+    return None
+
+
+def arity_problem(shape: tuple, n_operands: int, n_regions: int, n_results: int) -> str | None:
+    """Why these operand/region/result counts do not fit the op's ``shape``."""
+    _, operands, regions, results = shape
+    for kind, (fixed, variadic), found in (("operands", operands, n_operands),
+                                           ("regions", regions, n_regions),
+                                           ("results", results, n_results)):
         if found != fixed and not (variadic and found > fixed):
             return _arity(kind, fixed, variadic, found)
     return None
+
+
+def op_structure_problem(op: Operation) -> str | None:
+    shape = _shape(op.name)
+    if shape is None:
+        return None
+    return attrs_problem(shape[0], op.properties, op.attributes) or \
+        arity_problem(shape, len(op.operands), len(op.regions), len(op.results))
 
 
 def verify_structure(module: Module) -> None:

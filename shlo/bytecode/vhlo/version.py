@@ -8,7 +8,7 @@ a target version is read as `#.#.#`; a patch version behaves as its `X.Y.0` opse
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from ...errors import ShloError
 
@@ -20,8 +20,10 @@ class VersionError(ShloError, ValueError):
     """A target version that is malformed or outside the supported window."""
 
 
-@dataclass(frozen=True, order=True)
-class Version:
+class Version(NamedTuple):
+    """A StableHLO version (a tuple: compared and hashed as one, in C, which matters for
+    the per-op legality checks of vhlo-to-version)."""
+
     major: int
     minor: int
     patch: int
