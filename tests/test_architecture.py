@@ -14,11 +14,11 @@ ROOT = Path(__file__).resolve().parent.parent / "shlo"
 # The layers, lowest first; a module may import its own layer and the layers below.
 LAYERS: list[tuple[str, ...]] = [
     ("shlo.types", "shlo.ir", "shlo.attributes", "shlo.errors", "shlo.registry", "shlo.dtypes",
-     "shlo.spelling", "shlo.resources"),
+     "shlo.spelling", "shlo.resources", "shlo._gc"),
     ("shlo.syntax", "shlo.bytecode"),
     ("shlo.ops",),
     ("shlo.verifier", "shlo.interpreter"),
-    ("shlo.passes", "shlo.testing", "shlo.debug", "shlo.quantization"),
+    ("shlo.passes", "shlo.testing", "shlo.debug", "shlo.quantization", "shlo.progress"),
     ("shlo.cli", "shlo.__main__", "shlo.api", "shlo.translate", "shlo"),
 ]
 

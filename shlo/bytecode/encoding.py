@@ -9,14 +9,10 @@ sections and alignment padding (0xCB), as MLIR's ``EncodingEmitter`` does.
 
 from __future__ import annotations
 
-import gc
-from contextlib import contextmanager
-from typing import Iterator
-
 from ..errors import ParseError
 
 __all__ = [
-    "MAGIC", "BytecodeError", "WriteError", "Cursor", "gc_paused", "Emitter", "SECTION_NAMES", "STRING", "DIALECT",
+    "MAGIC", "BytecodeError", "WriteError", "Cursor", "Emitter", "SECTION_NAMES", "STRING", "DIALECT",
     "ATTR_TYPE", "ATTR_TYPE_OFFSET", "IR", "RESOURCE", "RESOURCE_OFFSET", "DIALECT_VERSIONS",
     "PROPERTIES", "HAS_ATTRS", "HAS_RESULTS", "HAS_OPERANDS", "HAS_SUCCESSORS",
     "HAS_INLINE_REGIONS", "HAS_USE_LIST_ORDERS", "HAS_PROPERTIES", "MAX_VERSION",
@@ -72,29 +68,6 @@ class BytecodeError(ParseError):
 def zigzag(value: int) -> int:
     """The signed value of a zigzag-encoded varint."""
     return (value >> 1) ^ -(value & 1)
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector while a module is read or written: that builds
-    many objects and no garbage cycles, and the collector's passes over the growing heap cost
-    more than the work itself (reference counting still frees everything as usual).
-
-    When it is turned back on, the objects made meanwhile join the oldest generation at once
-    (`gc.freeze()` + `gc.unfreeze()`, two list splices), instead of all being scanned by the
-    young-generation pass the next allocation would start (0.25 s after reading 100,000 ops).
-    They are scanned at the next full collection, as the other long-lived objects are. Done
-    only when nothing else is frozen (freezing is the program's own choice otherwise)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            if gc.get_freeze_count() == 0:
-                gc.freeze()
-                gc.unfreeze()
-            gc.enable()
 
 
 class WriteError(BytecodeError):

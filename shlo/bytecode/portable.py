@@ -9,9 +9,10 @@ to StableHLO. The caller's module is never modified.
 
 from __future__ import annotations
 
+from .._gc import paused_gc
 from ..errors import Diagnostic, ShloError
 from ..ir import Module, UNKNOWN_LOC
-from .encoding import BytecodeError, gc_paused
+from .encoding import BytecodeError
 from .reader import BytecodeReader
 from .vhlo import ir as vir
 from .vhlo.to_stablehlo import vhlo_to_stablehlo
@@ -51,7 +52,7 @@ def serialize_portable_artifact(module: Module, target: str | Version = "current
     Raises ShloError naming the op, attribute or type that the target cannot express, and the
     first version that has it."""
     v, text = _target(target)
-    with gc_paused():
+    with paused_gc():
         m = vir.clone(module)
         if strip_debuginfo:
             vir.strip_debuginfo(m)
@@ -65,7 +66,7 @@ def read_vhlo(data: bytes, filename: str | None = None) -> tuple[Module, Bytecod
     """The IR of bytecode ``data`` as written (a VHLO program stays VHLO)."""
     r = BytecodeReader(data, filename)
     try:
-        with gc_paused():
+        with paused_gc():
             return r.module(), r
     except RecursionError:
         from .encoding import BytecodeError
@@ -80,7 +81,7 @@ def deserialize_portable_artifact(data: bytes, filename: str | None = None) -> M
     per distinct name, attributes and properties); any other, or one that the conversion would
     reject, is read as written, verified, upgraded and converted step by step."""
     try:
-        with gc_paused():
+        with paused_gc():
             r = BytecodeReader(data, filename, to_stablehlo=True)
             if current_already(name for name, _ in r.op_names):
                 try:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._gc import paused_gc
 from ..attributes import DenseResourceAttr, DictAttr, StringAttr
 from ..resources import ResourceBlob, ResourceHandle
 from ..errors import Diagnostic
@@ -22,7 +23,6 @@ from .encoding import (
     HAS_ATTRS, HAS_INLINE_REGIONS, HAS_OPERANDS, HAS_PROPERTIES, HAS_RESULTS, HAS_SUCCESSORS,
     HAS_USE_LIST_ORDERS, IR, LAZY_LOADING, MAGIC, MAX_VERSION, NATIVE_PROPERTIES, PROPERTIES,
     RESOURCE, RESOURCE_OFFSET, SECTION_NAMES, STRING, USE_LIST_ORDERING, BytecodeError, Cursor,
-    gc_paused,
 )
 from .builtin import A_FILE_LINE_COL
 from .vhlo.ops import STABLEHLO_OP
@@ -766,7 +766,7 @@ def read_module(data: bytes, filename: str | None = None) -> Module:
     """The IR of bytecode ``data``, as written (VHLO stays VHLO; see
     :func:`shlo.bytecode.load_bytecode` for the conversion to StableHLO)."""
     try:
-        with gc_paused():
+        with paused_gc():
             return BytecodeReader(data, filename).module()
     except RecursionError:
         raise BytecodeError("IR nesting too deep", None, "ir", filename) from None

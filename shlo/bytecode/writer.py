@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._gc import paused_gc
 from ..attributes import DictAttr, FloatAttr, IntegerAttr, OpaqueAttr, StringAttr
 from ..ir import (
     Block, FileLineColLoc, Location, Module, Operation, Region, UNKNOWN_LOC, UnknownLoc, Value,
@@ -24,7 +25,7 @@ from .encoding import (
     ATTR_TYPE, ATTR_TYPE_OFFSET, DIALECT, DIALECT_VERSIONING, ELIDE_UNKNOWN_BLOCK_ARG_LOCATION,
     HAS_ATTRS, HAS_INLINE_REGIONS, HAS_OPERANDS, HAS_PROPERTIES, HAS_RESULTS, HAS_SUCCESSORS,
     HAS_USE_LIST_ORDERS, IR, LAZY_LOADING, MAGIC, MAX_VERSION, NATIVE_PROPERTIES, PROPERTIES, RESOURCE,
-    RESOURCE_OFFSET, STRING, USE_LIST_ORDERING, Emitter, WriteError, gc_paused,
+    RESOURCE_OFFSET, STRING, USE_LIST_ORDERING, Emitter, WriteError, 
 )
 
 from .vhlo.attrs import VhloAttr
@@ -740,7 +741,7 @@ def write_bytecode(module: Module | Operation, version: int = MAX_VERSION,
     ``rewritten`` lists ops replaced by rewrites (for their use-list orders); ``trace``, a
     text stream, receives a line per VHLO attribute/type written (`-debug-only=vhlo-bytecode`)."""
     root = module.op if isinstance(module, Module) else module
-    with gc_paused():
+    with paused_gc():
         return _Writer(root, version, producer, rewritten, trace).write()
 
 

@@ -28,12 +28,12 @@ from ..ir import Operation, Value
 from ..ops.foreign.shape import broadcast_shapes
 from ..types import IndexType, OpaqueType, TensorType
 from ._patterns import PatternRewriter, is_constant_op, pattern
-from .canonicalize import CANONICAL
 from .chlo.broadcast import _known_extents, statically_broadcastable
 
 _WITNESS = OpaqueType("!shape.witness")
 
 
+CANONICAL = "canonical"  # canonicalize's pattern set (canonicalize.py runs it)
 _CONSTANT_LIKE = frozenset({"shape.const_shape", "shape.const_witness"})
 
 

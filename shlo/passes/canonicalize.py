@@ -12,17 +12,16 @@ from __future__ import annotations
 
 from typing import Any
 
-CANONICAL = "canonical"  # the pattern set (defined before the modules below import it)
-
-from ..ir import Module, Operation  # noqa: E402
-from . import (  # noqa: E402
+from ..ir import Module, Operation
+from . import (
     Option,
     _canonical_shape,  # noqa: F401  (registers the shape-dialect patterns)
     _fold_control,  # noqa: F401  (registers the case pattern)
     register_pass,
 )
-from ._driver import GreedyConfig, apply_to_module  # noqa: E402
-from ._patterns import PatternRewriter, pattern, patterns  # noqa: E402
+from ._canonical_shape import CANONICAL
+from ._driver import GreedyConfig, apply_to_module
+from ._patterns import PatternRewriter, pattern, patterns
 
 
 @pattern(CANONICAL, "builtin.unrealized_conversion_cast")
