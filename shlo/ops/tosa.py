@@ -1,7 +1,9 @@
 """The TOSA ops StableHLO programs meet: `tosa.rescale` (TOSA 1.0 spec, "RESCALE"), the integer
-rescaling that StableHLO's quantized ops lower to (passes/tosa_rescale.py), and `tosa.const`.
+rescaling that StableHLO's quantized ops lower to (passes/tosa_rescale.py), `tosa.const`, and the
+ops `stablehlo-legalize-to-tosa` emits (shlo/ops/tosa_ops.py: elementwise ops, concat, reshape,
+matmul, const_shape, tile, gather, reduce_sum/max, slice, transpose, while_loop, yield).
 
-Both work on storage values (QUANTIZED_AWARE, QUANTIZED_STORAGE).
+`tosa.rescale` and `tosa.const` work on storage values (QUANTIZED_AWARE, QUANTIZED_STORAGE).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..syntax.parser import Parser
     from ..syntax.printer import Printer
 
-__all__ = ["multiplier_and_shift", "apply_rescale", "rescale_int_attr", "rescale_flag",
+__all__ = ["tosa_format", "multiplier_and_shift", "apply_rescale", "rescale_int_attr", "rescale_flag",
            "rescale_rounding_mode", "integer_storage"]
 
 _I64 = np.dtype(np.int64)
@@ -301,3 +303,9 @@ def _constant_values(v: Value) -> list[int] | None:
         if isinstance(attr, DenseElementsAttr):
             return [int(x) for x in attr.array.reshape(-1)]
     return None
+
+
+tosa_format = Format(_parse_tosa_rescale, _print_tosa_rescale, frozenset())
+"""TOSA's assembly format: `tosa.op %a, %b {attr = ...} : (A, B) -> R` (enum values bare)."""
+
+from . import tosa_ops as _tosa_ops  # noqa: E402,F401  (the legalization's ops)
