@@ -30,7 +30,13 @@ reduce_max {axis : i32} and reshape (upstream ignores the init value); return ->
 (every `stablehlo.return`, as upstream); slice (rank 1-6, unit strides) -> slice(x, start,
 size); transpose (rank 1-6) -> transpose {perms : array<i32>}; while -> while_loop (regions
 moved); reshape (static) -> reshape(x, const_shape); float divide -> mul(a, reciprocal(b),
-shift 0). The driver's fold step for Commutative TOSA ops moves a constant lhs to the right.
+shift 0).
+
+The driver's fold step, on the TOSA ops (TosaCanonicalizations.cpp's folders): Commutative ops
+move a constant lhs to the right; cast and static slice of equal types, reshape of equal types,
+transpose by the identity, tile by ones fold to their input; reshape(reshape(x)) becomes
+reshape(x); reshape and transpose of a splat constant become a constant; ``x + 0``, ``0 + x``,
+``x - 0`` fold to ``x``. Other folders (non-splat constants, mul, concat, ...) are not done.
 """
 
 from __future__ import annotations
@@ -454,6 +460,94 @@ def _fold_commutative(op: Operation, rw: PatternRewriter) -> bool:
 
 for _name in sorted(TOSA_COMMUTATIVE):
     pattern(TOSA, _name)(_fold_commutative)
+
+
+# --- TOSA folders (TosaCanonicalizations.cpp's fold methods the driver calls) ------------------
+
+
+def _splat(v: Value) -> Any:
+    """The splat value of the constant defining ``v``, or None."""
+    c = constant_of(v)
+    if c is None or not c.array.size:
+        return None
+    flat = np.asarray(c.array).reshape(-1)
+    return flat[0] if bool(np.all(flat == flat[0])) else None
+
+
+def _fold_to(op: Operation, rw: PatternRewriter, v: Value) -> bool:
+    rw.replace_op(op, [v])
+    return True
+
+
+def _splat_const(op: Operation, rw: PatternRewriter, value: Any) -> bool:
+    t = op.results[0].type
+    return _fold_to(op, rw, _const(rw, value, _ranked(t)))
+
+
+def _fold_same_type(op: Operation, rw: PatternRewriter) -> bool:
+    """CastOp/SliceOp::fold: the input when the types are equal (slice: static)."""
+    x, t = op.operands[0], op.results[0].type
+    if x.type != t or (op.name == "tosa.slice" and not _ranked(t).is_static):
+        return False
+    return _fold_to(op, rw, x)
+
+
+def _fold_reshape(op: Operation, rw: PatternRewriter) -> bool:
+    """ReshapeOp::fold: the input for equal types (at most one dynamic dimension);
+    reshape(reshape(x)) -> reshape(x); a splat constant reshaped."""
+    x, t = op.operands[0], op.results[0].type
+    if not isinstance(x.type, TensorType) or x.type.shape is None or _ranked(t).shape is None:
+        return False
+    if x.type == t and sum(d is None or d < 0 for d in _ranked(t).shape) < 2:
+        return _fold_to(op, rw, x)
+    inner = rw.defining(x, "tosa.reshape")
+    if inner is not None:
+        rw.set_operand(op, 0, inner.operands[0])
+        return True
+    sp = _splat(x)
+    if sp is not None and _ranked(t).is_static:
+        return _splat_const(op, rw, sp)
+    return False
+
+
+def _fold_transpose(op: Operation, rw: PatternRewriter) -> bool:
+    """TransposeOp::fold: a splat constant reshaped; the input for the identity perms."""
+    x, t = op.operands[0], op.results[0].type
+    sp = _splat(x)
+    if sp is not None and _ranked(t).is_static \
+            and _ranked(x.type).element_type == _ranked(t).element_type:
+        return _splat_const(op, rw, sp)
+    perms = tuple(ints(op.attr("perms"), ()) or ())
+    if perms != tuple(range(len(perms))):
+        return False
+    return _fold_to(op, rw, x)
+
+
+def _fold_tile(op: Operation, rw: PatternRewriter) -> bool:
+    """TileOp::fold: the input when the types are equal and the multiples are all 1."""
+    x, t = op.operands[0], op.results[0].type
+    m = constant_of(op.operands[1])
+    if x.type != t or m is None or not bool(np.all(np.asarray(m.array) == 1)):
+        return False
+    return _fold_to(op, rw, x)
+
+
+def _fold_add_sub_zero(op: Operation, rw: PatternRewriter) -> bool:
+    """AddOp/SubOp::fold: ``x + 0``, ``0 + x`` (add) and ``x - 0`` are ``x`` (same type)."""
+    a, b = op.operands
+    t = op.results[0].type
+    if a.type == t and _splat(b) == 0 and _splat(b) is not None:
+        return _fold_to(op, rw, a)
+    if op.name == "tosa.add" and b.type == t and _splat(a) is not None and _splat(a) == 0:
+        return _fold_to(op, rw, b)
+    return False
+
+
+for _name, _fold in (("tosa.cast", _fold_same_type), ("tosa.slice", _fold_same_type),
+                     ("tosa.reshape", _fold_reshape), ("tosa.transpose", _fold_transpose),
+                     ("tosa.tile", _fold_tile), ("tosa.add", _fold_add_sub_zero),
+                     ("tosa.sub", _fold_add_sub_zero)):
+    pattern(TOSA, _name, benefit=2)(_fold)
 
 
 @register_pass("stablehlo-legalize-to-tosa")

@@ -364,3 +364,38 @@ def test_prepare_for_tosa_only_uniques_constants():
     out = run_passes(shlo.parse(src), [PREPARE])
     assert op_names(out) == ["stablehlo.constant", "stablehlo.add", "stablehlo.add"]
     same_values(shlo.parse(src), out)
+
+
+def test_tosa_folds():
+    """The driver's fold step on the TOSA ops: x + 0, x - 0, identity cast/transpose/slice,
+    reshape of reshape, transpose of a splat constant."""
+    src = func("%arg0: tensor<2x3xf32>", "(tensor<6xf32>, tensor<2x3xf32>, tensor<3x2xf32>, "
+               "tensor<2x3xf32>)", """\
+  %z = stablehlo.constant dense<0.0> : tensor<2x3xf32>
+  %0 = stablehlo.add %z, %arg0 : tensor<2x3xf32>
+  %1 = stablehlo.subtract %0, %z : tensor<2x3xf32>
+  %2 = stablehlo.reshape %1 : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  %3 = stablehlo.reshape %2 : (tensor<3x2xf32>) -> tensor<6xf32>
+  %4 = stablehlo.convert %1 : tensor<2x3xf32>
+  %5 = stablehlo.transpose %1, dims = [0, 1] : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %6 = stablehlo.transpose %z, dims = [1, 0] : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  %7 = stablehlo.slice %5 [0:2, 0:3] : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %3, %4, %6, %7 : tensor<6xf32>, tensor<2x3xf32>, tensor<3x2xf32>, tensor<2x3xf32>""")
+    out = legalize(src)
+    assert op_names(out) == ["tosa.const", "tosa.const_shape", "tosa.reshape"]
+    text = shlo.format(out)
+    assert "dense<0.000000e+00> : tensor<3x2xf32>" in text
+    assert "tosa.reshape %arg0, %1 : (tensor<2x3xf32>, !tosa.shape<1>) -> tensor<6xf32>" in text
+    assert "return %2, %arg0, %0, %arg0 :" in text
+    same_values(shlo.parse(src), out)
+
+
+def test_add_of_nonzero_constant_stays():
+    src = func("%arg0: tensor<3xi32>", "tensor<3xi32>", """\
+  %c = stablehlo.constant dense<[0, 1, 0]> : tensor<3xi32>
+  %0 = stablehlo.add %c, %arg0 : tensor<3xi32>
+  return %0 : tensor<3xi32>""")
+    out = legalize(src)
+    assert op_names(out) == ["tosa.const", "tosa.add"]
+    assert re.search(r"tosa.add %arg0, %0 :", shlo.format(out))
+    same_values(shlo.parse(src), out)
