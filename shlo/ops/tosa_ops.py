@@ -16,7 +16,8 @@ import numpy as np
 
 from ..attributes import ints
 from ..ir import Operation, Value
-from ..registry import COMMUTATIVE, ELEMENTWISE, TERMINATOR, Kernel, define, kernel
+from ..errors import Diagnostics
+from ..registry import COMMUTATIVE, ELEMENTWISE, TERMINATOR, Kernel, define, kernel, verifier
 from ..syntax.directives import Format
 from ..syntax.lexer import VALUE
 from ..types import TensorType, Type
@@ -325,3 +326,96 @@ def _while_loop(op: Operation, ctx: PrepareContext) -> Kernel:
         return args
 
     return run
+
+
+# --- verifiers (the shape rules of the TOSA 1.0 spec; unranked and dynamic sizes pass) ------------
+
+_BROADCASTING = ("add", "sub", "maximum", "minimum", "pow", "intdiv", "bitwise_and",
+                 "bitwise_or", "bitwise_xor", "logical_left_shift", "logical_right_shift",
+                 "equal", "select", "mul")
+
+
+def _shape(v: Any) -> tuple | None:
+    t = v.type
+    return tuple(t.shape) if isinstance(t, TensorType) and t.shape is not None else None
+
+
+def _known(d: Any) -> bool:
+    return d is not None and d >= 0
+
+
+@verifier(*(f"tosa.{n}" for n in _BROADCASTING))
+def _verify_broadcast(op: Operation, diag: Diagnostics) -> None:
+    """Operands of the result's rank whose sizes are the result's or 1 (mul's shift operand
+    excluded)."""
+    tensors = op.operands[:2] if op.name == "tosa.mul" else op.operands
+    out = _shape(op.results[0]) if op.results else None
+    if out is None:
+        return
+    for i, v in enumerate(tensors):
+        s = _shape(v)
+        if s is None:
+            continue
+        if len(s) != len(out):
+            diag.error(op, "", f"operand #{i} has rank {len(s)}, the result {len(out)}")
+            return
+        if any(_known(a) and _known(b) and a != b and a != 1 for a, b in zip(s, out)):
+            diag.error(op, "", f"operand #{i} of shape {s} does not broadcast to {out}")
+            return
+
+
+@verifier(*(f"tosa.{n}" for n in ("abs", "ceil", "floor", "exp", "log", "tanh", "reciprocal",
+                                  "logical_not", "cast", "negate")))
+def _verify_unary(op: Operation, diag: Diagnostics) -> None:
+    s, out = _shape(op.operands[0]), _shape(op.results[0])
+    if s is not None and out is not None and (len(s) != len(out) or any(
+            _known(a) and _known(b) and a != b for a, b in zip(s, out))):
+        diag.error(op, "", f"requires the same shape for input {s} and output {out}")
+
+
+@verifier("tosa.reshape")
+def _verify_reshape(op: Operation, diag: Diagnostics) -> None:
+    s, out = _shape(op.operands[0]), _shape(op.results[0])
+    if s is None or out is None or not all(map(_known, s + out)):
+        return
+    if int(np.prod(s)) != int(np.prod(out)):
+        diag.error(op, "", f"cannot reshape {int(np.prod(s))} elements into {out}")
+
+
+@verifier("tosa.concat")
+def _verify_concat(op: Operation, diag: Diagnostics) -> None:
+    axis = int(getattr(op.attr("axis"), "value", -1))
+    out = _shape(op.results[0])
+    if out is None:
+        return
+    if not 0 <= axis < max(len(out), 1):
+        diag.error(op, "", f"axis {axis} is out of range for rank {len(out)}")
+        return
+    sizes = [_shape(v) for v in op.operands]
+    if all(s is not None and _known(s[axis]) for s in sizes) and _known(out[axis]) \
+            and sum(s[axis] for s in sizes) != out[axis]:  # type: ignore[index]
+        diag.error(op, "", f"the inputs' sizes along axis {axis} do not add up to {out[axis]}")
+
+
+@verifier("tosa.transpose")
+def _verify_transpose(op: Operation, diag: Diagnostics) -> None:
+    perms = tuple(int(p) for p in ints(op.attr("perms"), ()) or ())
+    s, out = _shape(op.operands[0]), _shape(op.results[0])
+    if s is None:
+        return
+    if sorted(perms) != list(range(len(s))):
+        diag.error(op, "", f"perms {list(perms)} are not a permutation of rank {len(s)}")
+        return
+    if out is not None and any(_known(s[p]) and _known(o) and s[p] != o
+                               for p, o in zip(perms, out)):
+        diag.error(op, "", f"the result shape {out} is not the input's {s} permuted")
+
+
+@verifier("tosa.matmul")
+def _verify_matmul(op: Operation, diag: Diagnostics) -> None:
+    a, b = _shape(op.operands[0]), _shape(op.operands[1])
+    if a is not None and b is not None:
+        if len(a) != 3 or len(b) != 3:
+            diag.error(op, "", "expects rank-3 operands [N,H,C] and [N,C,W]")
+        elif _known(a[2]) and _known(b[1]) and a[2] != b[1]:
+            diag.error(op, "", f"contracting sizes differ: {a[2]} and {b[1]}")

@@ -399,3 +399,28 @@ def test_add_of_nonzero_constant_stays():
     assert op_names(out) == ["tosa.const", "tosa.add"]
     assert re.search(r"tosa.add %arg0, %0 :", shlo.format(out))
     same_values(shlo.parse(src), out)
+
+
+@pytest.mark.parametrize("line,message,good", [
+    ("tosa.add %a, %b : (tensor<2x3xf32>, tensor<3x3xf32>) -> tensor<2x3xf32>",
+     "does not broadcast", "tosa.add %a, %d : (tensor<2x3xf32>, tensor<1x3xf32>) -> "
+     "tensor<2x3xf32>"),
+    ("tosa.add %a, %c : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>", "has rank 1",
+     None),
+    ("tosa.transpose %a {perms = array<i32: 0, 0>} : (tensor<2x3xf32>) -> tensor<2x3xf32>",
+     "not a permutation", None),
+    ("tosa.transpose %a {perms = array<i32: 1, 0>} : (tensor<2x3xf32>) -> tensor<2x3xf32>",
+     "not the input's",
+     "tosa.transpose %a {perms = array<i32: 1, 0>} : (tensor<2x3xf32>) -> tensor<3x2xf32>"),
+    ("tosa.concat %a, %b {axis = 0 : i32} : (tensor<2x3xf32>, tensor<3x3xf32>) -> "
+     "tensor<6x3xf32>", "do not add up",
+     "tosa.concat %a, %b {axis = 0 : i32} : (tensor<2x3xf32>, tensor<3x3xf32>) -> "
+     "tensor<5x3xf32>"),
+    ("tosa.abs %a : (tensor<2x3xf32>) -> tensor<3x2xf32>", "same shape", None),
+])
+def test_tosa_verifiers(line, message, good):
+    args = "%a: tensor<2x3xf32>, %b: tensor<3x3xf32>, %c: tensor<3xf32>, %d: tensor<1x3xf32>"
+    with pytest.raises(Exception, match=message):
+        shlo.verify(shlo.parse(func(args, "()", f"  %0 = {line}\n  return")))
+    if good is not None:
+        shlo.verify(shlo.parse(func(args, "()", f"  %0 = {good}\n  return")))
