@@ -2,8 +2,8 @@
 with run kernels that follow the TOSA 1.0 specification's pseudocode (vectorized numpy), so a
 legalized program can be run and compared with the StableHLO program it came from.
 
-All are printed in TOSA's assembly format (`tosa.add %a, %b : (A, B) -> R`, see
-:data:`shlo.ops.tosa.tosa_format`) except `tosa.while_loop`, which has its own
+All are printed in TOSA's assembly format (`tosa.add %a, %b : (A, B) -> R`,
+:data:`tosa_format`, also `tosa.rescale`'s) except `tosa.while_loop`, which has its own
 (`tosa.while_loop (%it = %init) : (T) -> T {cond} do {body}`). `tosa.const_shape` yields a
 `!tosa.shape<N>` (its values at run time: an int64 vector).
 """
@@ -14,23 +14,64 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
-from ..attributes import ints
-from ..ir import Operation, Value
+from ..attributes import EnumAttr, ints
 from ..errors import Diagnostics
+from ..ir import Operation, Value
 from ..registry import COMMUTATIVE, ELEMENTWISE, TERMINATOR, Kernel, define, kernel, verifier
-from ..syntax.directives import Format
-from ..syntax.lexer import VALUE
-from ..types import TensorType, Type
-from .tosa import tosa_format
+from ..syntax.directives import Format, types_functional
+from ..syntax.lexer import BARE, PUNCT, VALUE
+from ..types import _ELEMENT_TYPES, TensorType, Type
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..interpreter.evaluator import PrepareContext
     from ..syntax.parser import Parser
     from ..syntax.printer import Printer
 
-__all__ = ["TOSA_COMMUTATIVE", "tosa_cast"]
+__all__ = ["TOSA_COMMUTATIVE", "tosa_cast", "tosa_format"]
 
 _I64 = np.dtype(np.int64)
+
+
+def _parse_tosa_op(p: Parser, name: str, nres: int, start: int) -> Operation:
+    """`tosa.rescale %x, ... {rounding_mode = SINGLE_ROUND, ...} : (T...) -> R`: the attr-dict
+    spells enum values bare."""
+    operands = p.operand_list()
+    props: dict[str, Any] = {}
+    if p.v == "{" and p.k == PUNCT:
+        p._advance()
+        while p.v != "}":
+            key = p.bare()
+            p.expect("=")
+            if p.k == BARE and p.v not in ("true", "false", "dense", "array", "unit") \
+                    and p.v not in _ELEMENT_TYPES:
+                props[key] = EnumAttr("tosa", key, p.bare())
+            else:
+                props[key] = p.parse_attribute()
+            if not p.accept(","):
+                break
+        p.expect("}")
+    p.expect(":")
+    res = types_functional(p, operands)
+    return Operation(name, operands, res, props, {})
+
+
+def _print_tosa_op(pr: Printer, op: Operation) -> str | None:
+    if op.regions or op.attributes:
+        return None
+    items = []
+    for k in sorted(op.properties):
+        v = op.properties[k]
+        if type(v) is EnumAttr and v.dialect == "tosa" and v.enum == k:
+            items.append(f"{k} = {v.value}")
+        else:
+            items.append(pr.attr_entry(k, v))
+    d = " {" + ", ".join(items) + "}" if items else ""
+    return (f" {', '.join(pr.val(v) for v in op.operands)}{d} : "
+            f"{pr.functional(op.operand_types, op.result_types)}")
+
+
+tosa_format = Format(_parse_tosa_op, _print_tosa_op, frozenset())
+"""TOSA's assembly format: `tosa.op %a, %b {attr = ...} : (A, B) -> R` (enum values bare)."""
 
 
 def _dtype(t: Type) -> np.dtype:
