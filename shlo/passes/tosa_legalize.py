@@ -375,9 +375,8 @@ def reduce(op: Operation, rw: PatternRewriter) -> bool:
 @pattern(TOSA, "stablehlo.return")
 def return_(op: Operation, rw: PatternRewriter) -> bool:
     """ConvertStablehloReturnOp: stablehlo.return -> tosa.yield."""
-    new = rw.create("tosa.yield", list(op.operands), [])
+    rw.create("tosa.yield", list(op.operands), [])
     rw.replace_op(op, [])
-    del new
     return True
 
 
