@@ -1,7 +1,9 @@
 """The TOSA ops StableHLO programs meet: `tosa.rescale` (TOSA 1.0 spec, "RESCALE"), the integer
-rescaling that StableHLO's quantized ops lower to (passes/tosa_rescale.py), and `tosa.const`.
+rescaling that StableHLO's quantized ops lower to (passes/tosa_rescale.py), `tosa.const`, and the
+ops `stablehlo-legalize-to-tosa` emits (shlo/ops/tosa_ops.py: elementwise ops, concat, reshape,
+matmul, const_shape, tile, gather, reduce_sum/max, slice, transpose, while_loop, yield).
 
-Both work on storage values (QUANTIZED_AWARE, QUANTIZED_STORAGE).
+`tosa.rescale` and `tosa.const` work on storage values (QUANTIZED_AWARE, QUANTIZED_STORAGE).
 """
 
 from __future__ import annotations
@@ -15,16 +17,13 @@ from ..attributes import DenseElementsAttr, EnumAttr, bool_attr, int_attr, ints
 from ..errors import Diagnostics
 from ..ir import Operation, Value
 from ..registry import QUANTIZED_AWARE, QUANTIZED_STORAGE, Kernel, define, kernel, verifier
-from ..syntax.directives import Format, types_functional
-from ..syntax.lexer import BARE, PUNCT
-from ..types import _ELEMENT_TYPES, IntegerType, QuantizedType, TensorType, Type
+from ..types import IntegerType, QuantizedType, TensorType, Type
 from . import _constraints as _c
 from .quantization import storage_int64
+from .tosa_ops import tosa_format  # (also defines the ops the legalization emits)
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..interpreter.evaluator import PrepareContext
-    from ..syntax.parser import Parser
-    from ..syntax.printer import Printer
 
 __all__ = ["multiplier_and_shift", "apply_rescale", "rescale_int_attr", "rescale_flag",
            "rescale_rounding_mode", "integer_storage"]
@@ -118,46 +117,8 @@ def tosa_const(op: Operation, ctx: PrepareContext) -> Kernel:
     return lambda: (arr,)
 
 
-def _parse_tosa_rescale(p: Parser, name: str, nres: int, start: int) -> Operation:
-    """`tosa.rescale %x, ... {rounding_mode = SINGLE_ROUND, ...} : (T...) -> R`: the attr-dict
-    spells enum values bare."""
-    operands = p.operand_list()
-    props: dict[str, Any] = {}
-    if p.v == "{" and p.k == PUNCT:
-        p._advance()
-        while p.v != "}":
-            key = p.bare()
-            p.expect("=")
-            if p.k == BARE and p.v not in ("true", "false", "dense", "array", "unit") \
-                    and p.v not in _ELEMENT_TYPES:
-                props[key] = EnumAttr("tosa", key, p.bare())
-            else:
-                props[key] = p.parse_attribute()
-            if not p.accept(","):
-                break
-        p.expect("}")
-    p.expect(":")
-    res = types_functional(p, operands)
-    return Operation(name, operands, res, props, {})
-
-
-def _print_tosa_rescale(pr: Printer, op: Operation) -> str | None:
-    if op.regions or op.attributes:
-        return None
-    items = []
-    for k in sorted(op.properties):
-        v = op.properties[k]
-        if type(v) is EnumAttr and v.dialect == "tosa" and v.enum == k:
-            items.append(f"{k} = {v.value}")
-        else:
-            items.append(pr.attr_entry(k, v))
-    d = " {" + ", ".join(items) + "}" if items else ""
-    return (f" {', '.join(pr.val(v) for v in op.operands)}{d} : "
-            f"{pr.functional(op.operand_types, op.result_types)}")
-
-
 define("tosa.rescale", traits=_TOSA, inherent="", summary="TOSA's integer rescale",
-       syntax=Format(_parse_tosa_rescale, _print_tosa_rescale, frozenset()))
+       syntax=tosa_format)
 
 
 @kernel("tosa.rescale")
@@ -301,3 +262,4 @@ def _constant_values(v: Value) -> list[int] | None:
         if isinstance(attr, DenseElementsAttr):
             return [int(x) for x in attr.array.reshape(-1)]
     return None
+

@@ -18,6 +18,8 @@ Registered passes (``shlo.passes.PASSES``; :func:`describe` prints them):
 * ``stablehlo-quant-legalize-to-tosa-rescale``: quantized add/sub/mul/div/min/max/abs/compare
   to integer ops between ``tosa.rescale`` ops.
 * ``tosa-rescale-legalize-to-stablehlo``: ``tosa.rescale`` to StableHLO integer arithmetic.
+* ``stablehlo-legalize-to-tosa``: StableHLO ops to TOSA ops, upstream's PDLL and C++ patterns
+  (docs/tosa.md); ``stablehlo-prepare-for-tosa``: no pattern upstream (constant uniquing only).
 * ``chlo-legalize-to-stablehlo``: every chlo op decomposed into StableHLO ops, as upstream
   (package :mod:`shlo.passes.chlo`).
 * ``canonicalize``: MLIR's canonicalizer (canonicalization patterns, constant uniquing,

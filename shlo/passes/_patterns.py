@@ -70,7 +70,8 @@ def patterns(*set_names: str, benefit: int | None = None) -> list[Pattern]:
 
 # --- side effects ---------------------------------------------------------------------------------
 
-_PURE_DIALECTS = frozenset({"stablehlo", "chlo", "arith", "tensor", "shape", "math", "builtin"})
+_PURE_DIALECTS = frozenset({"stablehlo", "chlo", "arith", "tensor", "shape", "math", "builtin",
+                            "tosa"})
 _PURE_OPS = frozenset({"memref.cast", "bufferization.to_tensor"})
 """Ops of other dialects that are dead when unused: `memref.cast` is Pure, `to_tensor` only
 reads (MLIR's wouldOpBeTriviallyDead ignores reads)."""
@@ -118,7 +119,8 @@ def trivially_dead(op: Operation, rw: "PatternRewriter") -> bool:
 # --- constants ------------------------------------------------------------------------------------
 
 
-_CONSTANT_ATTR = {"shape.const_shape": "shape"}
+_CONSTANT_ATTR = {"shape.const_shape": "shape", "tosa.const": "values",
+                  "tosa.const_shape": "values"}
 """ConstantLike ops whose elements are not in `value`."""
 
 
