@@ -201,3 +201,15 @@ def test_every_op_is_declared_beside_its_kernel():
     unexplained = sorted(n for n, d in ops.items() if d.spec is None and not d.summary
                          and n.startswith("stablehlo."))
     assert not unexplained, f"stablehlo ops with neither a spec section nor a summary: {unexplained}"
+
+
+def test_no_merge_conflict_markers():
+    """A merge left `<<<<<<<` markers in a docstring once; Python does not notice them there."""
+    root = ROOT.parent
+    bad = []
+    for p in [*root.glob("shlo/**/*.py"), *root.glob("tests/**/*.py"), *root.glob("docs/**/*.md"),
+              *root.glob("benchmarks/**/*.py"), root / "README.md"]:
+        for n, line in enumerate(p.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+            if line.startswith(("<<<<<<< ", ">>>>>>> ")) or line == "=======":
+                bad.append(f"{p.relative_to(root)}:{n}")
+    assert not bad, bad

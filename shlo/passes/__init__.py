@@ -29,16 +29,11 @@ Registered passes (``shlo.passes.PASSES``; :func:`describe` prints them):
 * ``shape-legalize-to-stablehlo``: shape computations of the shape/tensor/arith dialects on
   `index` become StableHLO ops on `tensor<i32>` (bridged by `unrealized_conversion_cast`).
 * ``stablehlo-canonicalize-dynamism``: dynamic ops whose shape operands are constants become
-<<<<<<< HEAD
-  their static forms (dynamic_broadcast_in_dim, dynamic_reshape, dynamic_iota, dynamic_pad,
-  real_dynamic_slice); other ops are left as they are.
-<<<<<<< HEAD
+  their static forms (custom_call shape operands, dynamic broadcast/conv/gather/iota/pad/
+  reshape, real_dynamic_slice).
 * ``stablehlo-compatibility-expander{target=X.Y.Z}``: features newer than the target decomposed
   (batching-dim gather/scatter, tan, range locations, mesh replica groups; docs/compatibility.md).
 * ``stablehlo-complex-math-expander``: complex log_plus_one, sqrt, log, exponential as real math.
-=======
-  their static forms (custom_call shape operands, dynamic broadcast/conv/gather/iota/pad/
-  reshape, real_dynamic_slice).
 * ``stablehlo-check-shape-assertions``: `custom_call @shape_assertion` checked on constants and
   removed (a failing one is an error with its formatted message).
 * ``stablehlo-convert-to-signless``: siN/uiN types become iN (constants keep their bits).
@@ -48,13 +43,11 @@ Registered passes (``shlo.passes.PASSES``; :func:`describe` prints them):
   by new private functions; ``stablehlo-legalize-composite-to-call``: composites become
   `func.call`s of their decompositions.
 * ``interpreter-instrument-with-probe``: an `interpreter.probe` after each op's tensor results.
->>>>>>> r4-dyn
-=======
 * ``stablehlo-refine-arguments``: the target function's arguments get the types of the ``types``
   option, behind `shape_refinement_operand_wrapper` custom calls (docs/dynamism.md).
 * ``stablehlo-refine-shapes``: static shapes propagated through the program, calls specialized
   per call site, shape computations folded (docs/dynamism.md).
->>>>>>> r4-refine
+* ``cse``, ``inline``: MLIR's common subexpression elimination and inliner (docs/opt.md).
 """
 
 from __future__ import annotations
