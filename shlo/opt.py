@@ -35,13 +35,14 @@ stdin/stdout, so that :func:`lit_tools` runs them in process for the RUN-line ru
 from __future__ import annotations
 
 import io
-import os
 import re
-import sys
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Sequence, TextIO
 
 from .errors import ShloError
+from .toolio import flag as _flag
+from .toolio import guarded, streams
+from .toolio import read_input as _read
 
 __all__ = ["opt_main", "main", "parse_opt", "OptArgs", "elide_defaults", "lit_tools"]
 
@@ -71,17 +72,6 @@ class OptArgs:
     debug_only: str = ""
     list: bool = False
     help: bool = False
-
-
-def _flag(arg: str) -> tuple[str, str | None]:
-    """`--name=value` / `-name` -> ("name", value) (quotes around the value dropped)."""
-    a = arg.lstrip("-")
-    if "=" in a:
-        k, v = a.split("=", 1)
-        if len(v) >= 2 and v[0] == v[-1] and v[0] in "'\"":
-            v = v[1:-1]
-        return k, v
-    return a, None
 
 
 def _bool(v: str | None) -> bool:
@@ -142,9 +132,7 @@ def parse_opt(argv: Sequence[str]) -> OptArgs:
 def opt_main(argv: Sequence[str], stdin: BinaryIO | None = None,
              stdout: BinaryIO | None = None, stderr: TextIO | None = None) -> int:
     """`shlo opt ARGV` (without the `opt`)."""
-    stdin = stdin or sys.stdin.buffer
-    stdout = stdout or sys.stdout.buffer
-    stderr = stderr or sys.stderr
+    stdin, stdout, stderr = streams(stdin, stdout, stderr)
     try:
         a = parse_opt(argv)
         if a.help or a.list:
@@ -173,23 +161,7 @@ def main(argv: Sequence[str], stdin: BinaryIO | None = None, stdout: BinaryIO | 
          stderr: TextIO | None = None) -> int:
     """:func:`opt_main`, a failure that is a bug in shlo reported in one line (SHLO_DEBUG=1
     shows the traceback)."""
-    try:
-        return opt_main(argv, stdin, stdout, stderr)
-    except KeyboardInterrupt:
-        return 130
-    except Exception as e:  # a bug in shlo: say so briefly
-        if os.environ.get("SHLO_DEBUG"):
-            raise
-        (stderr or sys.stderr).write(f"internal error: {type(e).__name__}: {e} (set "
-                                     "SHLO_DEBUG=1 for a traceback)\n")
-        return 2
-
-
-def _read(path: str | None, stdin: BinaryIO) -> tuple[bytes, str]:
-    if path in (None, "-"):
-        return stdin.read(), "<stdin>"
-    with open(path, "rb") as f:
-        return f.read(), path
+    return guarded(opt_main, argv, stdin, stdout, stderr)
 
 
 def _chunks(a: OptArgs, data: bytes) -> list[tuple[int, bytes | str]]:

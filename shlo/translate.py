@@ -24,43 +24,16 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO, Sequence, TextIO
 
 from .errors import ShloError
+from .toolio import flag as _flag
+from .toolio import guarded
+from .toolio import read_input as _read
+from .toolio import report as _report
+from .toolio import streams as _streams
+from .toolio import write_text as _write_text
 
 __all__ = ["translate_main", "inspect_main", "main", "run_exported", "emit_bytecode"]
 
-
-def _streams(stdin: BinaryIO | None, stdout: BinaryIO | None,
-             stderr: TextIO | None) -> tuple[BinaryIO, BinaryIO, TextIO]:
-    return (stdin or sys.stdin.buffer, stdout or sys.stdout.buffer, stderr or sys.stderr)
-
-
-def _read(path: str | None, stdin: BinaryIO) -> tuple[bytes, str]:
-    if path in (None, "-"):
-        return stdin.read(), "<stdin>"
-    with open(path, "rb") as f:
-        return f.read(), path
-
-
-def _flag(arg: str) -> tuple[str, str | None]:
-    """`--name=value` / `-name` -> ("name", value)."""
-    a = arg.lstrip("-")
-    if "=" in a:
-        k, v = a.split("=", 1)
-        return k, v.strip("'\"")
-    return a, None
-
-
-def _write_text(out: BinaryIO, text: str) -> None:
-    if not text.endswith("\n"):
-        text += "\n"
-    out.write(text.encode("utf-8", "surrogateescape"))
-
-
-def _report(e: ShloError, err: TextIO) -> None:
-    err.write(str(e).rstrip("\n") + "\n")
-
-
 # --- translate -----------------------------------------------------------------------------------
-
 
 @dataclass
 class _TranslateArgs:
@@ -78,7 +51,6 @@ class _TranslateArgs:
     verify_diagnostics: bool = False
     debuginfo: bool = False
     local_scope: bool = False
-
 
 def parse_translate(argv: Sequence[str]) -> _TranslateArgs:
     a = _TranslateArgs()
@@ -122,7 +94,6 @@ def parse_translate(argv: Sequence[str]) -> _TranslateArgs:
         raise ValueError("shlo translate: give one of --serialize, --deserialize, --interpret")
     return a
 
-
 def translate_main(argv: Sequence[str], stdin: BinaryIO | None = None,
                    stdout: BinaryIO | None = None, stderr: TextIO | None = None) -> int:
     """`stablehlo-translate`'s command line."""
@@ -148,12 +119,10 @@ def translate_main(argv: Sequence[str], stdin: BinaryIO | None = None,
         stderr.write(f"error: {e}\n")
         return 1
 
-
 def _load(data: bytes, name: str, keep_vhlo: bool = False) -> Any:
     from .bytecode import load_bytes
 
     return load_bytes(data, name, keep_vhlo=keep_vhlo)
-
 
 def _serialize(a: _TranslateArgs, data: bytes, name: str, out: BinaryIO) -> int:
     from .bytecode.portable import serialize_portable_artifact
@@ -161,7 +130,6 @@ def _serialize(a: _TranslateArgs, data: bytes, name: str, out: BinaryIO) -> int:
     module = _load(data, name)
     out.write(serialize_portable_artifact(module, a.target, a.allow_other, a.strip))
     return 0
-
 
 def _deserialize(a: _TranslateArgs, data: bytes, name: str, out: BinaryIO) -> int:
     from .bytecode.portable import portable_artifact_version
@@ -181,7 +149,6 @@ def _deserialize(a: _TranslateArgs, data: bytes, name: str, out: BinaryIO) -> in
     _write_text(out, format_module(module, debug_info=a.debuginfo,
                                     loc_aliases=not a.local_scope))
     return 0
-
 
 def _interpret(a: _TranslateArgs, data: bytes, name: str, out: BinaryIO, err: TextIO) -> int:
     from .bytecode import is_bytecode
@@ -210,7 +177,6 @@ def _interpret(a: _TranslateArgs, data: bytes, name: str, out: BinaryIO, err: Te
             status = 1
     return status
 
-
 def _interpreter_args(text: str) -> list[Any]:
     if not text:
         return []
@@ -223,7 +189,6 @@ def _interpreter_args(text: str) -> list[Any]:
         raise ValueError("expected array attribute string for args, i.e. "
                          "--args=[dense<1> : tensor<2xi32>, ...]")
     return [x.array for x in attr.values]
-
 
 def _run_main(module: Any, args: list[Any], a: _TranslateArgs, out: BinaryIO) -> None:
     from . import ops  # noqa: F401  (load the opset before the interpreter)
@@ -248,7 +213,6 @@ def _run_main(module: Any, args: list[Any], a: _TranslateArgs, out: BinaryIO) ->
     if a.probe_dir:
         _write_probes(module, a.probe_dir)
 
-
 def _write_probes(module: Any, directory: str) -> None:
     """The values `interpreter.probe` recorded: one `.npy` per value and an `index.csv`
     (`probe_id,iteration,file`)."""
@@ -269,9 +233,7 @@ def _write_probes(module: Any, directory: str) -> None:
         f.write("\n".join(lines) + ("\n" if lines else ""))
     _ = prepare_entry
 
-
 # --- inspect -------------------------------------------------------------------------------------
-
 
 def inspect_main(argv: Sequence[str], stdin: BinaryIO | None = None,
                  stdout: BinaryIO | None = None, stderr: TextIO | None = None) -> int:
@@ -292,25 +254,13 @@ def inspect_main(argv: Sequence[str], stdin: BinaryIO | None = None,
         stderr.write(f"error: {e}\n")
         return 1
 
-
 def main(argv: Sequence[str], stdin: BinaryIO | None = None, stdout: BinaryIO | None = None,
          stderr: TextIO | None = None) -> int:
     """Dispatch `translate` and `inspect` command lines; a failure that is a bug in shlo is
     reported in one line (SHLO_DEBUG=1 shows the traceback)."""
     cmd, rest = argv[0], list(argv[1:])
     fn = {"translate": translate_main, "inspect": inspect_main}[cmd]
-    try:
-        return fn(rest, stdin, stdout, stderr)
-    except KeyboardInterrupt:
-        return 130
-    except Exception as e:  # a bug in shlo: say so briefly
-        if os.environ.get("SHLO_DEBUG"):
-            raise
-        (stderr or sys.stderr).write(f"internal error: {type(e).__name__}: {e} (set "
-                                     "SHLO_DEBUG=1 for a traceback)\n")
-        return 2
-
-
+    return guarded(fn, rest, stdin, stdout, stderr)
 
 def emit_bytecode(module: Any, target: str | None, output: str | None) -> int:
     """`shlo fmt --emit-bytecode [--target V]`: the module as MLIR bytecode (a portable
@@ -329,7 +279,6 @@ def emit_bytecode(module: Any, target: str | None, output: str | None) -> int:
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
     return 0
-
 
 def run_jax_exported(a: Any, load_args: Any, format_result: Any) -> int | None:
     """`shlo run model.jax_exported ARGS`: run a serialized `jax.export.Exported` with its
@@ -363,7 +312,6 @@ def run_jax_exported(a: Any, load_args: Any, format_result: Any) -> int | None:
     for r, t in zip(results, types):
         print(format_result(r, t))
     return 0
-
 
 def run_exported(data: Any, *args: Any, platform: str = "cpu", **options: Any) -> list[Any]:
     """Run a serialized `jax.export.Exported` (bytes, or a `load_exported` result) on numpy
