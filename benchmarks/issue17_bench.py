@@ -11,13 +11,7 @@ execution only (compile excluded, host transfers included). Prints a markdown ta
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import statistics
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -91,96 +85,8 @@ def _args(spec: list[tuple[tuple[int, ...], str]]) -> list[np.ndarray]:
     return out
 
 
-def _best(fn, budget: float = 0.5, least: int = 2) -> float:
-    ts: list[float] = []
-    end = time.perf_counter() + budget
-    while len(ts) < least or (time.perf_counter() < end and len(ts) < 50):
-        t0 = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t0)
-    return min(ts)
-
-
-def child(name: str, trials: int) -> None:
-    """Time program ``name`` with the shlo on sys.path; print a JSON list of seconds."""
-    import shlo
-
-    text, spec = PROGRAMS[name]
-    m = shlo.parse(text)
-    args = _args(spec)
-    with np.errstate(all="ignore"):
-        shlo.run(m, *args, verify=False)
-        print(json.dumps([_best(lambda: shlo.run(m, *args, verify=False))
-                          for _ in range(trials)]))
-
-
-def time_tree(tree: str, name: str, trials: int) -> float:
-    env = dict(os.environ, PYTHONPATH=tree)
-    out = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", name,
-                          "--trials", str(trials)], env=env, capture_output=True, text=True,
-                         check=True, cwd=tree)
-    return statistics.median(json.loads(out.stdout.strip().splitlines()[-1]))
-
-
-def time_xla(name: str, trials: int) -> float | None:
-    try:
-        import jax
-        from jax._src import xla_bridge
-        from jaxlib import xla_client
-    except ImportError:
-        return None
-    text, spec = PROGRAMS[name]
-    backend = xla_bridge.get_backend("cpu")
-    dev = backend.devices()[0]
-    exe = backend.compile_and_load(text, xla_client.DeviceList((dev,)),
-                                   xla_client.CompileOptions())
-    args = _args(spec)
-
-    def go() -> None:
-        bufs = [jax.device_put(a, dev) for a in args]
-        for o in exe.execute(bufs):
-            np.asarray(o)
-
-    go()
-    return statistics.median(_best(go) for _ in range(trials))
-
-
-def fmt(t: float | None) -> str:
-    if t is None:
-        return "-"
-    return f"{t * 1e6:.0f} µs" if t < 1e-3 else f"{t * 1e3:.1f} ms"
-
-
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--child")
-    ap.add_argument("--before", help="another shlo tree to time side by side")
-    ap.add_argument("--trials", type=int, default=5)
-    ap.add_argument("--only")
-    a = ap.parse_args()
-    if a.child:
-        child(a.child, a.trials)
-        return
-    here = str(HERE.parent)
-    print(f"load average: {', '.join(f'{x:.1f}' for x in os.getloadavg())}; "
-          f"{os.cpu_count()} CPUs; median of {a.trials} trials (each the best of a few runs)\n")
-    cols = ["program"] + (["before"] if a.before else []) + ["after", "XLA", "after / XLA"]
-    if a.before:
-        cols.insert(-1, "before / XLA")
-    print("| " + " | ".join(cols) + " |")
-    print("|" + "|".join("---" for _ in cols) + "|")
-    for name in PROGRAMS:
-        if a.only and a.only not in name:
-            continue
-        before = time_tree(a.before, name, a.trials) if a.before else None
-        after = time_tree(here, name, a.trials)
-        xla = time_xla(name, a.trials)
-        row = [name] + ([fmt(before)] if a.before else []) + [fmt(after), fmt(xla)]
-        if a.before:
-            row.append(f"{before / xla:.1f}" if xla else "-")
-        row.append(f"{after / xla:.1f}" if xla else "-")
-        print("| " + " | ".join(row) + " |", flush=True)
-
-
 if __name__ == "__main__":
-    main()
+    sys.path.insert(0, str(HERE))
+    from sidebyside import main
+
+    main(list(PROGRAMS), lambda n: (PROGRAMS[n][0], _args(PROGRAMS[n][1])), str(Path(__file__).resolve()))

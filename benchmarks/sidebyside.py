@@ -1,0 +1,122 @@
+"""What the side-by-side benchmarks (issue17_bench.py, loops_bench.py) share: timing a program
+on a shlo tree in a child process (so two trees can be compared in one run) and on XLA, with
+the same best-of-a-few rule for both."""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+import zlib
+from typing import Callable
+
+import numpy as np
+
+
+def best(fn: Callable[[], object], budget: float = 0.5, least: int = 2) -> float:
+    """The fastest of at least ``least`` calls of ``fn`` (more within ``budget`` seconds)."""
+    ts: list[float] = []
+    end = time.perf_counter() + budget
+    while len(ts) < least or (time.perf_counter() < end and len(ts) < 50):
+        t0 = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t0)
+    return min(ts)
+
+
+def child(text: str, args: list[np.ndarray], trials: int) -> None:
+    """In the child: time ``text`` on the shlo on sys.path; print JSON with the trials' times
+    and a digest of the results (both trees must compute the same bits)."""
+    import shlo
+
+    m = shlo.parse(text)
+    with np.errstate(all="ignore"):
+        out = shlo.run(m, *args, verify=False)
+        digest = zlib.crc32(b"".join(np.ascontiguousarray(o).tobytes() for o in out))
+        times = [best(lambda: shlo.run(m, *args, verify=False)) for _ in range(trials)]
+    print(json.dumps({"times": times, "digest": digest}))
+
+
+def time_tree(script: str, tree: str, name: str, trials: int) -> tuple[float, int]:
+    """Median time and results digest of program ``name`` of ``script`` run by the shlo of
+    ``tree`` (``script --child NAME --trials N`` in a child process)."""
+    env = dict(os.environ, PYTHONPATH=tree)
+    out = subprocess.run([sys.executable, script, "--child", name, "--trials", str(trials)],
+                         env=env, capture_output=True, text=True, check=True, cwd=tree)
+    r = json.loads(out.stdout.strip().splitlines()[-1])
+    return statistics.median(r["times"]), r["digest"]
+
+
+def time_xla(text: str, args: list[np.ndarray], trials: int) -> float | None:
+    """XLA:CPU's median execute time of ``text`` (host transfers included); None without jax."""
+    try:
+        import jax
+        from jax._src import xla_bridge
+        from jaxlib import xla_client
+    except ImportError:
+        return None
+    backend = xla_bridge.get_backend("cpu")
+    dev = backend.devices()[0]
+    exe = backend.compile_and_load(text, xla_client.DeviceList((dev,)),
+                                   xla_client.CompileOptions())
+
+    def go() -> None:
+        bufs = [jax.device_put(a, dev) for a in args]
+        for o in exe.execute(bufs):
+            np.asarray(o)
+
+    go()
+    return statistics.median(best(go) for _ in range(trials))
+
+
+def fmt(t: float | None) -> str:
+    if t is None:
+        return "-"
+    return f"{t * 1e6:.0f} µs" if t < 1e-3 else f"{t * 1e3:.1f} ms"
+
+
+def load_line(trials: int) -> str:
+    return (f"load average: {', '.join(f'{x:.1f}' for x in os.getloadavg())}; "
+            f"{os.cpu_count()} CPUs; median of {trials} trials (each the best of a few runs)\n")
+
+
+def main(names: list[str], program: Callable[[str], tuple[str, list[np.ndarray]]],
+         script: str) -> None:
+    """The command line of a side-by-side benchmark: ``[--before TREE] [--trials N]
+    [--only SUBSTR]`` prints a table of this tree's time (and TREE's), XLA's and the ratios;
+    ``program(name)`` gives a program's text and arguments. Both trees must compute the same
+    bits (a warning otherwise)."""
+    import argparse
+    from pathlib import Path
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--child")
+    ap.add_argument("--before", help="another shlo tree to time side by side")
+    ap.add_argument("--trials", type=int, default=5)
+    ap.add_argument("--only")
+    a = ap.parse_args()
+    if a.child:
+        child(*program(a.child), a.trials)
+        return
+    here = str(Path(script).resolve().parent.parent)
+    print(load_line(a.trials))
+    cols = ["program"] + (["before"] if a.before else []) + ["after", "XLA"]
+    cols += (["before / XLA"] if a.before else []) + ["after / XLA"]
+    print("| " + " | ".join(cols) + " |")
+    print("|" + "|".join("---" for _ in cols) + "|")
+    for name in names:
+        if a.only and a.only not in name:
+            continue
+        before, bd = time_tree(script, a.before, name, a.trials) if a.before else (None, None)
+        after, ad = time_tree(script, here, name, a.trials)
+        if bd is not None and bd != ad:
+            print(f"WARNING: {name}: results differ between the trees", file=sys.stderr)
+        xla = time_xla(*program(name), a.trials)
+        row = [name] + ([fmt(before)] if a.before else []) + [fmt(after), fmt(xla)]
+        if a.before:
+            row.append(f"{before / xla:.1f}" if xla else "-")
+        row.append(f"{after / xla:.1f}" if xla else "-")
+        print("| " + " | ".join(row) + " |", flush=True)
