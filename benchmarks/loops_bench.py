@@ -19,6 +19,9 @@ from typing import Callable
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from programs import while_loop  # noqa: E402
+
 HERE = Path(__file__).resolve().parent
 
 
@@ -64,23 +67,8 @@ def _matvec(n: int = 16, iterations: int = 1000) -> tuple[str, list[np.ndarray]]
 
 
 def _scalar_while(iterations: int = 100_000) -> tuple[str, list[np.ndarray]]:
-    text = f"""func.func @main(%x: tensor<f32>) -> tensor<f32> {{
-  %zero = stablehlo.constant dense<0> : tensor<i64>
-  %one = stablehlo.constant dense<1> : tensor<i64>
-  %n = stablehlo.constant dense<{iterations}> : tensor<i64>
-  %c = stablehlo.constant dense<1.0> : tensor<f32>
-  %r:2 = stablehlo.while(%i = %zero, %acc = %x) : tensor<i64>, tensor<f32>
-    cond {{
-      %p = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i64>, tensor<i64>) -> tensor<i1>
-      stablehlo.return %p : tensor<i1>
-    }} do {{
-      %i1 = stablehlo.add %i, %one : tensor<i64>
-      %a1 = stablehlo.add %acc, %c : tensor<f32>
-      stablehlo.return %i1, %a1 : tensor<i64>, tensor<f32>
-    }}
-  return %r#1 : tensor<f32>
-}}"""
-    return text, [np.array(0, np.float32)]
+    p = while_loop(iterations)  # the same program as benchmarks/programs.py's
+    return p.text, p.args
 
 
 def _chain(n: int, shape: str, ops: tuple[str, ...]) -> tuple[str, list[np.ndarray]]:
