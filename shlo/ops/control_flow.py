@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from ..attributes import StringAttr, int_attr, str_attr
 from ..errors import Diagnostics
-from ..ir import Operation, Value
+from ..ir import Operation
 from ..registry import QUANTIZED_AWARE, QUANTIZED_STORAGE, TERMINATOR, Kernel, define
 from ..registry import inference, kernel, verifier
 from ..syntax.directives import ATTRDICT, OPERAND, OPERANDS, Format, attr, declarative, p_
 from ..syntax.directives import parse_attrdict, parse_attrdict_kw, types, types_functional
 from ..syntax.directives import types_pairwise
-from ..syntax.lexer import PUNCT, VALUE
+from ..syntax.lexer import PUNCT
 from ..types import OpaqueType, TensorType, TupleType, Type
 from . import _constraints as _c
 
@@ -55,20 +55,7 @@ define("stablehlo.trace", summary="deprecated: tag a value for debugging",
 
 def _parse_while(p: Parser, name: str, nres: int, start: int) -> Operation:
     """`stablehlo.while(%it = %init, ...) : types attributes {...} cond {...} do {...}`."""
-    p.expect("(")
-    iter_names: list[str] = []
-    operands: list[Value] = []
-    if p.v != ")":
-        while True:
-            if p.k != VALUE:
-                p.error("expected SSA value name")
-            iter_names.append(p.v[1:])
-            p._advance()
-            p.expect("=")
-            operands.append(p.operand())
-            if not p.accept(","):
-                break
-    p.expect(")")
+    iter_names, operands = p.assignment_list()
     types_: list[Type] = []
     if operands:
         p.expect(":")

@@ -16,10 +16,10 @@ import numpy as np
 
 from ..attributes import EnumAttr, ints
 from ..errors import Diagnostics
-from ..ir import Operation, Value
+from ..ir import Operation
 from ..registry import COMMUTATIVE, ELEMENTWISE, TERMINATOR, Kernel, define, kernel, verifier
 from ..syntax.directives import Format, types_functional
-from ..syntax.lexer import BARE, PUNCT, VALUE
+from ..syntax.lexer import BARE, PUNCT
 from ..types import _ELEMENT_TYPES, TensorType, Type
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -318,19 +318,7 @@ define("tosa.yield", traits={TERMINATOR}, inherent="", summary="TOSA's region te
 
 def _parse_while_loop(p: Parser, name: str, nres: int, start: int) -> Operation:
     """`tosa.while_loop (%it = %init, ...) : (T...) -> (R...) {cond} do {body}`."""
-    p.expect("(")
-    names: list[str] = []
-    operands: list[Value] = []
-    while p.v != ")":
-        if p.k != VALUE:
-            p.error("expected SSA value name")
-        names.append(p.v[1:])
-        p._advance()
-        p.expect("=")
-        operands.append(p.operand())
-        if not p.accept(","):
-            break
-    p.expect(")")
+    names, operands = p.assignment_list()
     p.expect(":")
     fn = p.parse_type()
     inputs = list(getattr(fn, "inputs", ()))

@@ -106,6 +106,24 @@ class Parser(LocationParser):
         self._advance()
         return val
 
+    def assignment_list(self) -> tuple[list[str], list[Value]]:
+        """MLIR's `parseAssignmentList`: `(%name = %value, ...)`, the names (without `%`) the
+        region arguments will take and the values assigned to them."""
+        self.expect("(")
+        names: list[str] = []
+        values: list[Value] = []
+        while self.v != ")":
+            if self.k != VALUE:
+                self.error("expected SSA value name")
+            names.append(self.v[1:])
+            self._advance()
+            self.expect("=")
+            values.append(self.operand())
+            if not self.accept(","):
+                break
+        self.expect(")")
+        return names, values
+
     def _lookup_slow(self, tok: str) -> Value:
         name, _, idx = tok[1:].partition("#")
         val = self.values.get(name)
