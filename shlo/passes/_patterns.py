@@ -25,6 +25,7 @@ from ..attributes import DenseElementsAttr
 from ..ir import Block, Location, Operation, Region, Value
 from ..registry import SIDE_EFFECTS, lookup, names_with
 from ..types import ElementType, TensorType, TokenType, Type
+from ._rewrite import i64_array
 
 __all__ = ["PatternRewriter", "Pattern", "pattern", "patterns", "constant_of", "is_constant_op",
            "FoldContext", "fold_pattern", "evaluate", "dense", "has_effects", "trivially_dead",
@@ -306,6 +307,18 @@ class PatternRewriter:
     def create1(self, name: str, operands: Sequence[Value], result_type: Type,
                 properties: dict[str, Any] | None = None, **kw: Any) -> Value:
         return self.create(name, operands, [result_type], properties, **kw).results[0]
+
+    def scalars_of(self, v: Value, n: int) -> list[Value]:
+        """The ``n`` elements of the 1-D tensor ``v`` as 0-d values (slice + reshape each), as
+        upstream unpacks an index tensor into dynamic_slice's start indices."""
+        et = v.type.element_type  # type: ignore[union-attr]
+        out = []
+        for i in range(n):
+            s1 = self.create1("stablehlo.slice", [v], TensorType((1,), et),
+                              {"start_indices": i64_array([i]),
+                               "limit_indices": i64_array([i + 1]), "strides": i64_array([1])})
+            out.append(self.create1("stablehlo.reshape", [s1], TensorType((), et)))
+        return out
 
     def infer_create1(self, name: str, operands: Sequence[Value],
                       properties: dict[str, Any] | None = None,

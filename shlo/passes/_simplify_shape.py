@@ -544,13 +544,7 @@ def real_dynamic_slice_to_dynamic_slice(op: Operation, rw: PatternRewriter) -> b
         return False
     if sizes is None:
         return False
-    et = start.type.element_type
-    starts = []
-    for i in range(len(sizes)):
-        s1 = rw.create1("stablehlo.slice", [start], TensorType((1,), et),
-                        {"start_indices": i64_array([i]), "limit_indices": i64_array([i + 1]),
-                         "strides": i64_array([1])})
-        starts.append(rw.create1("stablehlo.reshape", [s1], TensorType((), et)))
+    starts = rw.scalars_of(start, len(sizes))
     rt = TensorType(tuple(sizes), x.type.element_type)
     replace_with_new(op, rw, "stablehlo.dynamic_slice", [x, *starts],
                      {"slice_sizes": i64_array(sizes)}, result_type=rt)

@@ -221,14 +221,7 @@ def canonicalize_real_dynamic_slice_to_dynamic_slice(op: Operation, rw: PatternR
     sizes = _sizes_from_limit(op)
     if sizes is None:
         return False
-    start = op.operands[1]
-    et = start.type.element_type
-    starts = []
-    for i in range(len(sizes)):
-        s1 = rw.create1("stablehlo.slice", [start], TensorType((1,), et),
-                        {"start_indices": i64_array([i]), "limit_indices": i64_array([i + 1]),
-                         "strides": i64_array([1])})
-        starts.append(rw.create1("stablehlo.reshape", [s1], TensorType((), et)))
+    starts = rw.scalars_of(op.operands[1], len(sizes))
     return _replace(op, rw, "stablehlo.dynamic_slice", [op.operands[0], *starts],
                     {"slice_sizes": i64_array(sizes)}, _discardable(op))
 
