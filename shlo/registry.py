@@ -38,8 +38,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "OpDef", "Syntax", "define", "kernel", "verifier", "inference", "folder", "lookup", "get",
-    "defined", "names_with", "set_loader", "load_extension", "extension_keys", "record_origins", "Index",
-    "Kernel", "PrepareFn", "VerifyFn", "InferFn", "FoldFn",
+    "defined", "names_with", "set_loader", "load_extension", "extension_keys", "record_origins",
+    "Index", "Kernel", "PrepareFn", "VerifyFn", "InferFn", "FoldFn",
     "ELEMENTWISE", "COMMUTATIVE", "TERMINATOR", "FUNCTION_RETURN", "DOQ", "QUANTIZED_AWARE",
     "QUANTIZED_STORAGE", "DOT_LIKE", "ISOLATED", "SIDE_EFFECTS", "TRAITS",
 ]

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Any, Callable
+from typing import Any
 
 from .attributes import StringAttr, SymbolRefAttr, TypeAttr
 from .dtypes import finfo
@@ -49,8 +49,6 @@ __all__ = ["Diagnostics", "verify", "collect", "verify_text"]
 # --- the ops shlo knows ---------------------------------------------------------------------------
 
 _CHECKED_DIALECTS = frozenset({"stablehlo", "chlo", "func", "builtin"})
-
-
 
 
 # --- quantized element types (spec "Types", C1-C11) -----------------------------------------------
