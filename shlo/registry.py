@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import importlib
 import sys
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol, Sequence
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -104,29 +103,35 @@ class Syntax(Protocol):
     def print(self, pr: Any, op: "Operation") -> str | None: ...
 
 
-@dataclass(eq=False)
 class OpDef:
     """Everything op-specific about one op name.
 
     ``spec`` names the spec section (the anchor of https://openxla.org/stablehlo/spec, e.g.
     ``"dot_general"``); ``inherent`` the op's inherent attribute names (printed as properties
     `<{...}>` in the generic form; None when not known: then every attribute name without a
-    `.` is taken as inherent, as for ops shlo does not know); ``syntax`` its pretty form; ``prepare``, ``verify`` and
-    ``infer`` its kernel, constraints and type inference; ``fold`` its constant folding (what
-`stablehlo-aggressive-folder` does to it).
+    `.` is taken as inherent, as for ops shlo does not know); ``syntax`` its pretty form;
+    ``prepare``, ``verify`` and ``infer`` its kernel, constraints and type inference; ``fold``
+    its constant folding (what `stablehlo-aggressive-folder` does to it).
+
+    A plain class, not a dataclass: `import shlo` (and `shlo --help`) then imports neither
+    dataclasses nor inspect (a fifth of `shlo --help`'s instructions).
     """
 
-    name: str
-    spec: str | None = None
-    summary: str = ""
-    traits: frozenset[str] = frozenset()
-    inherent: frozenset[str] | None = None
-    syntax: Syntax | None = None
-    prepare: PrepareFn | None = None
-    verify: VerifyFn | None = None
-    infer: InferFn | None = None
-    fold: FoldFn | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.spec: str | None = None
+        self.summary = ""
+        self.traits: frozenset[str] = frozenset()
+        self.inherent: frozenset[str] | None = None
+        self.syntax: Syntax | None = None
+        self.prepare: PrepareFn | None = None
+        self.verify: VerifyFn | None = None
+        self.infer: InferFn | None = None
+        self.fold: FoldFn | None = None
+        self.extra: dict[str, Any] = {}
+
+    def __repr__(self) -> str:
+        return f"OpDef({self.name!r}, spec={self.spec!r}, traits={sorted(self.traits)})"
 
     @property
     def dialect(self) -> str:
@@ -259,16 +264,17 @@ def folder(*names: str) -> Callable[[FoldFn], FoldFn]:
 # --- queries --------------------------------------------------------------------------------------
 
 
-@dataclass
 class Index:
     """Where the opset's registrations live, generated from the eager registry
     (``shlo/ops/_index.py``): the modules to import for each op name, the op names of each
     trait, and the modules that register other named things (``extensions``: kind -> key ->
     module; custom_call targets, dialect attribute parsers)."""
 
-    modules: dict[str, tuple[str, ...]]
-    traits: dict[str, frozenset[str]]
-    extensions: dict[str, dict[str, str]]
+    def __init__(self, modules: dict[str, tuple[str, ...]], traits: dict[str, frozenset[str]],
+                 extensions: dict[str, dict[str, str]]) -> None:
+        self.modules = modules
+        self.traits = traits
+        self.extensions = extensions
 
 
 _index: list[Index] = []
