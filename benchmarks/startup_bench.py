@@ -15,7 +15,8 @@
   selection, generating and compiling the Python function).
 
 Medians over ``--runs`` (and the minimum: on a loaded machine the minimum is the better guess
-of an idle core's time).
+of an idle core's time). ``--instructions`` also counts each command's instructions with
+valgrind's callgrind: a figure the machine's load does not change.
 """
 
 from __future__ import annotations
@@ -51,6 +52,19 @@ def _timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return wall, cpu
+
+
+def _instructions(cmd: list[str], env: dict[str, str]) -> int | None:
+    """User-space instructions ``cmd`` executes (valgrind's callgrind), which the machine's load
+    does not change; None without valgrind."""
+    if shutil.which("valgrind") is None:
+        return None
+    p = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *cmd],
+                       env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    for line in p.stderr.splitlines():
+        if "Collected :" in line:
+            return int(line.split(":")[-1])
+    return None
 
 
 def _pycache(tree: str, compiled: bool) -> None:
@@ -174,6 +188,8 @@ def main() -> None:
     ap.add_argument("--layers", type=int, default=40)
     ap.add_argument("--child", nargs=2, metavar=("MODEL", "ARGS"), help=argparse.SUPPRESS)
     ap.add_argument("--skip-commands", action="store_true")
+    ap.add_argument("--instructions", action="store_true",
+                    help="also count each command's instructions with valgrind (slow)")
     a = ap.parse_args()
     if a.child:
         child(*a.child)
@@ -210,6 +226,19 @@ def main() -> None:
                 print(f"| `{cname}` | " + " | ".join(cells) + " |")
         for tree in trees.values():  # leave the trees compiled (what make setup does)
             _pycache(tree, True)
+        if cmds and a.instructions:
+            py = sys.executable
+            refs = {"python -c pass": [py, "-c", "pass"],
+                    "python -c 'import numpy'": [py, "-c", "import numpy"]}
+            print("\ninstructions (callgrind, with .pyc files; millions)\n")
+            print("| command | " + " | ".join(trees) + " |")
+            print("|---|" + "---|" * len(trees))
+            for cname, cmd in {**refs, **cmds}.items():
+                cells = []
+                for tree in trees.values():
+                    n = _instructions(cmd, dict(base_env, PYTHONPATH=tree))
+                    cells.append("-" if n is None else f"{n / 1e6:.0f}")
+                print(f"| `{cname}` | " + " | ".join(cells) + " |")
     path, args_path = model(a.layers)
     rows: dict[str, dict[str, list[float]]] = {t: {} for t in trees}
     for _ in range(max(3, a.runs // 2)):
