@@ -23,7 +23,7 @@ import numpy as np
 from ..ir import Module, Operation
 from .events import Event, enclosing_function, location_name, op_location
 from .probes import ProbeWriter
-from .summary import Summary, summarize, summarize_lists, summary_bytes
+from .summary import Summary, SummaryTable, summarize, summarize_lists, summary_bytes
 
 __all__ = ["BATCH_BYTES", "BATCH_VALUES", "Recorder", "Relay", "Tracer", "relay_for"]
 
@@ -53,6 +53,16 @@ class Relay:
             if self.target is not None:
                 self.target.modes.append(self.target.mode(op))
         return k
+
+    def unfiltered(self, general: bool) -> list[int]:
+        """The modes of a tracer without filters (kept: made once per module)."""
+        cached = self.__dict__.setdefault("_unfiltered", {})
+        modes = cached.get(general)
+        if modes is None or len(modes) != len(self.ops):
+            every = _GENERAL if general else _PLAIN
+            modes = cached[general] = [_GENERAL if op.name == "interpreter.probe" else every
+                                       for op in self.ops]
+        return modes
 
     def recorder(self, process: Any) -> Recorder:
         return self.target.recorder(process)  # type: ignore[union-attr]  # (see relay_for)
@@ -94,9 +104,11 @@ class Recorder:
         append, pend, ndarray = events.append, pending.append, np.ndarray
         held = 0  # bytes of the pending values
 
+        table = self.table = SummaryTable()
+
         def flush() -> None:
             nonlocal held
-            summarize_lists(pending)
+            summarize_lists(pending, table)
             pending.clear()
             held = 0
 
@@ -115,7 +127,7 @@ class Recorder:
             if writer is not None:
                 writer.write(op, it, pid, seconds, results)
             if keep_values or op.name == "interpreter.probe":
-                kept[index] = (operands if keep_values else (),
+                kept[index] = (operands if keep_values else None,
                                [np.array(r, copy=True) if type(r) is ndarray else r
                                 for r in results])
             if summaries:
@@ -218,12 +230,13 @@ class Recorder:
                 if type(results) is int:
                     ev.nbytes = results
                 elif results is not None:
-                    sums = [s if type(s) is Summary else summarize(s) for s in results]
+                    sums = [s if type(s) is Summary else self.table.summary(s) if type(s) is int
+                            else summarize(s) for s in results]
                     ev.summaries = sums
                     ev.nbytes = summary_bytes(sums)
                 extra = kept.get(i)
                 if extra is not None:
-                    ev.operands = extra[0] or None
+                    ev.operands = extra[0]
                     ev.values = extra[1]
                 out.append(ev)
             if type(raw) is list:  # an op running others: its events follow, up to raw[5]
@@ -263,7 +276,9 @@ class Tracer:
         self.writer = ProbeWriter(directory) if directory else None
         self.relay = relay_for(module)
         self._general = values or directory is not None
-        self.modes = [self.mode(op) for op in self.relay.ops]
+        unfiltered = ops is None and locations is None and functions is None
+        self.modes = list(self.relay.unfiltered(self._general)) if unfiltered else \
+            [self.mode(op) for op in self.relay.ops]
         self.recorders: dict[int, Recorder] = {}  # by id of the ProcessContext
         self._lock = threading.Lock()
         self._events: list[Event] | None = None

@@ -12,7 +12,8 @@ import numpy as np
 
 from ..dtypes import is_ml_float, is_sub_byte_int
 
-__all__ = ["BATCH_ELEMENTS", "Summary", "summarize", "summarize_lists", "summary_bytes"]
+__all__ = ["BATCH_ELEMENTS", "Summary", "SummaryTable", "summarize", "summarize_lists",
+           "summary_bytes"]
 
 
 class Summary(NamedTuple):
@@ -109,12 +110,30 @@ def _scalar_summary(x: np.generic) -> Summary:
     return Summary((), name, None, None, None, int(v != v), int(v == v), digest)
 
 
-def summarize_lists(lists: list[list[Any]]) -> None:
-    """Replace every value in ``lists`` by its :class:`Summary` (values already summarised
-    are kept). Small arrays (at most :data:`BATCH_ELEMENTS` elements of numpy's own numeric
-    dtypes) are summarised a dtype at a time: their concatenation is reduced with three
-    `reduceat`s (a small value's own reductions cost more than most small ops); the result
-    is what :func:`summarize` gives each."""
+class SummaryTable:
+    """Summaries of small values as columns (one row per value; a row becomes a
+    :class:`Summary` when read, :meth:`summary`): filling it costs no object per value."""
+
+    def __init__(self) -> None:
+        self.shapes: list[tuple[int, ...]] = []
+        self.names: list[str] = []
+        self.lows: list[Any] = []
+        self.highs: list[Any] = []
+        self.means: list[float] = []
+        self.crcs: list[int] = []
+
+    def summary(self, row: int) -> Summary:
+        return Summary(self.shapes[row], self.names[row], float(self.lows[row]),
+                       float(self.highs[row]), self.means[row], 0, 0, f"{self.crcs[row]:08x}")
+
+
+def summarize_lists(lists: list[list[Any]], table: SummaryTable) -> None:
+    """Replace every value in ``lists`` by its summary: a :class:`Summary`, or for small
+    arrays (at most :data:`BATCH_ELEMENTS` elements of numpy's own numeric dtypes, without
+    NaN or inf) the number of its row in ``table`` (ints are not values: an entry is a value
+    only until the list is summarised). Small arrays are summarised a dtype at a time: their
+    concatenation is reduced with three `reduceat`s (a small value's own reductions cost more
+    than most small ops); the rows hold what :func:`summarize` gives each."""
     groups: dict[np.dtype, Any] = {}
     ndarray, limit = np.ndarray, BATCH_ELEMENTS
     for lst in lists:
@@ -127,27 +146,39 @@ def summarize_lists(lists: list[list[Any]]) -> None:
                 if group is not False and 0 < v.size <= limit:
                     group.append((lst, j, v))
                     continue
-            if type(v) is not Summary:
+            if type(v) is not Summary and type(v) is not int:
                 lst[j] = summarize(v)
     for dt, items in groups.items():
         if items:
-            _summarize_group(dt, items)
+            _summarize_group(dt, items, table)
 
 
-def _summarize_group(dt: np.dtype, items: list[tuple[list[Any], int, np.ndarray]]) -> None:
-    sizes = [a.size for _, _, a in items]
+def _summarize_group(dt: np.dtype, items: list[tuple[list[Any], int, np.ndarray]],
+                     table: SummaryTable) -> None:
+    values = [a for _, _, a in items]
+    sizes = [a.size for a in values]
     starts = np.zeros(len(items), np.intp)
     np.cumsum(sizes[:-1], out=starts[1:])
-    flat = np.concatenate([a.reshape(-1) for _, _, a in items])
+    flat = np.concatenate(values, axis=None)
     totals = np.add.reduceat(flat, starts, dtype=np.float64).tolist()
     lows = np.minimum.reduceat(flat, starts).tolist()
     highs = np.maximum.reduceat(flat, starts).tolist()
-    name = _name(dt)
+    name, width = _name(dt), dt.itemsize
+    data = memoryview(flat.view(np.uint8))
     crc, isfinite = _CRC, math.isfinite
+    row = len(table.crcs)
+    shapes, names, means, crcs = table.shapes, table.names, table.means, table.crcs
+    keep_lows, keep_highs = table.lows, table.highs
     for (lst, i, a), s, n, t, lo, hi in zip(items, starts.tolist(), sizes, totals, lows, highs):
         if isfinite(t):  # no NaN or inf (as in summarize)
-            lst[i] = Summary(a.shape, name, float(lo), float(hi), t / n, 0, 0,
-                             f"{crc(flat[s:s + n]):08x}")
+            shapes.append(a.shape)
+            names.append(name)
+            keep_lows.append(lo)
+            keep_highs.append(hi)
+            means.append(t / n)
+            crcs.append(crc(data[s * width:(s + n) * width]))
+            lst[i] = row
+            row += 1
         else:
             lst[i] = summarize(a)
 
