@@ -12,7 +12,7 @@ import numpy as np
 
 from ..ir import Operation
 from ..types import QuantizedType, TensorType, format_type
-from .events import enclosing_function, location_name, op_location
+from .locations import enclosing_function, location_name, op_location
 
 __all__ = ["ProbeWriter", "read_probe_dir", "storage_array", "typed_array"]
 

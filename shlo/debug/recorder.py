@@ -21,7 +21,8 @@ from typing import Any
 import numpy as np
 
 from ..ir import Module, Operation
-from .events import Event, enclosing_function, location_name, op_location
+from .events import Event
+from .locations import enclosing_function, location_name, op_location
 from .probes import ProbeWriter
 from .summary import Summary, SummaryTable, summarize, summarize_lists, summary_bytes
 

@@ -24,7 +24,8 @@ from typing import Any
 
 from ..errors import ShloError
 from ..ir import Module
-from .events import Event, Trace, enclosing_function, location_name, op_location
+from .events import Event, Trace
+from .locations import enclosing_function, location_name, op_location
 from .probes import read_probe_dir, storage_array, typed_array
 from .recorder import Tracer
 from .summary import Summary, summarize

@@ -208,7 +208,7 @@ def _run(module: Module, args: Sequence[Any], entry: str, infeed: Sequence[Any] 
         feeds: list[Any] = []
         per_process = run_grid(module, *args, entry=entry, replicas=plan.replicas,
                                partitions=plan.partitions, infeed=infeed, outfeed=feeds,
-                               custom_calls=custom_calls,
+                               custom_calls=custom_calls, max_bytes=max_bytes,
                                **({"observer": observer} if observer is not None else {}))
         if outfeed is not None:
             outfeed.extend(feeds[0])
@@ -225,7 +225,7 @@ def _run(module: Module, args: Sequence[Any], entry: str, infeed: Sequence[Any] 
             grid_options["observer"] = observer
         per_process = run_grid(module, *args, entry=entry, replicas=replicas,
                                partitions=partitions, infeed=infeed, outfeed=feeds,
-                               custom_calls=custom_calls, **grid_options)
+                               custom_calls=custom_calls, max_bytes=max_bytes, **grid_options)
         flat = not explicit and len(per_process) == 1
         if outfeed is not None:
             outfeed.extend(feeds[0] if flat else feeds)

@@ -12,7 +12,7 @@ import itertools
 import operator
 from dataclasses import dataclass, field
 from time import perf_counter
-from typing import Any, Callable, NamedTuple, Protocol, Sequence
+from typing import Any, Callable, Sequence
 
 from ..errors import ExecutionError, ShloError, locate, runtime_location
 from ..ir import Block, Module, Operation, Region, Value, function_body
@@ -20,9 +20,13 @@ from ..ops.distributed.grid import Engine, Grid
 from ..ops.quantization import dequantize_op_quantize
 from ..registry import COMMUTATIVE, QUANTIZED_AWARE, TERMINATOR, lookup, names_with
 from ..types import is_quantized
+from .limits import check_shape_size, result_check
+from .observing import GENERATED as _GENERATED
+from .observing import FailedStep, Observer, Recorder, failing_step
 from .threads import THREADS
 
-__all__ = ["PrepareContext", "ProcessContext", "CompiledBlock", "Observer"]
+__all__ = ["PrepareContext", "ProcessContext", "CompiledBlock", "FailedStep", "Observer",
+           "Recorder", "failing_step"]
 
 
 @dataclass
@@ -58,6 +62,12 @@ class ProcessContext:
     def process_id(self) -> int:
         return self.replica_id * self.num_partitions + self.partition_id
 
+    def check_shape(self, op: Operation, shape: tuple[int, ...]) -> None:
+        """Before making ``op``'s result of run-time ``shape`` (dynamic-shape ops taking it as
+        an operand): refuse it when larger than ``max_bytes``."""
+        if self.max_bytes is not None:
+            check_shape_size(op, shape, self.max_bytes)
+
     def start_run(self, infeed: Sequence[Any] | None = None,
                   custom_calls: dict[str, Callable[..., Any]] | None = None) -> None:
         """Forget what an earlier run left (feeds, check failures, probes, channels, the hidden
@@ -70,56 +80,6 @@ class ProcessContext:
         self.probes.clear()  # in place: probe kernels hold this dict
         self.channels = {}
         self.__dict__.pop("rng_counters", None)
-
-
-class Recorder(Protocol):
-    """One process's recording of a run, called by the generated code of an observed
-    preparation (:class:`Observer`). ``key`` is the op's number (``Observer.key``),
-    ``iteration`` its executions so far within the enclosing op's current execution (the
-    iteration of a `while` body, the call of a region by its op's kernel), ``start`` the
-    clock (``time.perf_counter``) when it began."""
-
-    def enter(self, block: object) -> int:
-        """A generated function begins: the iteration of its top-level ops (the times
-        ``block`` was entered before within the innermost open op)."""
-        ...
-
-    def record(self, key: int, iteration: int, start: float, operands: tuple[Any, ...],
-               results: list[Any]) -> float:
-        """An op running no other op ran; returns the clock (the next op's start)."""
-        ...
-
-    def open(self, key: int, iteration: int, start: float) -> int:
-        """An op that runs other ops (regions, callees) begins; returns its slot."""
-        ...
-
-    def close(self, slot: int, operands: tuple[Any, ...], results: list[Any]) -> float:
-        """The op of ``slot`` ended; returns the clock."""
-        ...
-
-    def failed(self, key: int, iteration: int) -> None:
-        """The op raised (the run stops)."""
-        ...
-
-
-class Observer(Protocol):
-    """Watches a run op by op (the hook of :mod:`shlo.debug`: trace, profile, diff).
-
-    A context prepared with an observer emits the bookkeeping into the generated code: each
-    generated function asks ``recorder(process)`` for the run's :class:`Recorder` when it
-    starts, and every op is followed by a call recording it (its operands, results, times and
-    iteration; loops count their iterations in local variables). Loops stay compiled and small
-    callees inlined, so an observed run computes exactly what an unobserved one does (only
-    the in-place buffer updates of loops are left out: recorded values are never written
-    again). Every run prepared without an observer is left as it was: observing costs
-    nothing when it is off.
-    """
-
-    def key(self, op: Operation) -> int:
-        """The number naming ``op`` in the recorder's calls (asked once, while preparing)."""
-        ...
-
-    def recorder(self, process: ProcessContext) -> Recorder: ...
 
 
 class PrepareContext:
@@ -372,6 +332,9 @@ class CompiledBlock:
                 em.close(indent, op, slot, args, res)
             elif observed:
                 em.record(indent, op, self.keys[k], args, res)
+            fits = result_check(op, self.ctx.process) if res else None
+            if fits is not None:  # a result of dynamic shape: checked against max_bytes
+                em.add(indent, f"{em.obj(fits, 'fits')}({', '.join(res)})", op, res)
             dead = [names[s] for s in dead_after.get(k, ()) if names[s] not in em.constants]
             if dead:
                 em.add(indent, f"del {', '.join(dead)}", op)
@@ -417,42 +380,6 @@ class CompiledBlock:
         """The innermost op whose step raised ``e`` (see :func:`failing_step`)."""
         step = failing_step(e)
         return None if step is None else step.op
-
-
-class FailedStep(NamedTuple):
-    """Where a run stopped: the innermost ``op`` whose step raised, the generated function's
-    ``block``, the op's ``iteration`` and the `while` ops around it, outermost first, with
-    the iteration each was in (None where not counted: runs prepared without ``counted``,
-    loops run by kernels)."""
-
-    op: Operation
-    block: CompiledBlock
-    iteration: int | None
-    loops: tuple[tuple[Operation, int | None], ...]
-
-
-def failing_step(e: BaseException) -> FailedStep | None:
-    """Where ``e`` was raised, read from the generated code's frames in its traceback (their
-    line numbers name the ops; counted loops keep their iteration counters in locals)."""
-    tb = e.__traceback__
-    found: FailedStep | None = None
-    loops: list[tuple[Operation, int | None]] = []
-    while tb is not None:
-        frame = tb.tb_frame
-        if frame.f_code.co_filename == _GENERATED:
-            g = frame.f_globals
-            op = g["_line_ops"].get(tb.tb_lineno)
-            if op is not None:
-                if found is not None and found.op.name == "stablehlo.while" and \
-                        not any(w is found.op for w, _ in loops):
-                    loops.append((found.op, None))  # a loop its kernel runs
-                it_expr, inside = g["_line_ctx"].get(tb.tb_lineno, ("", ()))
-                local = frame.f_locals
-                loops.extend((w, local.get(n)) for w, n in inside)
-                iteration = 0 if it_expr == "0" else local.get(it_expr)
-                found = FailedStep(op, g["_self"], iteration, ())
-        tb = tb.tb_next
-    return None if found is None else found._replace(loops=tuple(loops))
 
 
 def _beginning(block: CompiledBlock, observer: Observer,
@@ -718,6 +645,3 @@ class _Emitter:
 
 def _tuple(names: Sequence[str]) -> str:
     return f"({names[0]},)" if len(names) == 1 else f"({', '.join(names)})"
-
-
-_GENERATED = "<shlo prepared block>"
