@@ -318,20 +318,20 @@ def time_limit_error(stop: BaseException, seconds: float) -> ExecutionError:
     if step is None:
         return ExecutionError(f"time limit of {seconds:g} s reached {hint}")
     op = step.op
+    doing = "while computing it"
     where = ""
     for loop, n in reversed(step.loops):
-        count = f" (iteration {n})" if n is not None else ""
-        if loop is op:
-            where += f" in its iteration {n}" if n is not None else ""
+        if loop is op:  # stopped between two iterations of the loop itself
+            doing = f"in its iteration {n}" if n is not None else "in it"
             continue
         flc = loop.location.file_line_col() if loop.location else None
         at = f" at {flc[0]}:{flc[1]}:{flc[2]}" if flc else ""
-        where += f" inside '{loop.name}'{at}{count}"
+        where += f" inside '{loop.name}'{at}" + (f" (iteration {n})" if n is not None else "")
     process = step.block.ctx.process
     who = ""
     if process.num_replicas * process.num_partitions > 1:
         from ..ops.distributed.groups import process_label
 
         who = process_label((process.replica_id, process.partition_id)) + ": "
-    return ExecutionError(f"{who}'{op.name}' op: time limit of {seconds:g} s reached while "
-                          f"computing it{where} {hint}", runtime_location(op))
+    return ExecutionError(f"{who}'{op.name}' op: time limit of {seconds:g} s reached {doing}"
+                          f"{where} {hint}", runtime_location(op))
