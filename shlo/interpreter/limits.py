@@ -40,8 +40,8 @@ from ..errors import ExecutionError
 from ..ir import Module, Operation
 from ..types import TensorType
 
-__all__ = ["check_shape_size", "TimeLimit", "TimeLimitExceeded", "time_limit_error", "active_time_limit",
-           "MAX_PROCESSES", "default_max_bytes", "check_result_sizes", "result_check",
+__all__ = ["check_shape_size", "TimeLimit", "TimeLimitExceeded", "time_limit_error",
+           "active_time_limit", "MAX_PROCESSES", "default_max_bytes", "check_result_sizes", "result_check",
            "result_too_big", "check_grid_size", "recursion_error", "format_bytes",
            "parse_bytes"]
 

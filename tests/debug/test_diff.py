@@ -208,7 +208,8 @@ def test_against_xla_compares_the_ops_of_called_functions(monkeypatch):
     assert r.first is None
     rows = [(p.a.name, p.a.location) for p in r.pairs]
     # each call of @sq compared on its own: (a*a), -(a*a); then (a^4), -(a^4)
-    assert rows[:4] == [("stablehlo.multiply", "c.mlir:20:3"), ("stablehlo.negate", "c.mlir:21:3")] * 2
+    assert rows[:4] == [("stablehlo.multiply", "c.mlir:20:3"),
+                        ("stablehlo.negate", "c.mlir:21:3")] * 2
     np.testing.assert_array_equal(r.pairs[0].expected[0], a * a)
     np.testing.assert_array_equal(r.pairs[3].expected[0], -(a ** 4))
     assert rows[-1] == ("stablehlo.while", "c.mlir:6:3")
