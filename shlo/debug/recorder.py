@@ -45,6 +45,7 @@ class Relay:
         self.walked = len(self.ops)
         self.keys = {id(op): i for i, op in enumerate(self.ops)}
         self.target: Tracer | None = None
+        self.constants: dict[int, Summary] = {}  # the summary of a constant op's value, by key
 
     def key(self, op: Operation) -> int:
         k = self.keys.get(id(op))
@@ -162,6 +163,25 @@ class Recorder:
                 append((key, it, start, end, n))
             return clock()
 
+        known = tracer.relay.constants  # the summary of each constant op's value
+
+        def constant(key: int, it: int, start: float, value: Any) -> float:
+            end = clock()
+            mode = modes[key]
+            if not mode:
+                pass
+            elif not summaries:
+                append((key, it, start, end, getattr(value, "nbytes", 0)))
+            elif mode == _PLAIN:
+                s = known.get(key)
+                if s is None:
+                    s = known[key] = summarize(value)
+                append((key, it, start, end, [s]))
+            else:
+                append((key, it, start, end, [value]))
+                general(len(events) - 1, key, it, end - start, (), events[-1][4])
+            return clock()
+
         def open_(key: int, it: int, start: float) -> int:
             ev = [key, it, start, None, None, 0, None]
             append(ev)
@@ -205,7 +225,8 @@ class Recorder:
                 append((key, it, clock(), None, None))
 
         self.record = record if summaries else record_bytes
-        self.open, self.close, self.enter, self.failed = open_, close, enter, failed
+        self.constant, self.open, self.close = constant, open_, close
+        self.enter, self.failed = enter, failed
         self.flush = flush
 
     def read(self, tracer: Tracer) -> list[Event]:

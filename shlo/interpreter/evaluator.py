@@ -264,7 +264,7 @@ class CompiledBlock:
             em.add(1, "".join(f"{names[c]}, " for c in self.capture_slots) + "= _self.bound")
         if em.observed:  # the run's recorder, this call's iteration, the clock
             em.env["_begin"] = _beginning(self, self.ctx.observer, self.ctx.process)
-            em.add(1, "_rec, _open, _close, _n, _t = _begin()")
+            em.add(1, "_rec, _const, _open, _close, _n, _t = _begin()")
         rets = self.emit(em, names, 1, own=True)
         em.add(1, f"return [{', '.join(rets)}]")
         self.source = "\n".join(em.lines)  # what runs (for tests and for reading)
@@ -314,7 +314,8 @@ class CompiledBlock:
                 names[outs[0]] = em.obj(kern.constant, "c")
                 em.constants.add(names[outs[0]])
                 if observed:
-                    em.record(indent, op, self.keys[k], [], [names[outs[0]]])
+                    em.add(indent, f"_t = _const({self.keys[k]}, {em.it}, _t, {names[outs[0]]})",
+                           op)
                 continue
             for s in outs:
                 names[s] = em.fresh("v")
@@ -385,12 +386,12 @@ class CompiledBlock:
 def _beginning(block: CompiledBlock, observer: Observer,
                process: ProcessContext) -> Callable[[], tuple[Any, ...]]:
     """What an observed generated function calls first: the run's recorder's ``record``,
-    ``open`` and ``close``, the iteration of its top-level ops and the clock."""
+    ``constant``, ``open`` and ``close``, the iteration of its top-level ops and the clock."""
     clock = perf_counter
 
     def begin() -> tuple[Any, ...]:
         r = observer.recorder(process)
-        return r.record, r.open, r.close, r.enter(block), clock()
+        return r.record, r.constant, r.open, r.close, r.enter(block), clock()
 
     return begin
 

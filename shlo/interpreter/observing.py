@@ -34,6 +34,10 @@ class Recorder(Protocol):
         """An op running no other op ran; returns the clock (the next op's start)."""
         ...
 
+    def constant(self, key: int, iteration: int, start: float, value: Any) -> float:
+        """A `constant` op (the same ``value`` each time it runs); returns the clock."""
+        ...
+
     def open(self, key: int, iteration: int, start: float) -> int:
         """An op that runs other ops (regions, callees) begins; returns its slot."""
         ...
