@@ -2,20 +2,25 @@
 most 2x the untraced run. Measured in one run:
 
     python benchmarks/trace_bench.py [--layers 40] [--batch 8] [--width 64] [--trials 5]
+                                     [--before TREE --rounds 3]
 
 The model is a residual MLP with layer norm, lowered by jax (about 25 ops a layer). Prints the
 untraced and traced times (median of ``--trials``, each the best of a few runs, the two
 alternating), the median of the trials' ratios,
 the number of events, the time to read them (a trace's events are made from its recording
 when first read), and the memory the trace holds (tracemalloc: the peak during a traced run,
-what the returned Trace keeps, and with its events read).
+what the returned Trace keeps, and with its events read). ``--before TREE`` measures the shlo
+of another tree too, alternating the two in child processes, round by round.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
+import subprocess
+import sys
 import time
 import tracemalloc
 
@@ -54,17 +59,12 @@ def _best(fn, budget: float = 0.5, least: int = 2) -> float:
     return min(ts)
 
 
-def main() -> None:
+def measure(layers: int, batch: int, width: int, trials: int) -> dict[str, object]:
+    """The numbers of one row (times in seconds, memory in bytes) on the shlo on sys.path."""
     import shlo
     from shlo.debug import trace
 
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--layers", type=int, default=40)
-    ap.add_argument("--batch", type=int, default=8)
-    ap.add_argument("--width", type=int, default=64)
-    ap.add_argument("--trials", type=int, default=5)
-    a = ap.parse_args()
-    text, args = model(a.layers, a.batch, a.width)
+    text, args = model(layers, batch, width)
     m = shlo.parse(text)
     n_ops = sum(1 for op in m.walk() if op.name not in ("func.func", "builtin.module"))
     plain = shlo.run(m, *args, verify=False)
@@ -72,15 +72,12 @@ def main() -> None:
     assert all(np.array_equal(x, y) for x, y in zip(plain, t.results))
     # alternate the two (the shared machine's speed drifts): each trial times both
     runs, traces = [], []
-    for _ in range(a.trials):
+    for _ in range(trials):
         runs.append(_best(lambda: shlo.run(m, *args, verify=False), 0.3))
         traces.append(_best(lambda: trace(m, *args, verify=False), 0.3))
-    run_s, trace_s = statistics.median(runs), statistics.median(traces)
-    ratios = [t / r for t, r in zip(traces, runs)]
-    ratio = statistics.median(ratios)
     # reading the events: the recording becomes Event objects when first read
     reads = []
-    for _ in range(a.trials):
+    for _ in range(trials):
         t = trace(m, *args, verify=False)
         t0 = time.perf_counter()
         _ = t.events
@@ -95,16 +92,63 @@ def main() -> None:
     shlo.run(m, *args, verify=False)
     _, run_peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    print(f"load average: {', '.join(f'{x:.1f}' for x in os.getloadavg())}; "
-          f"median of {a.trials} trials (each the best of a few runs); ratios per trial: "
-          f"{', '.join(f'{x:.2f}' for x in ratios)}\n")
-    print("| model | ops | events | untraced | traced (summaries) | traced / untraced | "
-          "reading the events | peak MB untraced / traced | trace holds MB (events read) |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    print(f"| residual MLP, {a.layers} layers, {a.batch}x{a.width} f32 | {n_ops} | {len(t)} | "
-          f"{run_s * 1e3:.1f} ms | {trace_s * 1e3:.1f} ms | {ratio:.2f} | "
-          f"{statistics.median(reads) * 1e3:.1f} ms | "
-          f"{run_peak / 1e6:.2f} / {peak / 1e6:.2f} | {held / 1e6:.2f} ({held_read / 1e6:.2f}) |")
+    return {"ops": n_ops, "events": len(t), "runs": runs, "traces": traces,
+            "ratios": [t / r for t, r in zip(traces, runs)], "read": statistics.median(reads),
+            "run_peak": run_peak, "peak": peak, "held": held, "held_read": held_read}
+
+
+def row(label: str, r: dict[str, object]) -> str:
+    return (f"| {label} | {r['ops']} | {r['events']} | "
+            f"{statistics.median(r['runs']) * 1e3:.1f} ms | "  # type: ignore[arg-type]
+            f"{statistics.median(r['traces']) * 1e3:.1f} ms | "  # type: ignore[arg-type]
+            f"{statistics.median(r['ratios']):.2f} | "  # type: ignore[arg-type]
+            f"{', '.join(f'{x:.2f}' for x in r['ratios'])} | "  # type: ignore[attr-defined]
+            f"{r['read'] * 1e3:.1f} ms | "  # type: ignore[operator]
+            f"{r['run_peak'] / 1e6:.2f} / {r['peak'] / 1e6:.2f} | "  # type: ignore[operator]
+            f"{r['held'] / 1e6:.2f} ({r['held_read'] / 1e6:.2f}) |")  # type: ignore[operator]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--layers", type=int, default=40)
+    ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--width", type=int, default=64)
+    ap.add_argument("--trials", type=int, default=5)
+    ap.add_argument("--before", metavar="TREE",
+                    help="also measure the shlo of TREE, alternating with this one in child "
+                         "processes (--rounds rounds)")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.json:
+        print(json.dumps(measure(a.layers, a.batch, a.width, a.trials)))
+        return
+    load = os.getloadavg()
+    rows: list[tuple[str, dict[str, object]]] = []
+    if a.before:
+        here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        for k in range(a.rounds):
+            for label, tree in (("before", a.before), ("after", here)):
+                env = dict(os.environ, PYTHONPATH=tree)
+                out = subprocess.run([sys.executable, os.path.abspath(__file__), "--json",
+                                      "--layers", str(a.layers), "--batch", str(a.batch),
+                                      "--width", str(a.width), "--trials", str(a.trials)],
+                                     env=env, capture_output=True, text=True, check=True)
+                rows.append((f"{label} (round {k + 1})",
+                             json.loads(out.stdout.strip().splitlines()[-1])))
+    else:
+        rows.append(("this tree", measure(a.layers, a.batch, a.width, a.trials)))
+    load2 = os.getloadavg()
+    print(f"load average: {', '.join(f'{x:.1f}' for x in load)} at the start, "
+          f"{', '.join(f'{x:.1f}' for x in load2)} at the end; each row the median of "
+          f"{a.trials} trials, each the best of a few runs; residual MLP, {a.layers} layers, "
+          f"{a.batch}x{a.width} f32\n")
+    print("| tree | ops | events | untraced | traced (summaries) | traced / untraced | "
+          "per trial | reading the events | peak MB untraced / traced | "
+          "trace holds MB (events read) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for label, r in rows:
+        print(row(label, r))
 
 
 if __name__ == "__main__":

@@ -22,11 +22,10 @@ from ..registry import COMMUTATIVE, QUANTIZED_AWARE, TERMINATOR, lookup, names_w
 from ..types import is_quantized
 from .limits import check_shape_size, result_check
 from .observing import GENERATED as _GENERATED
-from .observing import FailedStep, Observer, Recorder, failing_step
+from .observing import Observer, failing_step
 from .threads import THREADS
 
-__all__ = ["PrepareContext", "ProcessContext", "CompiledBlock", "FailedStep", "Observer",
-           "Recorder", "failing_step"]
+__all__ = ["PrepareContext", "ProcessContext", "CompiledBlock", "Observer"]
 
 
 @dataclass
@@ -367,6 +366,7 @@ class CompiledBlock:
                                  runtime_location(op)) from e
 
     def _failed(self, e: BaseException) -> Operation | None:
+        """The innermost op whose step raised ``e``, told to an observed run's recorder."""
         step = failing_step(e)
         if step is None:
             return None
@@ -375,12 +375,6 @@ class CompiledBlock:
             ctx.observer.recorder(ctx.process).failed(ctx.observer.key(step.op),
                                                       step.iteration or 0)
         return step.op
-
-    @staticmethod
-    def _failing_op(e: BaseException) -> Operation | None:
-        """The innermost op whose step raised ``e`` (see :func:`failing_step`)."""
-        step = failing_step(e)
-        return None if step is None else step.op
 
 
 def _beginning(block: CompiledBlock, observer: Observer,
@@ -431,7 +425,17 @@ class _Emitter:
 
     `while`, `if` and `case` bodies and small callees are emitted in place (their kernels say
     how with an ``inline`` attribute): a loop then runs as a Python `while` over local
-    variables, with no call, list or tuple per iteration.
+    variables, with no call, list or tuple per iteration (`for _nK in _count():` when the
+    context counts iterations: ``_nK`` is the iteration, for a time limit's message and a
+    trace; ``_line_ctx`` gives each line's iteration expression and counted loops).
+
+    Observed (a context with an observer), every op is followed by its record:
+    ``_t = _rec(key, iteration, _t, (operands), [results])`` (``_const`` for a constant), and
+    an op running other ops is bracketed by ``_oN = _open(key, iteration, _t)`` and
+    ``_t = _close(_oN, (operands), [results])``; ``_t`` is the clock at the end of the last
+    record (the next op's start), the function's first line fetches the run's recorder.
+    Loops stay loops and small callees stay inlined; only ``_in_place`` is left out (a
+    recorded value is never written again).
     """
 
     def __init__(self, root: CompiledBlock) -> None:
