@@ -202,4 +202,5 @@ def profile(module: Module | str, *args: Any, entry: str = "main",
     except ShloError as e:
         error = e
     seconds = time.perf_counter() - t0
+    tracer.finish()
     return Profile(module, tracer.events(), seconds, results, error)

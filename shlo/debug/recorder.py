@@ -28,8 +28,8 @@ from .summary import Summary, SummaryTable, summarize, summarize_lists, summary_
 
 __all__ = ["BATCH_BYTES", "BATCH_VALUES", "Recorder", "Relay", "Tracer", "relay_for"]
 
-BATCH_BYTES = 4 << 20
-BATCH_VALUES = 4096
+BATCH_BYTES = 1 << 20
+BATCH_VALUES = 2048
 
 # what a recorder does with an op: nothing, the plain record, the general one (values kept,
 # streamed to a directory, an `interpreter.probe`)
@@ -216,13 +216,13 @@ class Recorder:
             counts[block] = n + 1
             return n
 
-        def failed(key: int, it: int) -> None:
+        def failed(key: int, it: int, start: float | None) -> None:
             last = events[-1] if events else None
             if (stack and stack[-1][0] == key) or (last is not None and last[0] == key and
                                                    last[3] is None):
                 return  # the op that raised is open, or already told (by an outer block)
             if modes[key]:
-                append((key, it, clock(), None, None))
+                append((key, it, clock() if start is None else start, None, None))
 
         self.record = record if summaries else record_bytes
         self.constant, self.open, self.close = constant, open_, close
@@ -364,8 +364,12 @@ class Tracer:
         return out
 
     def finish(self) -> None:
-        """After the run: summarise what is pending, close the probe files."""
+        """After the run: summarise what is pending, close the probe files, let the module's
+        relay go (the recording is then held by this tracer only)."""
         for r in list(self.recorders.values()):
             r.flush()
         if self.writer is not None:
             self.writer.close()
+        if self.relay.target is self:
+            self.relay.target = None
+            self.relay.__dict__.pop("recorder", None)

@@ -373,7 +373,7 @@ class CompiledBlock:
         ctx = step.block.ctx
         if ctx.observer is not None:
             ctx.observer.recorder(ctx.process).failed(ctx.observer.key(step.op),
-                                                      step.iteration or 0)
+                                                      step.iteration or 0, step.start)
         return step.op
 
 

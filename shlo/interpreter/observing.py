@@ -46,8 +46,8 @@ class Recorder(Protocol):
         """The op of ``slot`` ended; returns the clock."""
         ...
 
-    def failed(self, key: int, iteration: int) -> None:
-        """The op raised (the run stops)."""
+    def failed(self, key: int, iteration: int, start: float | None) -> None:
+        """The op raised (the run stops); ``start``: when it began, if known."""
         ...
 
 
@@ -75,12 +75,13 @@ class FailedStep(NamedTuple):
     """Where a run stopped: the innermost ``op`` whose step raised, the generated function's
     ``block``, the op's ``iteration`` and the `while` ops around it, outermost first, with
     the iteration each was in (None where not counted: runs prepared without ``counted``,
-    loops run by kernels)."""
+    loops run by kernels), and in an observed run the clock when the op began."""
 
     op: Operation
     block: CompiledBlock
     iteration: int | None
     loops: tuple[tuple[Operation, int | None], ...]
+    start: float | None = None  # (observed runs) the clock when the op began
 
 
 def failing_step(e: BaseException) -> FailedStep | None:
@@ -102,6 +103,6 @@ def failing_step(e: BaseException) -> FailedStep | None:
                 local = frame.f_locals
                 loops.extend((w, local.get(n)) for w, n in inside)
                 iteration = 0 if it_expr == "0" else local.get(it_expr)
-                found = FailedStep(op, g["_self"], iteration, ())
+                found = FailedStep(op, g["_self"], iteration, (), local.get("_t"))
         tb = tb.tb_next
     return None if found is None else found._replace(loops=tuple(loops))
