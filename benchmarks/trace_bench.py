@@ -59,12 +59,22 @@ def _best(fn, budget: float = 0.5, least: int = 2) -> float:
     return min(ts)
 
 
-def measure(layers: int, batch: int, width: int, trials: int) -> dict[str, object]:
-    """The numbers of one row (times in seconds, memory in bytes) on the shlo on sys.path."""
+def rnn(steps: int, width: int) -> tuple[str, list[np.ndarray]]:
+    """loops_bench's lax.scan RNN (a `while` of three small calls per step)."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from loops_bench import _rnn
+
+    return _rnn(width, steps)
+
+
+def measure(layers: int, batch: int, width: int, trials: int,
+            loop: int = 0) -> dict[str, object]:
+    """The numbers of one row (times in seconds, memory in bytes) on the shlo on sys.path:
+    the MLP, or with ``loop`` steps the RNN."""
     import shlo
     from shlo.debug import trace
 
-    text, args = model(layers, batch, width)
+    text, args = rnn(loop, width) if loop else model(layers, batch, width)
     m = shlo.parse(text)
     n_ops = sum(1 for op in m.walk() if op.name not in ("func.func", "builtin.module"))
     plain = shlo.run(m, *args, verify=False)
@@ -118,10 +128,12 @@ def main() -> None:
                     help="also measure the shlo of TREE, alternating with this one in child "
                          "processes (--rounds rounds)")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rnn", type=int, default=0, metavar="STEPS",
+                    help="trace loops_bench's lax.scan RNN of STEPS steps (h = --width) instead")
     ap.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.json:
-        print(json.dumps(measure(a.layers, a.batch, a.width, a.trials)))
+        print(json.dumps(measure(a.layers, a.batch, a.width, a.trials, a.rnn)))
         return
     load = os.getloadavg()
     rows: list[tuple[str, dict[str, object]]] = []
@@ -132,17 +144,19 @@ def main() -> None:
                 env = dict(os.environ, PYTHONPATH=tree)
                 out = subprocess.run([sys.executable, os.path.abspath(__file__), "--json",
                                       "--layers", str(a.layers), "--batch", str(a.batch),
-                                      "--width", str(a.width), "--trials", str(a.trials)],
+                                      "--width", str(a.width), "--trials", str(a.trials),
+                                      "--rnn", str(a.rnn)],
                                      env=env, capture_output=True, text=True, check=True)
                 rows.append((f"{label} (round {k + 1})",
                              json.loads(out.stdout.strip().splitlines()[-1])))
     else:
-        rows.append(("this tree", measure(a.layers, a.batch, a.width, a.trials)))
+        rows.append(("this tree", measure(a.layers, a.batch, a.width, a.trials, a.rnn)))
     load2 = os.getloadavg()
     print(f"load average: {', '.join(f'{x:.1f}' for x in load)} at the start, "
           f"{', '.join(f'{x:.1f}' for x in load2)} at the end; each row the median of "
-          f"{a.trials} trials, each the best of a few runs; residual MLP, {a.layers} layers, "
-          f"{a.batch}x{a.width} f32\n")
+          f"{a.trials} trials, each the best of a few runs; " +
+          (f"lax.scan RNN, {a.rnn} steps, h={a.width}\n" if a.rnn else
+           f"residual MLP, {a.layers} layers, {a.batch}x{a.width} f32\n"))
     print("| tree | ops | events | untraced | traced (summaries) | traced / untraced | "
           "per trial | reading the events | peak MB untraced / traced | "
           "trace holds MB (events read) |")

@@ -28,8 +28,10 @@ from .summary import Summary, SummaryTable, summarize, summarize_lists, summary_
 
 __all__ = ["BATCH_BYTES", "BATCH_VALUES", "Recorder", "Relay", "Tracer", "relay_for"]
 
-BATCH_BYTES = 1 << 20
-BATCH_VALUES = 2048
+BATCH_BYTES = 1 << 19
+BATCH_VALUES = 1024
+# (a flush holds about 4x BATCH_BYTES at its peak: the values, their concatenation and its
+# float64 sums' cast; larger batches save little: the per-flush numpy calls are few)
 
 # what a recorder does with an op: nothing, the plain record, the general one (values kept,
 # streamed to a directory, an `interpreter.probe`)
