@@ -44,15 +44,19 @@ class Event:
     )
 
     def __init__(self, index: int, op: Operation, key: int, iteration: int, depth: int,
-                 process: int, start: float, parent: Event | None) -> None:
+                 process: int, start: float, parent: Event | None,
+                 seconds: float | None = None, self_seconds: float = 0.0,
+                 summaries: list[Summary] | None = None, nbytes: int = 0,
+                 values: list[Any] | None = None,
+                 operands: tuple[Any, ...] | None = None) -> None:
         self.index, self.op, self.key, self.iteration = index, op, key, iteration
         self.depth, self.process, self.start, self.parent = depth, process, start, parent
-        self.seconds: float | None = None  # None: the op raised (or is still running)
-        self.self_seconds: float = 0.0
-        self.summaries: list[Summary] = []
-        self.values: list[Any] | None = None
-        self.nbytes = 0  # bytes of the results
-        self.operands: tuple[Any, ...] | None = None  # with values=True
+        self.seconds = seconds  # None: the op raised (or is still running)
+        self.self_seconds = self_seconds
+        self.summaries = summaries if summaries is not None else []
+        self.nbytes = nbytes  # bytes of the results
+        self.values = values  # with values=True (and for interpreter.probe)
+        self.operands = operands  # with values=True
 
     @property
     def name(self) -> str:

@@ -13,6 +13,7 @@ each run's generated code the current :class:`Tracer`'s recorders, whatever the 
 
 from __future__ import annotations
 
+import gc
 import threading
 from collections.abc import Iterable
 from time import perf_counter
@@ -236,7 +237,7 @@ class Recorder:
         caller)."""
         self.flush()
         ops, walked, modes, t0 = tracer.relay.ops, tracer.relay.walked, tracer.modes, tracer.t0
-        pid, kept = self.process_id, self.kept
+        pid, kept, row = self.process_id, self.kept, self.table.summary
         out: list[Event] = []
         stack: list[list[Any]] = []  # [end index, event or None, children's seconds, parent]
         for i, raw in enumerate(self.events):
@@ -248,20 +249,19 @@ class Recorder:
                 stack[-1][2] += seconds
             ev = None
             if modes[key]:
-                ev = Event(0, ops[key], key if key < walked else -1, it, len(stack), pid,
-                           start - t0, stack[-1][3] if stack else None)
-                ev.seconds = ev.self_seconds = seconds
+                sums: list[Summary] | None = None
+                nbytes = 0
                 if type(results) is int:
-                    ev.nbytes = results
+                    nbytes = results
                 elif results is not None:
-                    sums = [s if type(s) is Summary else self.table.summary(s) if type(s) is int
-                            else summarize(s) for s in results]
-                    ev.summaries = sums
-                    ev.nbytes = summary_bytes(sums)
+                    sums = [row(s) if type(s) is int else s if type(s) is Summary else
+                            summarize(s) for s in results]
+                    nbytes = summary_bytes(sums)
                 extra = kept.get(i)
-                if extra is not None:
-                    ev.operands = extra[0]
-                    ev.values = extra[1]
+                ev = Event(0, ops[key], key if key < walked else -1, it, len(stack), pid,
+                           start - t0, stack[-1][3] if stack else None, seconds,
+                           seconds or 0.0, sums, nbytes,
+                           *((extra[1], extra[0]) if extra is not None else ()))
                 out.append(ev)
             if type(raw) is list:  # an op running others: its events follow, up to raw[5]
                 stack.append([raw[5] if raw[3] is not None else len(self.events), ev, 0.0,
@@ -343,12 +343,18 @@ class Tracer:
             for r in self.recorders.values():
                 by_pid.setdefault(r.process_id, []).append(r)
             out: list[Event] = []
-            for pid in sorted(by_pid):
-                rs = by_pid[pid]
-                evs = [e for r in rs for e in r.read(self)]
-                if len(rs) > 1:
-                    evs.sort(key=lambda e: e.start)
-                out.extend(evs)
+            collecting = gc.isenabled()
+            gc.disable()  # (many new objects, none garbage: collections would walk the heap)
+            try:
+                for pid in sorted(by_pid):
+                    rs = by_pid[pid]
+                    evs = [e for r in rs for e in r.read(self)]
+                    if len(rs) > 1:
+                        evs.sort(key=lambda e: e.start)
+                    out.extend(evs)
+            finally:
+                if collecting:
+                    gc.enable()
             for i, e in enumerate(out):
                 e.index = i
             self._events = out

@@ -123,8 +123,9 @@ class SummaryTable:
         self.crcs: list[int] = []
 
     def summary(self, row: int) -> Summary:
-        return Summary(self.shapes[row], self.names[row], float(self.lows[row]),
-                       float(self.highs[row]), self.means[row], 0, 0, f"{self.crcs[row]:08x}")
+        return _new(Summary, (self.shapes[row], self.names[row], float(self.lows[row]),
+                              float(self.highs[row]), self.means[row], 0, 0,
+                              f"{self.crcs[row]:08x}"))
 
 
 def summarize_lists(lists: list[list[Any]], table: SummaryTable) -> None:
@@ -201,4 +202,5 @@ BATCH_ELEMENTS = 1 << 14
 _NAMES: dict[np.dtype, str] = {}
 _ITEMSIZE: dict[str, int] = {}  # by dtype name, of the names made here
 _CRC = zlib.crc32
+_new = tuple.__new__  # (a named tuple made from its fields without its Python __new__)
 _MIN, _MAX, _ADD = np.minimum.reduce, np.maximum.reduce, np.add.reduce
