@@ -157,30 +157,29 @@ def summarize_lists(lists: list[list[Any]], table: SummaryTable) -> None:
 def _summarize_group(dt: np.dtype, items: list[tuple[list[Any], int, np.ndarray]],
                      table: SummaryTable) -> None:
     values = [a for _, _, a in items]
-    sizes = [a.size for a in values]
+    sizes = np.array([a.size for a in values], np.intp)
     starts = np.zeros(len(items), np.intp)
     np.cumsum(sizes[:-1], out=starts[1:])
     flat = np.concatenate(values, axis=None)
-    totals = np.add.reduceat(flat, starts, dtype=np.float64).tolist()
-    lows = np.minimum.reduceat(flat, starts).tolist()
-    highs = np.maximum.reduceat(flat, starts).tolist()
-    name, width = _name(dt), dt.itemsize
+    totals = np.add.reduceat(flat, starts, dtype=np.float64)
+    means = totals / sizes
+    width = dt.itemsize
     data = memoryview(flat.view(np.uint8))
-    crc, isfinite = _CRC, math.isfinite
+    crc = _CRC
     row = len(table.crcs)
-    shapes, names, means, crcs = table.shapes, table.names, table.means, table.crcs
-    keep_lows, keep_highs = table.lows, table.highs
-    for (lst, i, a), s, n, t, lo, hi in zip(items, starts.tolist(), sizes, totals, lows, highs):
-        if isfinite(t):  # no NaN or inf (as in summarize)
-            shapes.append(a.shape)
-            names.append(name)
-            keep_lows.append(lo)
-            keep_highs.append(hi)
-            means.append(t / n)
-            crcs.append(crc(data[s * width:(s + n) * width]))
-            lst[i] = row
-            row += 1
-        else:
+    table.crcs.extend([crc(data[s:e]) for s, e in zip((starts * width).tolist(),
+                                                       ((starts + sizes) * width).tolist())])
+    table.shapes.extend([a.shape for a in values])
+    table.names.extend([_name(dt)] * len(values))
+    table.lows.extend(np.minimum.reduceat(flat, starts).tolist())
+    table.highs.extend(np.maximum.reduceat(flat, starts).tolist())
+    table.means.extend(means.tolist())
+    for lst, i, _ in items:
+        lst[i] = row
+        row += 1
+    if not np.isfinite(totals).all():  # NaN or inf somewhere (as in summarize): one by one
+        for k in np.flatnonzero(~np.isfinite(totals)).tolist():
+            lst, i, a = items[k]
             lst[i] = summarize(a)
 
 
