@@ -154,7 +154,8 @@ class AttributeParser(TypeParser):
         items.sort(key=_first)
         return DictAttr(tuple(items))
 
-    def dict_items(self) -> list[tuple[str, Any]]:
+    def dict_items(self, offsets: list[tuple[str, int]] | None = None) -> list[tuple[str, Any]]:
+        """`{name = value, ...}`; with ``offsets``, each value's (name, text offset) too."""
         self.expect("{")
         items: list[tuple[str, Any]] = []
         if self.v != "}":
@@ -168,6 +169,8 @@ class AttributeParser(TypeParser):
                     self.error("expected attribute name")
                 if self.v == "=":
                     self._advance()
+                    if offsets is not None:
+                        offsets.append((name, self.start))
                     items.append((name, self.parse_attribute()))
                 else:
                     items.append((name, UnitAttr()))
