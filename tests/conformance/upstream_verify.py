@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rev", default="HEAD", help="revision to read from a bare git directory")
     ap.add_argument("--failures", action="store_true", help="print the mismatches too")
     ap.add_argument("files", nargs="*", help="only these files of the core set")
-    a = ap.parse_args(argv)
+    a = ap.parse_intermixed_args(argv)
     names = a.files or CORE
     print(f"{'file':38} {'chunks':>6} {'failed(line)':>13} {'failed(text)':>13}")
     total = [0, 0, 0]
