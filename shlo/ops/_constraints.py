@@ -93,10 +93,20 @@ __all__ = [
     "rank_of", "elem",
     "region_block", "region_arg_types", "region_return_types", "region_terminator",
     "is_ranked", "is_static", "num_bits", "dim", "valid_quantization_dimension",
+    "DYNAMIC_SIZE", "size_str",
 ]
 
 
 # --- formatting -------------------------------------------------------------------------------
+
+# How upstream's messages print an unknown (`?`) size: MLIR's ShapedType::kDynamic.
+DYNAMIC_SIZE = -9223372036854775808
+
+
+def size_str(d: int | None) -> str:
+    """A dimension size as upstream's messages print it (an unknown one as kDynamic)."""
+    return str(DYNAMIC_SIZE if d is None else d)
+
 
 def type_str(t: Any) -> str:
     """A type as upstream prints it (`tensor<2x?xf32>`), quoted by callers as `'...'`."""

@@ -141,7 +141,7 @@ def check_broadcast_in_dim(op: Operation, diag: Diagnostics, operand: Any, resul
     for i, d in enumerate(dims):
         a, b = operand.shape[i], result.shape[d]
         if a is not None and a != 1 and b is not None and a != b:
-            diag.error(op, "C5", f"size of operand dimension {i} ({a}) is not compatible with "
+            diag.error(op, "C5", f"size of operand dimension {i} ({a}) is not equal to 1 or "
                                  f"size of result dimension {d} ({b})")
             ok = False
     if not ok:
