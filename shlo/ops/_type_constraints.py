@@ -159,8 +159,8 @@ class TC:
             shape = "ranked tensor" if self.ranked else "tensor"
             if self.rank is not None:
                 shape = f"{self.rank}D tensor"
-            if self.static:
-                shape = "statically shaped " + shape
+            if self.static:  # (MLIR's StaticShapeTensorOf: "statically shaped tensor of")
+                shape = "statically shaped " + ("tensor" if self.rank is None else shape)
             what = " or ".join(sorted(self.only)) if self.only else _kinds_text(self.kinds)
             parts.append(f"{shape} of {what} values")
         if self.token:

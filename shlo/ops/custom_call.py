@@ -33,7 +33,7 @@ import numpy as np
 
 from ..attributes import (ArrayAttr, BoolAttr, DenseArrayAttr, DenseElementsAttr, DictAttr,
                           EnumAttr, FloatAttr, IntegerAttr, OpaqueAttr, StringAttr, StructAttr,
-                          SymbolRefAttr, TypeAttr, UnitAttr, ints)
+                          SymbolRefAttr, TypeAttr, UnitAttr, format_attr, ints)
 from ..errors import Diagnostics, ExecutionError, format_location
 from ..ir import Operation
 from ..registry import QUANTIZED_AWARE, SIDE_EFFECTS, Kernel, define, kernel, verifier
@@ -412,6 +412,14 @@ def _tuple_part(t: Any, indices: Any) -> Any:
     return t
 
 
+def _layout_text(lay: Any) -> str:
+    """A layout as upstream's messages print it (`dense<[0, 1]> : tensor<2xindex>`)."""
+    try:
+        return format_attr(lay)
+    except (TypeError, ValueError, AttributeError):
+        return _c.dims_str(ints(lay))
+
+
 def _check_layouts(op: Operation, diag: Diagnostics) -> bool:
     """One permutation per tensor operand/result, for both or neither."""
     ol, rl = op.attr("operand_layouts"), op.attr("result_layouts")
@@ -447,12 +455,12 @@ def _check_layouts(op: Operation, diag: Diagnostics) -> bool:
                 if perm:
                     diag.error(op, "", f"Only tensor types can have non-empty layout: {what} "
                                        f"#{i} of type '{_c.type_str(t)}' has layout "
-                                       f"{_c.dims_str(perm)}")
+                                       f"{_layout_text(lay)}")
                     return False
                 continue
             rank = len(t.shape) if t.shape is not None else None
             if rank is not None and sorted(perm) != list(range(rank)):
-                diag.error(op, "", f"incorrect layout {_c.dims_str(perm)} for type "
+                diag.error(op, "", f"incorrect layout {_layout_text(lay)} for type "
                                    f"'{_c.type_str(t)}', layout must be a permutation "
                                    f"of [0, {rank})")
                 return False

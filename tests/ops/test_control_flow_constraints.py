@@ -75,7 +75,7 @@ CASES = [
         '  %0 = "stablehlo.custom_call"(%a) {call_target_name = "foo", operand_layouts = '
         '[dense<[0, 2]> : tensor<2xindex>], result_layouts = [dense<[0]> : tensor<1xindex>]} : '
         '(tensor<2x3xf32>) -> tensor<2xf32>'),
-     "incorrect layout [0, 2] for type 'tensor<2x3xf32>', layout must be a permutation of [0, 2)"),
+     "incorrect layout dense<[0, 2]> : tensor<2xindex> for type 'tensor<2x3xf32>', layout must be a permutation of [0, 2)"),
     ("custom_call typed ffi", func(
         "%a: tensor<2x3xf32>",
         '  %0 = "stablehlo.custom_call"(%a) {call_target_name = "foo", api_version = 4 : i32, '

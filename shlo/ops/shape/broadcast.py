@@ -141,8 +141,10 @@ def check_broadcast_in_dim(op: Operation, diag: Diagnostics, operand: Any, resul
     for i, d in enumerate(dims):
         a, b = operand.shape[i], result.shape[d]
         if a is not None and a != 1 and b is not None and a != b:
-            diag.error(op, "C5", f"size of operand dimension {i} ({a}) is not equal to 1 or "
-                                 f"size of result dimension {d} ({b})")
+            how = "is not compatible with" if op.name.endswith("dynamic_broadcast_in_dim") \
+                else "is not equal to 1 or"
+            diag.error(op, "C5", f"size of operand dimension {i} ({a}) {how} size of result "
+                                 f"dimension {d} ({b})")
             ok = False
     if not ok:
         return False
