@@ -383,7 +383,7 @@ def _format_type(t: Type) -> str:
         return f"tensor<{dims}{format_type(t.element_type)}{enc}>"
     if isinstance(t, QuantizedType):
         st = t.storage_type
-        s = ("ui" if st.signedness == "unsigned" else "i") + str(st.width)
+        s = ("u" if st.signedness == "unsigned" else "i") + str(st.width)  # (as MLIR prints it)
         if (t.storage_min is not None and t.storage_min != st.min) or \
                 (t.storage_max is not None and t.storage_max != st.max):
             s += f"<{t.min}:{t.max}>"
