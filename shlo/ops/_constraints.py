@@ -458,9 +458,11 @@ def _check_values(op: Operation, diag: Any, values: Sequence[Any], spec: Sequenc
 
 
 def same_shapes(op: Operation, diag: Any, label: str, types: Sequence[Any] | None = None,
-                message: str = "requires the same shape for all operands and results") -> bool:
+                message: str = "requires the same shape for all operands and results",
+                bounds: bool = True) -> bool:
     """All ranked tensor types among ``types`` (default: operands and results) have the same
-    rank and, in each dimension, at most one static size (`?` matches any size)."""
+    rank and, in each dimension, at most one static size (`?` matches any size); with
+    ``bounds``, no static size exceeds another type's bound there."""
     if types is None:
         types = [v.type for v in op.operands] + [v.type for v in op.results]
     first = types[0] if types else None
@@ -484,6 +486,8 @@ def same_shapes(op: Operation, diag: Any, label: str, types: Sequence[Any] | Non
     if not ok:
         diag.error(op, label, f"{message}: {', '.join(dims_str(x) for x in shapes)}")
         return False
+    if not bounds:
+        return True
     ranked = [t for t in types if isinstance(t, TensorType) and t.shape is not None]
     for t in ranked:
         bt = bounds_of(t)
