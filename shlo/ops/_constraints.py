@@ -78,6 +78,7 @@ from ._type_constraints import (  # noqa: F401
     Q,
     bounds_of,
     element_kind,
+    is_buffer,
     valid_quantization_dimension,
     valid_quantized,
 )

@@ -30,6 +30,10 @@ if TYPE_CHECKING:  # pragma: no cover
 
 _CONTROL = {QUANTIZED_AWARE, QUANTIZED_STORAGE}
 _VALUES = _c.TC(_c.F | _c.B | _c.I | _c.C | _c.Q | _c.QA, token=True, tuple=True)
+# while's operands and results, tuple's operands, get_tuple_element's result may be buffers
+# (memrefs) too; while's are never tuples (upstream's HLO_TensorOr...TokenOrBuffer).
+_BUFFERS = _c.TC(_c.F | _c.B | _c.I | _c.C | _c.Q | _c.QA, token=True, tuple=True, buffer=True)
+_WHILE_VALUES = _c.TC(_c.F | _c.B | _c.I | _c.C | _c.Q | _c.QA, token=True, buffer=True)
 
 
 def _differ(a: Sequence[Type], b: Sequence[Type]) -> bool:
@@ -128,7 +132,7 @@ def _infer_while(op: Operation, diag: Diagnostics) -> list[Type] | None:
 def _verify_while(op: Operation, diag: Diagnostics) -> None:
     """(C1) `cond` has type `(T0, ..., TN-1) -> tensor<i1>`; (C2) `body` has type `(T0, ...,
     TN-1) -> (T0, ..., TN-1)`; (C3) `type(results...) = type(operand...)`."""
-    if not _c.signature(op, diag, [(_VALUES, "*")], [(_VALUES, "*")], regions=2):
+    if not _c.signature(op, diag, [(_WHILE_VALUES, "*")], [(_WHILE_VALUES, "*")], regions=2):
         return
     types_ = [v.type for v in op.operands]
     cond_args = _c.region_arg_types(op, 0)
@@ -342,7 +346,7 @@ def _infer_tuple(op: Operation, diag: Diagnostics) -> list[Type] | None:
 @verifier("stablehlo.tuple")
 def _verify_tuple(op: Operation, diag: Diagnostics) -> None:
     """(C1) `result` has type `tuple<E0, ..., EN-1>` with `Ei = type(val[i])`."""
-    if not _c.signature(op, diag, [(_VALUES, "*")], [_c.TC(tuple=True)]):
+    if not _c.signature(op, diag, [(_BUFFERS, "*")], [_c.TC(tuple=True, buffer=True)]):
         return
     _c.check_inferred(op, diag, "C1", _infer_tuple(op, diag) or [])
 
@@ -377,7 +381,8 @@ def _infer_get_tuple_element(op: Operation, diag: Diagnostics) -> list[Type] | N
 def _verify_get_tuple_element(op: Operation, diag: Diagnostics) -> None:
     """(C1) `0 <= index < size(operand)`; (C2) `type(result) = tuple_element_types(operand)
     [index]`."""
-    if not _c.signature(op, diag, [_c.TC(tuple=True)], [_VALUES], attrs={"index": "int"}):
+    if not _c.signature(op, diag, [_c.TC(tuple=True, buffer=True)], [_BUFFERS],
+                        attrs={"index": "int"}):
         return
     inferred = _infer_get_tuple_element(op, diag)
     if inferred is not None:
