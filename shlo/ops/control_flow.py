@@ -151,6 +151,10 @@ def _verify_while(op: Operation, diag: Diagnostics) -> None:
                              f"but got {_c.types_str(types_)} vs {_c.types_str(body_rets)}")
         return
     cond_rets = _c.region_return_types(op, 0)
+    if cond_rets is not None and len(cond_rets) != 1:
+        diag.error(op, "C1", f"expect condition body returns a single value but got "
+                             f"{len(cond_rets)}")
+        return
     if cond_rets is not None:
         r = cond_rets[0] if len(cond_rets) == 1 else None
         if r is None or not (isinstance(r, TensorType) and r.shape in ((), None) and

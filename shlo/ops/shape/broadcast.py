@@ -217,7 +217,8 @@ def _infer_broadcast(op: Operation, diag: Diagnostics) -> list[Type] | None:
     if sizes is None or not isinstance(t, TensorType) or t.shape is None:
         return None
     if any(s < 0 for s in sizes):
-        diag.error(op, "C1", f"broadcast_sizes must be non-negative, got {_c.dims_str(sizes)}")
+        diag.error(op, "C1", f"Broadcast with negative dimension size "
+                             f"{next(s for s in sizes if s < 0)}")
         return None
     return [TensorType(tuple(sizes) + tuple(t.shape), t.element_type)]
 
