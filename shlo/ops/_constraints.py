@@ -94,7 +94,7 @@ __all__ = [
     "rank_of", "elem",
     "region_block", "region_arg_types", "region_return_types", "region_terminator",
     "is_ranked", "is_static", "num_bits", "dim", "valid_quantization_dimension",
-    "DYNAMIC_SIZE", "size_str",
+    "DYNAMIC_SIZE", "size_str", "quant_params_prefix_equal",
 ]
 
 
@@ -555,6 +555,14 @@ def same_type(a: Any, b: Any) -> bool:
 
 def quant_params_equal(a: Any, b: Any) -> bool:
     return tuple(a.scales) == tuple(b.scales) and tuple(a.zero_points) == tuple(b.zero_points)
+
+
+def quant_params_prefix_equal(a: Any, b: Any) -> bool:
+    """Upstream's isSameQuantPerAxisScaleZeroPoint, which compares the scales and zero points
+    the two types both have (up to the shorter list): checked first, so that its violations
+    get upstream's message; :func:`quant_params_equal` (the spec's rule) is checked after."""
+    return all(x == y for x, y in zip(a.scales, b.scales)) and \
+        all(x == y for x, y in zip(a.zero_points, b.zero_points))
 
 
 def per_tensor_same_quant(op: Operation, diag: Any, label: str, operand: Any,

@@ -442,10 +442,6 @@ def _verify_conv(op: Operation, diag: Diagnostics, inferred: list[Type] | None) 
         diag.error(op, "C33", "quantization dimension of result should be same with "
                               "output_feature_dimension")
         return
-    if isinstance(re_, QuantizedType) and re_.quantization_dimension is None and \
-            isinstance(oe, QuantizedType) and oe.quantization_dimension is not None:
-        diag.error(op, "C31", "a per-tensor quantized rhs requires a per-tensor quantized result")
-        return
     quantized_dot_like_ok(op, diag, lhs, rhs, res, "C28")
 
 
