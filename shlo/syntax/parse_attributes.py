@@ -23,7 +23,7 @@ from ..attributes import (
     canonical_struct_params,
 )
 from ..resources import ResourceHandle
-from ..errors import ParseError
+from ..errors import Diagnostic, ParseError
 from ..types import _ELEMENT_TYPES, FloatType, IndexType, IntegerType, OpaqueType, TensorType, Type
 from .dense import (DenseLiteralError, classify_literal, float_bits_to_value, literal_to_array,
                     mlir_integer)
@@ -371,8 +371,15 @@ class AttributeParser(TypeParser):
         if name in STRUCT_ORDER:
             self._advance()
             self.expect("<")
-            params = self.struct_params(STRUCT_ORDER[name], name)
-            self.expect(">")
+            try:
+                params = self.struct_params(STRUCT_ORDER[name], name)
+                self.expect(">")
+            except ParseError as e:
+                if name in _DIMENSION_NUMBERS[:3]:  # MLIR adds where the attribute failed
+                    e.diagnostics.append(Diagnostic(
+                        f"failed parsing {name[10:]} dimension numbers attribute",
+                        self.location_at(self.start)))
+                raise
             return StructAttr(name, canonical_struct_params(name, params))
         if name.startswith(("stablehlo.", "chlo.", "vhlo.")):
             st = self.save()
