@@ -431,7 +431,7 @@ def composite(op: Operation, ctx: PrepareContext) -> Kernel:
     return lambda *args: fn.run(*args)
 
 
-_NAMESPACED = re.compile(r"^[a-zA-Z0-9_$]+(\.[a-zA-Z0-9_$]+)+$")
+_NAMESPACED = re.compile(r"^[a-zA-Z][a-zA-Z0-9_]*([.][a-zA-Z0-9_$]+)+$")  # (upstream's)
 
 
 @verifier("stablehlo.composite")
@@ -446,8 +446,8 @@ def _verify_composite(op: Operation, diag: Diagnostics) -> None:
     name = str_attr(op, "name", "")
     if not _NAMESPACED.match(name):
         diag.error(op, "C1", f"name must be a valid namespaced op name, i.e. it must match the "
-                             f"following regular expression: {_NAMESPACED.pattern} (got "
-                             f"'{name}')")
+                             f"following regular expression: {_NAMESPACED.pattern} e.g. "
+                             f"\"my_namespace.my_op\" (got '{name}')")
         return
     dec = op.attr("decomposition")
     fname = getattr(dec, "name", None) or getattr(dec, "value", None)
