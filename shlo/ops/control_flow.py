@@ -495,10 +495,16 @@ def _same_text(a: str, b: str) -> bool:
     return a.replace(" ", "") == b.replace(" ", "")
 
 
+# The ops async_start may wrap (upstream's AsyncStartOp::inferReturnTypes).
+_ASYNC_OPS = frozenset("stablehlo." + n for n in (
+    "all_gather", "all_reduce", "all_to_all", "collective_broadcast", "collective_permute",
+    "collective_reduce", "dynamic_slice", "dynamic_update_slice", "reduce_scatter", "slice"))
+
+
 @verifier("stablehlo.async_start")
 def _verify_async_start(op: Operation, diag: Diagnostics) -> None:
-    """One region holding exactly one op and a return, region arguments of the operands'
-    types, a future of the types the region returns."""
+    """One region holding exactly one op (a collective or a slice) and a return of one value,
+    region arguments of the operands' types, a future of the type the region returns."""
     if len(op.regions) != 1:
         diag.error(op, "", f"requires one region, found {len(op.regions)}")
         return
@@ -511,11 +517,14 @@ def _verify_async_start(op: Operation, diag: Diagnostics) -> None:
     if len(block.operations) != 2:
         diag.error(op, "", "region must contain exactly one operation and a return")
         return
+    if block.operations[0].name not in _ASYNC_OPS:
+        diag.error(op, "", "region must contain a collective or slice operation")
+        return
     args = [a.type for a in block.arguments]
     types_ = [v.type for v in op.operands]
     if len(args) != len(types_):
-        diag.error(op, "", f"has {len(types_)} operands but its region takes {len(args)} "
-                           f"arguments")
+        diag.error(op, "", f"number of operands ({len(types_)}) must match number of region "
+                           f"arguments ({len(args)})")
         return
     for i, (t, a) in enumerate(zip(types_, args)):
         if not _c.same_type(t, a):
@@ -523,6 +532,9 @@ def _verify_async_start(op: Operation, diag: Diagnostics) -> None:
                                f" argument type '{_c.type_str(a)}'")
             return
     rets = _c.region_return_types(op, 0)
+    if rets is not None and len(rets) != 1:
+        diag.error(op, "", f"region must return exactly one value, but got {len(rets)}")
+        return
     res = op.results[0].type
     if rets is not None and isinstance(res, OpaqueType) and \
             res.text.startswith("!stablehlo.future<") and \
@@ -542,5 +554,6 @@ def _verify_async_done(op: Operation, diag: Diagnostics) -> None:
         diag.error(op, "", f"operand #0 must be future, but got '{_c.type_str(t)}'")
         return
     if not _same_text(_future_text(op.result_types), t.text):
-        diag.error(op, "", f"inferred type(s) {_c.types_str(op.result_types)} are incompatible "
-                           f"with the future's '{t.text}'")
+        inner = t.text[len("!stablehlo.future<"):-1]
+        diag.error(op, "", f"inferred type(s) '{inner}' are incompatible with return type(s) of "
+                           f"operation {_c.types_str(op.result_types)}")
