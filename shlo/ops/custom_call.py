@@ -21,6 +21,7 @@ import importlib
 import importlib.metadata
 import importlib.util
 import os
+import re
 import sys
 import threading
 import warnings
@@ -500,18 +501,18 @@ def _check_aliases(op: Operation, diag: Diagnostics) -> bool:
     return True
 
 
-def _buffer_element(t: Any) -> str | None:
-    """The element type's text of a memref (`f32` of `memref<2xf32>`)."""
-    return t.text[len("memref<"):-1].split("x")[-1].split(",")[0].strip() if \
-        _c.is_buffer(t) else None
+_MEMREF = re.compile(r"memref<((?:(?:\d+|\?)x)*)([^,<>]+(?:<[^<>]*>)?)\s*(?:,.*)?>\Z", re.S)
 
 
 def _buffer_matches(tensor: Any, buffer: Any) -> bool:
-    """Pin/Unpin: a tensor and a memref of compatible shapes and the same element type."""
-    dims = buffer.text[len("memref<"):-1].split(",")[0].split("x")[:-1]
-    shape = tuple(None if d.strip() == "?" else int(d) for d in dims if d.strip())
-    return isinstance(tensor, TensorType) and _c.compatible_shapes(tensor.shape, shape) and \
-        _c.type_str(tensor.element_type) == _buffer_element(buffer)
+    """Pin/Unpin: a tensor and a memref of compatible shapes and the same element type (a
+    memref shlo cannot read is given the benefit of the doubt)."""
+    m = _MEMREF.match(buffer.text)
+    if m is None or not isinstance(tensor, TensorType):
+        return True
+    shape = tuple(None if d == "?" else int(d) for d in m.group(1).split("x")[:-1])
+    return _c.compatible_shapes(tensor.shape, shape) and \
+        _c.type_str(tensor.element_type) == m.group(2).strip()
 
 
 def _check_known_custom_calls(op: Operation, diag: Diagnostics) -> None:
