@@ -84,7 +84,7 @@ CASES = [
     ("async", func("%a: tensor<4xf32>",
                    '  %0 = "stablehlo.async_start"(%a) ({\n'
                    '  ^bb0(%x: tensor<4xf32>):\n'
-                   '    %1 = stablehlo.negate %x : tensor<4xf32>\n'
+                   '    %1 = stablehlo.slice %x [0:4] : (tensor<4xf32>) -> tensor<4xf32>\n'
                    '    stablehlo.return %1 : tensor<4xf32>\n'
                    '  }) : (tensor<4xf32>) -> !stablehlo.future<tensor<4xf32>>\n'
                    '  %2 = "stablehlo.async_done"(%0) : (!stablehlo.future<tensor<4xf32>>) -> '
@@ -92,7 +92,7 @@ CASES = [
     ("async future", func("%a: tensor<4xf32>",
                           '  %0 = "stablehlo.async_start"(%a) ({\n'
                           '  ^bb0(%x: tensor<4xf32>):\n'
-                          '    %1 = stablehlo.negate %x : tensor<4xf32>\n'
+                          '    %1 = stablehlo.slice %x [0:4] : (tensor<4xf32>) -> tensor<4xf32>\n'
                           '    stablehlo.return %1 : tensor<4xf32>\n'
                           '  }) : (tensor<4xf32>) -> !stablehlo.future<tensor<5xf32>>'),
      "inferred type(s) '!stablehlo.future<tensor<4xf32>>' are incompatible"),
