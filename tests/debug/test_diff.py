@@ -156,6 +156,34 @@ def test_quantized_against_float_sqnr():
     assert "SQNR dB" in r.table()
 
 
+def test_bundled_int8_mlp_per_op_sqnr():
+    """examples/mlp_int8.mlir (the bundled MLP with both matmuls in int8, made by
+    examples/make_mlp_int8.py) against the float MLP: the first matmul's SQNR is the one of
+    the int8 product computed here in numpy, and the table has an SQNR for every op."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("make_mlp_int8",
+                                                  ROOT / "examples" / "make_mlp_int8.py")
+    maker = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(maker)
+    text = maker.quantize_dots(MLP, X)
+    assert text == (ROOT / "examples" / "mlp_int8.mlir").read_text()  # the bundled file is current
+    r = diff(shlo.parse(text, "mlp_int8.mlir"), X, b=shlo.parse(MLP, "mlp.mlir"),
+             tolerance=Tolerance(rtol=0.1))
+    assert r.first is None
+    dots = [p for p in r.pairs if p.a.name == "stablehlo.dot_general"]
+    assert len(dots) == 2
+    w = shlo.run(shlo.parse("""func.func @main() -> tensor<64x32xf32> {
+      %0 = stablehlo.constant """ + MLP.split("%cst = stablehlo.constant ", 1)[1].split("\n", 1)[0]
+                            + "\n  return %0 : tensor<64x32xf32>\n}"))[0]
+    sx, sw = np.abs(X).max() / 127, np.abs(w).max() / 127
+    q = (np.round(X / sx) @ np.round(w / sw)) * (sx * sw)  # i8 values: exact in f64
+    ref = X.astype(np.float64) @ w.astype(np.float64)
+    expect = 10 * np.log10((ref ** 2).sum() / ((q - ref) ** 2).sum())
+    assert dots[0].metrics[0].sqnr_db == pytest.approx(expect, abs=0.05)
+    assert 30 < dots[1].metrics[0].sqnr_db < 50
+    assert "SQNR dB" in r.table()
+
+
 def test_against_xla():
     pytest.importorskip("jax")
     changed = MLP.replace("%14 = stablehlo.subtract %8, %13", "%14 = stablehlo.add %8, %13")
