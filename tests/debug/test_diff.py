@@ -10,6 +10,8 @@ import pytest
 
 import shlo
 from shlo.debug.diff import diff
+from shlo.debug.trace import trace
+from shlo.ir import function_type
 from shlo.debug.metrics import Tolerance, compare
 from shlo.debug.reproducer import reproducer
 from shlo.testing.runner import run_file
@@ -257,3 +259,53 @@ def test_against_xla_compares_the_ops_of_called_functions(monkeypatch):
     changed = CALLS.replace("stablehlo.negate %0", "stablehlo.abs %0")
     r = diff(shlo.parse(changed, "d.mlir"), a, b=shlo.parse(CALLS, "c.mlir"), against="xla")
     assert r.first.a.name == "stablehlo.abs" and r.first.a.location == "d.mlir:21:3"
+
+
+BLOCK = ROOT / "benchmarks" / "programs" / "transformer_block.mlir"
+
+
+def _block_args(m):
+    rng = np.random.default_rng(3)
+    return [(rng.normal(0, 0.05 if len(t.shape) == 2 and t.shape[0] != 128 else 1, t.shape)
+             .astype(np.float32)) for t in function_type(m.function("main")).inputs]
+
+
+@pytest.mark.parametrize("against", ["shlo", "xla"])
+def test_transformer_block_one_op_changed(against):
+    """The gelu's cube (x*x*x) in the block's MLP turned into x*x+x: found at its line, both in
+    the two-program form and with the changed program's reference run on XLA."""
+    if against == "xla":
+        pytest.importorskip("jax")
+    text = BLOCK.read_text()
+    old = "%79 = stablehlo.multiply %78, %77 : tensor<128x1024xf32>"
+    assert text.splitlines()[95].strip() == old
+    changed = text.replace(old, old.replace("multiply", "add"))
+    a = shlo.parse(text, "block.mlir")
+    args = _block_args(a)
+    if against == "xla":  # the unchanged block agrees with XLA (the exponential exceeds the
+        # tolerance on one element only through its inputs: marked inherited, not at fault)
+        same = diff(a, *args, against=against)
+        assert same.first is None, same.message()
+        assert [p.a.name for p in same.inherited] in ([], ["stablehlo.exponential"])
+    r = diff(shlo.parse(changed, "changed.mlir"), *args, b=a, against=against)
+    assert r.first is not None
+    assert (r.first.a.name, r.first.a.location) == ("stablehlo.add", "changed.mlir:96:5")
+
+
+def test_divergence_through_inputs_is_inherited_not_at_fault():
+    """Across engines, an op over the tolerance whose own kernel on the reference's operands
+    gives the reference's result is `inherited`; one that does not stays at fault."""
+    from shlo.debug.diff import _attribute, _compare_pair
+
+    m = shlo.parse(SMALL, "s.mlir")
+    t = trace(m, A, values=True)
+    mul = t.find("multiply")[0]
+    ref_in = [np.nextafter(mul.operands[0], np.float32(10))] * 2  # inputs 1 ulp up
+    expected = [ref_in[0] * ref_in[1]]  # what the reference computed from them
+    pair = _compare_pair(mul, None, expected, Tolerance(ulp=0), False)
+    assert pair.diverged
+    _attribute(pair, ref_in, m)
+    assert pair.inherited and not pair.at_fault
+    wrong = _compare_pair(mul, None, [expected[0] * np.float32(1.001)], Tolerance(ulp=0), False)
+    _attribute(wrong, ref_in, m)
+    assert wrong.at_fault and not wrong.inherited
