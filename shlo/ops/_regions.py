@@ -221,7 +221,10 @@ def _move_axes_last(a: np.ndarray, axes: Sequence[int]) -> np.ndarray:
     """``a`` with ``axes`` moved to the end (in order) and merged into one axis."""
     keep = [d for d in range(a.ndim) if d not in axes]
     t = np.transpose(a, keep + list(axes))
-    return t.reshape(t.shape[:len(keep)] + (-1,))
+    n = 1
+    for d in axes:
+        n *= a.shape[d]
+    return t.reshape(t.shape[:len(keep)] + (n,))  # explicit: -1 is ambiguous when a is empty
 
 
 def reduce_with_body(body: Body, inputs: Sequence[np.ndarray],

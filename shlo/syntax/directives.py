@@ -236,6 +236,8 @@ def parse_attr_kind(p: "Parser", kind: str, op_name: str) -> Any:
     if kind == "i32":
         return IntegerAttr(p.integer(), I32)
     if kind == "ui64":
+        if p.k == INTEGER and p.v.startswith("-"):
+            p.error("negative integer literal not valid for unsigned integer type", found=False)
         return IntegerAttr(p.integer(hi=(1 << 64) - 1), UI64)
     if kind == "i64list":
         return DenseArrayAttr(I64, parse_int_list(p))

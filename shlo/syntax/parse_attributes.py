@@ -558,7 +558,12 @@ class AttributeParser(TypeParser):
             self.error(f"Expected dimensions {', '.join(allowed)} not specified", found=False)
         self.expect("]")
         n = max(spatial, default=-1) + 1
-        missing = [d for d in range(n) if d not in spatial][:10]
+        missing: list[int] = []  # the first ten (never a walk over range(n): n may be 2^64)
+        d = 0
+        while len(missing) < 10 and d < n:
+            if d not in spatial:
+                missing.append(d)
+            d += 1
         if missing:
             self.error(f"Expected spatial dimensions {', '.join(map(str, missing))} not "
                        f"specified", found=False)

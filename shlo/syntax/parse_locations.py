@@ -42,25 +42,33 @@ class LocationParser(AttributeParser):
         self.expect(")")
         return loc
 
+    def _position(self, what: str) -> int:
+        """A line or column number: MLIR keeps them as unsigned 32-bit integers."""
+        at = self.start
+        v = self.integer()
+        if not 0 <= v < 2 ** 32:
+            self.error(f"expected integer {what} number in FileLineColRange", at, found=False)
+        return v
+
     def _loc_inner(self) -> Location:
         k, v = self.k, self.v
         if k == STRING:
             s = self.string()
             if self.v == ":":
                 self._advance()
-                line = self.integer()
+                line = self._position("line")
                 col = 0
                 if self.accept(":"):
-                    col = self.integer()
+                    col = self._position("column")
                 end_line = end_col = None
                 if self.v == "to" and self.k == BARE:
                     self._advance()
                     if self.accept(":"):
-                        end_col = self.integer()
+                        end_col = self._position("column")
                     else:
-                        end_line = self.integer()
+                        end_line = self._position("line")
                         if self.accept(":"):
-                            end_col = self.integer()
+                            end_col = self._position("column")
                 return FileLineColLoc(s, line, col, end_line, end_col)
             if self.v == "(":
                 self._advance()

@@ -221,7 +221,8 @@ def summary_line(results: list[CaseResult]) -> str:
 
 def main(paths: list[str], jobs: int | None = None, verify: bool = True,
          timeout: float | None = 120.0, quiet: bool = False, run=None) -> int:
-    """`shlo check`: print one line per failure and a last line `N passed, N failed`.
+    """`shlo check`: one line per failure on stderr (as every error of the CLI), then the
+    skip reasons and a last line `N passed, N failed` on stdout.
     ``run``: what runs the cases, as :func:`run_paths` (`--engine mpi`:
     :func:`shlo.testing.mpi_runner.run_paths_mpi`)."""
     from ..progress import enabled
@@ -238,9 +239,10 @@ def main(paths: list[str], jobs: int | None = None, verify: bool = True,
         if r.status == "failed":
             for m in r.messages or [f"{r.file}:{r.line}: failed"]:
                 first, *rest = m.splitlines() or [""]
-                print(first if first.startswith(r.file) else f"{r.file}:{r.line}: {first}")
+                print(first if first.startswith(r.file) else f"{r.file}:{r.line}: {first}",
+                      file=sys.stderr)
                 for extra in rest[:3]:
-                    print("    " + extra)
+                    print("    " + extra, file=sys.stderr)
     for reason, n in sorted(skipped.items()):
         print(f"skipped {n}: {reason}")
     print(summary_line(results))

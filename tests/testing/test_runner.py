@@ -46,17 +46,18 @@ def test_check_reports_failure_with_location_and_summary(tmp_path, capsys):
     results = run_file(str(f))
     assert [r.status for r in results] == ["passed", "failed"]
     assert main([str(f)], jobs=1) == 1
-    out = capsys.readouterr().out.splitlines()
-    assert out[-1] == "1 passed, 1 failed"
-    assert any(f"{f}:11:" in line and "actual 2.0, expected 2.5" in line for line in out)
+    captured = capsys.readouterr()
+    assert captured.out.splitlines()[-1] == "1 passed, 1 failed"
+    assert any(f"{f}:11:" in line and "actual 2.0, expected 2.5"
+               in line for line in captured.err.splitlines())  # failures are errors: stderr
 
 
 def test_parse_error_is_a_failed_case_not_a_crash(tmp_path, capsys):
     f = tmp_path / "bad.mlir"
     f.write_text("func.func @f() {\n  %a = stablehlo.constant dense<[1, 2> : tensor<2xi32>\n}\n")
     assert main([str(f)], jobs=1) == 1
-    out = capsys.readouterr().out
-    assert f"{f}:2:" in out and out.strip().endswith("0 passed, 1 failed")
+    captured = capsys.readouterr()
+    assert f"{f}:2:" in captured.err and captured.out == "0 passed, 1 failed\n"
 
 
 def test_ulp_distance_rules():

@@ -52,9 +52,9 @@ def sort(op: Operation, ctx: PrepareContext) -> Kernel:
         moved = [np.moveaxis(a, d, -1) for a in arrays]
         shape = moved[0].shape
         n = shape[-1]
-        flat = [m.reshape(-1, n) for m in moved]
-        if n <= 1 or flat[0].shape[0] == 0:
+        if n <= 1 or arrays[0].size == 0:  # nothing to sort (reshape(-1, 0) is ambiguous)
             return [a.copy() for a in arrays]
+        flat = [m.reshape(-1, n) for m in moved]
         if direct is not None:
             values = direct(flat[0])
             if values is not None:
