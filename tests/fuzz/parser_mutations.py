@@ -152,12 +152,16 @@ def m_bytecode(rng: random.Random, data: bytes) -> bytes:
 
 
 def check_parsed(module) -> None:  # noqa: ANN001 - a shlo Module
-    """Print -> parse -> print is a fixpoint (pretty and generic); the verifier runs cleanly."""
+    """Print -> parse -> print is a fixpoint (generic always; pretty for a valid module: an
+    op's custom parser checks its inherent attributes as MLIR's does, so the pretty form of an
+    op the verifier rejects, e.g. `batch_group_count = 0`, need not read back); the verifier
+    runs cleanly."""
     import shlo
     from shlo.errors import ShloError
     from shlo.verifier import collect
 
-    for generic in (False, True):
+    valid = not collect(module)
+    for generic in ((False, True) if valid else (True,)):
         printed = shlo.format(module, generic=generic)
         try:
             again = shlo.parse(printed)
@@ -173,7 +177,6 @@ def check_parsed(module) -> None:  # noqa: ANN001 - a shlo Module
             raise Defect("roundtrip", f"roundtrip {'generic' if generic else 'pretty'} differs: "
                          f"{re.sub(r'[%#@]?[0-9]+', 'N', line.strip())[:60]}",
                          f"print(parse(print(m))) != print(m) at: {line.strip()[:200]}")
-    collect(module)
 
 
 def parse_text_trial(text: str) -> Callable[[], str | None]:
