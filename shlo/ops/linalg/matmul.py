@@ -309,14 +309,16 @@ def product_for(matmul: Matmul, lhs: np.dtype, rhs: np.dtype) -> Callable[..., n
     return _float_matmul if plain_float(matmul, lhs, rhs) else matmul
 
 
-def sequential_vector(matmul: Matmul, k: int, n: int, lhs: np.dtype, rhs: np.dtype) -> bool:
-    """Whether a (1, 1, K) x (1, K, N) product of ``matmul`` is :func:`_float_matmul`'s
-    sequential sum over K of the (K, N) products with nothing around it (no operand or
+def sequential_slabs(matmul: Matmul, m: int, k: int, n: int, lhs: np.dtype,
+                     rhs: np.dtype) -> bool:
+    """Whether a (1, M, K) x (1, K, N) product of ``matmul`` is :func:`_float_matmul`'s
+    sequential sum over K of the (M, N) slabs of products with nothing around it (no operand or
     accumulator rounding, operands and result already of the compute dtype), so a caller may
-    compute ``add.reduce(a[:, None] * b, axis=0) + 0`` itself (N > 1: the K axis is not the
-    innermost one, so numpy adds the rows in index order)."""
-    return (plain_float(matmul, lhs, rhs) and n > 1 and 0 < k <= _SEQUENTIAL_MAX_K and
-            n * k <= _SEQUENTIAL_MAX_WORK)
+    compute ``add.reduce(P, axis=0, initial=+0)`` of the (K, M, N) products ``P`` itself
+    (M*N > 1: the K axis is not the innermost one, so numpy adds the slabs in index order;
+    starting from +0 is the same as adding +0 at the end, see :func:`_float_matmul`)."""
+    return (plain_float(matmul, lhs, rhs) and m * n > 1 and 0 < k <= _SEQUENTIAL_MAX_K and
+            m * n * k <= _SEQUENTIAL_MAX_WORK)
 
 
 def _float_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
