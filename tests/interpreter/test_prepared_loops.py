@@ -232,7 +232,18 @@ _DOTS = [((1,), (1, 2), 0, 0), ((3,), (3, 5), 0, 0), ((16,), (16, 16), 0, 0),
          ((64,), (64, 64), 0, 0), ((256,), (256, 256), 0, 0), ((7,), (7, 1), 0, 0),
          ((16, 16), (16,), 1, 0), ((5, 3), (3,), 1, 0), ((3, 5), (3,), 0, 0),
          ((4, 6), (6, 3), 1, 0), ((6, 4), (6, 3), 0, 0), ((4, 6), (3, 6), 1, 1),
-         ((2, 9), (9, 2), 1, 0), ((1, 4, 6), (1, 6, 3), 2, 1), ((1, 6, 4), (1, 3, 6), 1, 2)]
+         ((2, 9), (9, 2), 1, 0), ((1, 4, 6), (1, 6, 3), 2, 1), ((1, 6, 4), (1, 3, 6), 1, 2),
+         ((16, 16), (16,), 0, 0), ((64, 64), (64,), 0, 0), ((64,), (64, 64), 0, 1),
+         ((2, 100), (3, 100), 1, 1), ((40, 3), (40,), 0, 0)]
+
+
+def _in_index_order(x, y):
+    # the reference: acc = +0; acc = acc + x[:, k] * y[k, :] for k = 0, 1, ... (one (M, N)
+    # slab at a time, as the spec's reduce and XLA's naive loops add)
+    acc = np.zeros((x.shape[1], y.shape[2]), x.dtype)
+    for i in range(x.shape[2]):
+        acc = acc + x[0, :, i:i + 1] * y[0, i:i + 1, :]
+    return acc
 
 
 @pytest.mark.parametrize("dtype,name", [(np.float32, "f32"), (np.float64, "f64")])
@@ -240,7 +251,8 @@ _DOTS = [((1,), (1, 2), 0, 0), ((3,), (3, 5), 0, 0), ((16,), (16, 16), 0, 0),
 def test_small_dot_is_matmuls_sequential_sum(dtype, name, ls, rs, lc, rc):
     # dot_general's direct paths for one small product (vector @ matrix: RNN steps, matrix @
     # vector, small matrices, transposed operands) against matmul's own sequential sum, bit
-    # for bit, with -0, inf and NaN among the operands.
+    # for bit, with -0, inf and NaN among the operands, and against an independent sum in
+    # index order on values spread over 16 decades (where a pairwise sum differs).
     from shlo.ops.linalg.matmul import _float_matmul
 
     batch = "batching_dims = [0] x [0], " if len(ls) == 3 else ""
@@ -261,13 +273,16 @@ def test_small_dot_is_matmuls_sequential_sum(dtype, name, ls, rs, lc, rc):
     a.reshape(-1)[0] = -0.0
     if a.size > 2 and b.size > 2:
         b.reshape(-1)[0], b.reshape(-1)[-1], a.reshape(-1)[2] = np.inf, np.nan, 1e30
+    spread_a = (r.standard_normal(ls) * 10.0 ** r.integers(-8, 8, ls)).astype(dtype)
+    spread_b = (r.standard_normal(rs) * 10.0 ** r.integers(-8, 8, rs)).astype(dtype)
     m = shlo.parse(text)
     with np.errstate(all="ignore"):
-        for x, y in ((a, b), (-np.abs(a) * 0, np.abs(b) * 0)):
+        for x, y in ((a, b), (-np.abs(a) * 0, np.abs(b) * 0), (spread_a, spread_b)):
             got = shlo.run(m, x, y)[0]
             xt = x.transpose(([0] if batch else []) + lfree + [lc]).reshape(1, -1, k)
             yt = y.transpose(([0] if batch else []) + [rc] + rfree).reshape(1, k, -1)
             want = _float_matmul(xt, yt).reshape(os_)
+            assert want.tobytes() == _in_index_order(xt, yt).tobytes()
             assert got.shape == want.shape and got.tobytes() == want.tobytes()
             assert _stepwise(m, x, y)[0].tobytes() == want.tobytes()
 

@@ -234,7 +234,7 @@ def _sequential_product(matmul: Matmul, m: int, k: int, n: int, lhs_shape: tuple
     ``add.reduce(A.T[:, :, None] * B[:, None, :], axis=0, initial=+0)`` with the (K, M, N)
     products shaped (K, N) when M = 1 and (K, M) when N = 1. ``lhs_shape``/``rhs_shape``: the
     operand's shape when it needs no transpose (None: transpose by the perm first)."""
-    zero, add_reduce = matmul.compute.type(0), np.add.reduce
+    zero, add_reduce, multiply = matmul.compute.type(0), np.add.reduce, np.multiply
     # the operand shapes the product takes: A.T as (K, M) (a transposed view), B as (K, N)
     if m == 1:
         lshape, rshape, at = (k, 1), (k, n), False
@@ -256,7 +256,9 @@ def _sequential_product(matmul: Matmul, m: int, k: int, n: int, lhs_shape: tuple
             a = a.reshape(lshape)
         if at:
             a = a.T[:, :, None] if general else a.T
-        out = add_reduce((a * b) if rkeep else (a * b.reshape(rshape)), axis=0, initial=zero)
+        # order="C": K outermost in memory even when an operand is a transposed view
+        p = multiply(a, b if rkeep else b.reshape(rshape), order="C")
+        out = add_reduce(p, axis=0, initial=zero)
         return out if okeep else out.reshape(out_shape)
 
     return direct

@@ -330,12 +330,14 @@ def _float_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if k == 0:
         return np.zeros((g, m, n), dtype=np.result_type(a, b))
     # All products at once, (G, K, M, N), then one sum over K. With M*N > 1 the K axis is not
-    # the innermost one in memory, so numpy's add.reduce adds the (M, N) slabs one after the
-    # other in index order k = 0, 1, ... (never its pairwise sum, which it uses only along the
-    # innermost axis); with M*N = 1 add.accumulate gives the same sequential order. Starting
-    # the sum from P[0] instead of from +0 changes only a zero's sign (-0 when every partial
-    # sum is -0): adding +0 at the end gives exactly acc = 0; acc += P[k] (tests pin it).
-    products = a.transpose(0, 2, 1)[:, :, :, None] * b[:, :, None, :]
+    # the innermost one in memory (order="C": numpy would otherwise lay the products out like
+    # the operands, and a transposed operand puts K innermost), so numpy's add.reduce adds the
+    # (M, N) slabs one after the other in index order k = 0, 1, ... (never its pairwise sum,
+    # which it uses only along the innermost axis); with M*N = 1 add.accumulate gives the same
+    # sequential order. Starting the sum from P[0] instead of from +0 changes only a zero's
+    # sign (-0 when every partial sum is -0): adding +0 at the end gives exactly acc = 0;
+    # acc += P[k] (tests pin it).
+    products = np.multiply(a.transpose(0, 2, 1)[:, :, :, None], b[:, :, None, :], order="C")
     if m * n == 1:
         total = np.add.accumulate(products, axis=1)[:, -1]
     else:
