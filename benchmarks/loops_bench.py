@@ -66,14 +66,15 @@ def _matvec(n: int = 16, iterations: int = 1000) -> tuple[str, list[np.ndarray]]
                   r.standard_normal(n).astype(np.float32)]
 
 
-def _loop_body(ops: int = 64, iterations: int = 1000) -> tuple[str, list[np.ndarray]]:
-    """A `while` whose body is ``ops`` element-wise ops on 16xf32 (add, multiply, subtract,
-    maximum in turn): time / (iterations * ops) is the per-op cost inside a loop body."""
+def _loop_body(ops: int = 64, iterations: int = 1000,
+               names: tuple[str, ...] = ("add", "multiply", "subtract", "maximum")
+               ) -> tuple[str, list[np.ndarray]]:
+    """A `while` whose body is ``ops`` element-wise ops on 16xf32 (``names`` in turn): time /
+    (iterations * ops) is the per-op cost inside a loop body."""
     t = "tensor<16xf32>"
-    names = ("add", "multiply", "subtract", "maximum")
     body, prev = [], "%v"
     for k in range(ops):
-        body.append(f"      %e{k} = stablehlo.{names[k % 4]} {prev}, %y : {t}")
+        body.append(f"      %e{k} = stablehlo.{names[k % len(names)]} {prev}, %y : {t}")
         prev = f"%e{k}"
     nl = "\n"
     text = f"""func.func @main(%x: {t}, %y: {t}) -> {t} {{
