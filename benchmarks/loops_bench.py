@@ -3,7 +3,7 @@ on one or two shlo trees and on XLA in one run:
 
     python benchmarks/loops_bench.py [--before /path/to/other/tree] [--trials 5] [--only S]
 
-The scan RNNs are lowered by jax (``lax.scan``: three `func.call`s per step, a
+The scan RNNs and the MLP training step are lowered by jax (``lax.scan``: three `func.call`s per step, a
 `dynamic_slice` of the inputs and a `dynamic_update_slice` of the outputs); the others are
 written here. shlo is timed in a child process per tree (alternating program by program), as
 the median of ``--trials`` timings, each the best of a few runs; XLA in this process the same
@@ -66,6 +66,63 @@ def _matvec(n: int = 16, iterations: int = 1000) -> tuple[str, list[np.ndarray]]
                   r.standard_normal(n).astype(np.float32)]
 
 
+def _loop_body(ops: int = 64, iterations: int = 1000,
+               names: tuple[str, ...] = ("add", "multiply", "subtract", "maximum")
+               ) -> tuple[str, list[np.ndarray]]:
+    """A `while` whose body is ``ops`` element-wise ops on 16xf32 (``names`` in turn): time /
+    (iterations * ops) is the per-op cost inside a loop body."""
+    t = "tensor<16xf32>"
+    body, prev = [], "%v"
+    for k in range(ops):
+        body.append(f"      %e{k} = stablehlo.{names[k % len(names)]} {prev}, %y : {t}")
+        prev = f"%e{k}"
+    nl = "\n"
+    text = f"""func.func @main(%x: {t}, %y: {t}) -> {t} {{
+  %zero = stablehlo.constant dense<0> : tensor<i32>
+  %one = stablehlo.constant dense<1> : tensor<i32>
+  %n = stablehlo.constant dense<{iterations}> : tensor<i32>
+  %r:2 = stablehlo.while(%i = %zero, %v = %x) : tensor<i32>, {t}
+    cond {{
+      %p = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %p : tensor<i1>
+    }} do {{
+{nl.join(body)}
+      %i1 = stablehlo.add %i, %one : tensor<i32>
+      stablehlo.return %i1, {prev} : tensor<i32>, {t}
+    }}
+  return %r#1 : {t}
+}}"""
+    r = np.random.default_rng(0)
+    return text, [r.uniform(0.5, 1.5, 16).astype(np.float32),
+                  r.uniform(0.999, 1.001, 16).astype(np.float32)]
+
+
+def _mlp_train(batch: int = 8, d: int = 64, h: int = 128, c: int = 10,
+               lr: float = 0.05) -> tuple[str, list[np.ndarray]]:
+    """One SGD step of a 2-layer MLP (tanh, softmax cross-entropy), jax's value_and_grad
+    lowered: a straight-line program of small ops (no loop), so its time is per-op cost."""
+    import jax
+    import jax.numpy as jnp
+
+    def loss(params, x, y):
+        w1, b1, w2, b2 = params
+        logits = jnp.tanh(x @ w1 + b1) @ w2 + b2
+        return -jnp.mean(jnp.sum(jax.nn.log_softmax(logits) * y, axis=-1))
+
+    def step(params, x, y):
+        value, grads = jax.value_and_grad(loss)(params, x, y)
+        return value, [p - lr * g for p, g in zip(params, grads)]
+
+    r = np.random.default_rng(0)
+    params = [(r.standard_normal((d, h)) / np.sqrt(d)).astype(np.float32),
+              np.zeros(h, np.float32),
+              (r.standard_normal((h, c)) / np.sqrt(h)).astype(np.float32),
+              np.zeros(c, np.float32)]
+    x = r.standard_normal((batch, d)).astype(np.float32)
+    y = np.eye(c, dtype=np.float32)[r.integers(0, c, batch)]
+    return jax.jit(step).lower(params, x, y).as_text(), [*params, x, y]
+
+
 def _scalar_while(iterations: int = 100_000) -> tuple[str, list[np.ndarray]]:
     p = while_loop(iterations)  # the same program as benchmarks/programs.py's
     return p.text, p.args
@@ -94,6 +151,8 @@ PROGRAMS: dict[str, Callable[[], tuple[str, list[np.ndarray]]]] = {
     "chain of 10,000 scalar adds": lambda: _chain(10_000, "", ("add",)),
     "chain of 10,000 tiny element-wise ops (16xf32)":
         lambda: _chain(10_000, "16x", ("add", "multiply", "subtract", "maximum")),
+    "while 1000 iterations of 64 element-wise ops (16xf32)": _loop_body,
+    "MLP training step batch 8 (64-128-10)": _mlp_train,
 }
 
 

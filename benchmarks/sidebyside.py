@@ -1,6 +1,7 @@
 """What the side-by-side benchmarks (issue17_bench.py, loops_bench.py) share: timing a program
 on a shlo tree in a child process (so two trees can be compared in one run) and on XLA, with
-the same best-of-a-few rule for both."""
+the same best-of-a-few rule for both. Wall-clock and CPU time (the process's, all threads) are
+both kept: on the shared, loaded machine the CPU time leaves out the waits for a core."""
 
 from __future__ import annotations
 
@@ -27,6 +28,21 @@ def best(fn: Callable[[], object], budget: float = 0.5, least: int = 2) -> float
     return min(ts)
 
 
+def best_both(fn: Callable[[], object], budget: float = 0.5,
+              least: int = 2) -> tuple[float, float]:
+    """The fastest wall-clock time and the smallest CPU time (this process's) of at least
+    ``least`` calls of ``fn`` (more within ``budget`` seconds)."""
+    ts: list[float] = []
+    cpu: list[float] = []
+    end = time.perf_counter() + budget
+    while len(ts) < least or (time.perf_counter() < end and len(ts) < 50):
+        t0, c0 = time.perf_counter(), time.process_time()
+        fn()
+        cpu.append(time.process_time() - c0)
+        ts.append(time.perf_counter() - t0)
+    return min(ts), min(cpu)
+
+
 def child(text: str, args: list[np.ndarray], trials: int) -> None:
     """In the child: time ``text`` on the shlo on sys.path; print JSON with the trials' times
     and a digest of the results (both trees must compute the same bits)."""
@@ -36,22 +52,24 @@ def child(text: str, args: list[np.ndarray], trials: int) -> None:
     with np.errstate(all="ignore"):
         out = shlo.run(m, *args, verify=False)
         digest = zlib.crc32(b"".join(np.ascontiguousarray(o).tobytes() for o in out))
-        times = [best(lambda: shlo.run(m, *args, verify=False)) for _ in range(trials)]
-    print(json.dumps({"times": times, "digest": digest}))
+        both = [best_both(lambda: shlo.run(m, *args, verify=False)) for _ in range(trials)]
+    print(json.dumps({"times": [w for w, _ in both], "cpu": [c for _, c in both],
+                      "digest": digest}))
 
 
-def time_tree(script: str, tree: str, name: str, trials: int) -> tuple[float, int]:
-    """Median time and results digest of program ``name`` of ``script`` run by the shlo of
-    ``tree`` (``script --child NAME --trials N`` in a child process)."""
+def time_tree(script: str, tree: str, name: str, trials: int) -> tuple[float, int, float]:
+    """Median time, results digest and median CPU time of program ``name`` of ``script`` run
+    by the shlo of ``tree`` (``script --child NAME --trials N`` in a child process)."""
     env = dict(os.environ, PYTHONPATH=tree)
     out = subprocess.run([sys.executable, script, "--child", name, "--trials", str(trials)],
                          env=env, capture_output=True, text=True, check=True, cwd=tree)
     r = json.loads(out.stdout.strip().splitlines()[-1])
-    return statistics.median(r["times"]), r["digest"]
+    return statistics.median(r["times"]), r["digest"], statistics.median(r.get("cpu", [0.0]))
 
 
-def time_xla(text: str, args: list[np.ndarray], trials: int) -> float | None:
-    """XLA:CPU's median execute time of ``text`` (host transfers included); None without jax."""
+def time_xla(text: str, args: list[np.ndarray], trials: int) -> tuple[float, float] | None:
+    """XLA:CPU's median execute time of ``text`` (host transfers included) and median CPU time
+    (all of the process's threads); None without jax."""
     try:
         import jax
         from jax._src import xla_bridge
@@ -69,7 +87,8 @@ def time_xla(text: str, args: list[np.ndarray], trials: int) -> float | None:
             np.asarray(o)
 
     go()
-    return statistics.median(best(go) for _ in range(trials))
+    both = [best_both(go) for _ in range(trials)]
+    return statistics.median(w for w, _ in both), statistics.median(c for _, c in both)
 
 
 def fmt(t: float | None) -> str:
@@ -105,18 +124,21 @@ def main(names: list[str], program: Callable[[str], tuple[str, list[np.ndarray]]
     print(load_line(a.trials))
     cols = ["program"] + (["before"] if a.before else []) + ["after", "XLA"]
     cols += (["before / XLA"] if a.before else []) + ["after / XLA"]
+    cols += (["CPU: before / XLA"] if a.before else []) + ["CPU: after / XLA"]
     print("| " + " | ".join(cols) + " |")
     print("|" + "|".join("---" for _ in cols) + "|")
     for name in names:
         if a.only and a.only not in name:
             continue
-        before, bd = time_tree(script, a.before, name, a.trials) if a.before else (None, None)
-        after, ad = time_tree(script, here, name, a.trials)
+        before, bd, bcpu = time_tree(script, a.before, name, a.trials) if a.before else \
+            (None, None, None)
+        after, ad, acpu = time_tree(script, here, name, a.trials)
         if bd is not None and bd != ad:
             print(f"WARNING: {name}: results differ between the trees", file=sys.stderr)
-        xla = time_xla(*program(name), a.trials)
+        xla, xcpu = time_xla(*program(name), a.trials) or (None, None)
         row = [name] + ([fmt(before)] if a.before else []) + [fmt(after), fmt(xla)]
-        if a.before:
-            row.append(f"{before / xla:.1f}" if xla else "-")
-        row.append(f"{after / xla:.1f}" if xla else "-")
+        pairs = ([(before, xla)] if a.before else []) + [(after, xla)] + \
+            ([(bcpu, xcpu)] if a.before else []) + [(acpu, xcpu)]
+        row += [f"{ours / theirs:.1f}" if theirs else "-" for ours, theirs in pairs]
         print("| " + " | ".join(row) + " |", flush=True)
+    print(load_line(a.trials))

@@ -227,29 +227,64 @@ def test_error_in_an_inlined_callee_names_its_op():
     assert "custom_call" in str(info.value) and ":18:7:" in str(info.value)  # the callee's op
 
 
+# (lhs shape, rhs shape, lhs contracting, rhs contracting, batching): M, K, N from the shapes
+_DOTS = [((1,), (1, 2), 0, 0), ((3,), (3, 5), 0, 0), ((16,), (16, 16), 0, 0),
+         ((64,), (64, 64), 0, 0), ((256,), (256, 256), 0, 0), ((7,), (7, 1), 0, 0),
+         ((16, 16), (16,), 1, 0), ((5, 3), (3,), 1, 0), ((3, 5), (3,), 0, 0),
+         ((4, 6), (6, 3), 1, 0), ((6, 4), (6, 3), 0, 0), ((4, 6), (3, 6), 1, 1),
+         ((2, 9), (9, 2), 1, 0), ((1, 4, 6), (1, 6, 3), 2, 1), ((1, 6, 4), (1, 3, 6), 1, 2),
+         ((16, 16), (16,), 0, 0), ((64, 64), (64,), 0, 0), ((64,), (64, 64), 0, 1),
+         ((2, 100), (3, 100), 1, 1), ((40, 3), (40,), 0, 0)]
+
+
+def _in_index_order(x, y):
+    # the reference: acc = +0; acc = acc + x[:, k] * y[k, :] for k = 0, 1, ... (one (M, N)
+    # slab at a time, as the spec's reduce and XLA's naive loops add)
+    acc = np.zeros((x.shape[1], y.shape[2]), x.dtype)
+    for i in range(x.shape[2]):
+        acc = acc + x[0, :, i:i + 1] * y[0, i:i + 1, :]
+    return acc
+
+
 @pytest.mark.parametrize("dtype,name", [(np.float32, "f32"), (np.float64, "f64")])
-@pytest.mark.parametrize("k,n", [(1, 2), (3, 5), (16, 16), (64, 64), (256, 256), (7, 1)])
-def test_vector_matrix_dot_is_matmuls_sequential_sum(dtype, name, k, n):
-    # dot_general's direct vector @ matrix path (RNN steps) against matmul's own sequential sum,
-    # bit for bit, with -0, inf and NaN among the operands.
+@pytest.mark.parametrize("ls,rs,lc,rc", _DOTS)
+def test_small_dot_is_matmuls_sequential_sum(dtype, name, ls, rs, lc, rc):
+    # dot_general's direct paths for one small product (vector @ matrix: RNN steps, matrix @
+    # vector, small matrices, transposed operands) against matmul's own sequential sum, bit
+    # for bit, with -0, inf and NaN among the operands, and against an independent sum in
+    # index order on values spread over 16 decades (where a pairwise sum differs).
     from shlo.ops.linalg.matmul import _float_matmul
 
-    lt, rt, ot = f"tensor<{k}x{name}>", f"tensor<{k}x{n}x{name}>", f"tensor<{n}x{name}>"
-    text = f"""func.func @main(%a: {lt}, %b: {rt}) -> {ot} {{
-      %0 = stablehlo.dot_general %a, %b, contracting_dims = [0] x [0] : ({lt}, {rt}) -> {ot}
-      return %0 : {ot}
+    batch = "batching_dims = [0] x [0], " if len(ls) == 3 else ""
+    lfree = [d for d in range(len(ls)) if d != lc and not (batch and d == 0)]
+    rfree = [d for d in range(len(rs)) if d != rc and not (batch and d == 0)]
+    os_ = ((1,) if batch else ()) + tuple(ls[d] for d in lfree) + tuple(rs[d] for d in rfree)
+
+    def ty(s):
+        return f"tensor<{'x'.join(map(str, s))}x{name}>"
+
+    text = f"""func.func @main(%a: {ty(ls)}, %b: {ty(rs)}) -> {ty(os_)} {{
+      %0 = stablehlo.dot_general %a, %b, {batch}contracting_dims = [{lc}] x [{rc}] : ({ty(ls)}, {ty(rs)}) -> {ty(os_)}
+      return %0 : {ty(os_)}
     }}"""
-    r = np.random.default_rng(k * n)
-    a, b = r.standard_normal(k).astype(dtype), r.standard_normal((k, n)).astype(dtype)
-    a[0] = -0.0
-    if k > 2:
-        b[0, 0], b[1, -1], a[2] = np.inf, np.nan, 1e30
+    k = ls[lc]
+    r = np.random.default_rng(k * len(lfree) + len(rfree))
+    a, b = r.standard_normal(ls).astype(dtype), r.standard_normal(rs).astype(dtype)
+    a.reshape(-1)[0] = -0.0
+    if a.size > 2 and b.size > 2:
+        b.reshape(-1)[0], b.reshape(-1)[-1], a.reshape(-1)[2] = np.inf, np.nan, 1e30
+    spread_a = (r.standard_normal(ls) * 10.0 ** r.integers(-8, 8, ls)).astype(dtype)
+    spread_b = (r.standard_normal(rs) * 10.0 ** r.integers(-8, 8, rs)).astype(dtype)
     m = shlo.parse(text)
     with np.errstate(all="ignore"):
-        for x, y in ((a, b), (-np.abs(a) * 0, np.abs(b) * 0)):
+        for x, y in ((a, b), (-np.abs(a) * 0, np.abs(b) * 0), (spread_a, spread_b)):
             got = shlo.run(m, x, y)[0]
-            want = _float_matmul(x.reshape(1, 1, k), y.reshape(1, k, n)).reshape(n)
-            assert got.tobytes() == want.tobytes()
+            xt = x.transpose(([0] if batch else []) + lfree + [lc]).reshape(1, -1, k)
+            yt = y.transpose(([0] if batch else []) + [rc] + rfree).reshape(1, k, -1)
+            want = _float_matmul(xt, yt).reshape(os_)
+            assert want.tobytes() == _in_index_order(xt, yt).tobytes()
+            assert got.shape == want.shape and got.tobytes() == want.tobytes()
+            assert _stepwise(m, x, y)[0].tobytes() == want.tobytes()
 
 
 def test_nested_loops_with_in_place_updates():

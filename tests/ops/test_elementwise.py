@@ -356,6 +356,29 @@ def test_float_maximum_minimum_ieee(type_name: str, quiet_floats) -> None:
     assert np.signbit(mn[:4]).tolist() == [True, True, True, False]
 
 
+@pytest.mark.parametrize("type_name", ["f16", "f32", "f64"])
+@pytest.mark.parametrize("size", [1, 3, 16, 64, 65, 1000])
+def test_float_maximum_minimum_zero_signs_at_any_size(type_name: str, size: int,
+                                                      quiet_floats) -> None:
+    # Small results are searched for the wrong zero's bytes, larger ones compared: both give
+    # IEEE's zero signs, also when a value's bytes run into the next one's (an unaligned match
+    # of -0's or +0's bytes, e.g. a +0 followed by a float whose low bytes are 0x80 0x00...).
+    dt = np.dtype({"f16": np.float16, "f32": np.float32, "f64": np.float64}[type_name])
+    u = np.dtype(f"u{dt.itemsize}")
+    r = np.random.default_rng(size)
+    pool = np.array([-0.0, 0.0, 1.0, -2.0, np.nan, np.inf], dt)
+    tricky = np.array([1 << (8 * dt.itemsize - 8), 0x80, 1], u).view(dt)  # unaligned matches
+    x = np.concatenate([pool, tricky])[r.integers(0, 9, size)]
+    y = np.concatenate([pool, tricky])[r.integers(0, 9, size)]
+    xb, yb = x.view(u).astype(np.uint64), y.view(u).astype(np.uint64)
+    nan = np.isnan(x) | np.isnan(y)
+    for name, better, same in (("maximum", x > y, xb & yb), ("minimum", x < y, xb | yb)):
+        got = run1(f"stablehlo.{name}", [x, y], type_name)
+        want = np.where(x == y, same, np.where(better, xb, yb)).astype(u).view(dt)
+        assert np.array_equal(np.isnan(got), nan)
+        assert got[~nan].view(u).tolist() == want[~nan].view(u).tolist()
+
+
 def test_clamp_broadcast_and_nan(quiet_floats) -> None:
     r = run1("stablehlo.clamp", [0.0, [-1.0, 0.5, 2.0, np.nan], 1.0], "f32")
     np.testing.assert_array_equal(r, np.float32([0.0, 0.5, 1.0, np.nan]))

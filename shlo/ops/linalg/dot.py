@@ -25,7 +25,7 @@ from ...syntax.parser import canonical_struct_params
 from ...types import QuantizedType, TensorType, Type
 from .. import _constraints as _c
 from .contraction_checks import precision_config_ok, quantized_dot_like_ok, result_shape_ok
-from .matmul import DotAlgorithm, Matmul, product_for, sequential_vector
+from .matmul import DotAlgorithm, Matmul, product_for, sequential_slabs
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...errors import Diagnostics
@@ -217,22 +217,55 @@ def _prepare_dot(op: Operation, dims: DotDimensionNumbers,
             b = (rhs if rid else rhs.transpose(rhs_perm)).reshape(rshape)
             return product(a, b).reshape(out_shape)
 
-        if g == 1 and m == 1 and sequential_vector(matmul, k, n, lhs_t.dtype, rhs_t.dtype):
-            # vector @ matrix (an RNN step): matmul's sequential sum of all products, without
-            # its generic (G, K, M, N) layout: the same products, summed over K in index order
-            zero, finish, add_reduce = matmul.compute.type(0), matmul.finish, np.add.reduce
-            kshape, kn = (k, 1), (k, n)
-
-            def direct(lhs: Any, rhs: Any) -> Any:  # noqa: F811
-                a = (lhs if lid else lhs.transpose(lhs_perm)).reshape(kshape)
-                b = (rhs if rid else rhs.transpose(rhs_perm)).reshape(kn)
-                return finish(np.add(add_reduce(a * b, axis=0), zero)).reshape(out_shape)
+        if g == 1 and sequential_slabs(matmul, m, k, n, lhs_t.dtype, rhs_t.dtype):
+            # one product of small matrices (an RNN's vector @ matrix, a matrix @ vector):
+            # matmul's sequential sum of all products without its generic (G, K, M, N)
+            # layout, and no reshape where the operands already have the shapes needed
+            direct = _sequential_product(matmul, m, k, n, ls if lid else None,
+                                         rs if rid else None, lhs_perm, rhs_perm, out_shape)
 
     def run(lhs: Any, rhs: Any) -> Sequence[Any]:
         return (direct(lhs, rhs),)
 
     run.direct = direct  # type: ignore[attr-defined]
     return run
+
+
+def _sequential_product(matmul: Matmul, m: int, k: int, n: int, lhs_shape: tuple[int, ...] | None,
+                        rhs_shape: tuple[int, ...] | None, lhs_perm: tuple[int, ...],
+                        rhs_perm: tuple[int, ...], out_shape: tuple[int, ...]) -> Any:
+    """``lhs @ rhs`` for one (M, K) x (K, N) product that :func:`sequential_slabs` allows:
+    ``add.reduce(A.T[:, :, None] * B[:, None, :], axis=0, initial=+0)`` with the (K, M, N)
+    products shaped (K, N) when M = 1 and (K, M) when N = 1. ``lhs_shape``/``rhs_shape``: the
+    operand's shape when it needs no transpose (None: transpose by the perm first)."""
+    zero, add_reduce, multiply = matmul.compute.type(0), np.add.reduce, np.multiply
+    # the operand shapes the product takes: A.T as (K, M) (a transposed view), B as (K, N)
+    if m == 1:
+        lshape, rshape, at = (k, 1), (k, n), False
+    elif n == 1:
+        lshape, rshape, at = (m, k), (k, 1), True
+    else:
+        lshape, rshape, at = (m, k), (k, 1, n), True
+    lkeep, rkeep = lhs_shape == lshape, rhs_shape == rshape
+    reshaped = (n,) if m == 1 else (m,) if n == 1 else (m, n)
+    okeep = reshaped == out_shape
+    lperm = None if lhs_shape is not None else lhs_perm
+    rperm = None if rhs_shape is not None else rhs_perm
+    general = m > 1 and n > 1
+
+    def direct(lhs: Any, rhs: Any) -> Any:
+        a = lhs if lperm is None else lhs.transpose(lperm)
+        b = rhs if rperm is None else rhs.transpose(rperm)
+        if not lkeep:
+            a = a.reshape(lshape)
+        if at:
+            a = a.T[:, :, None] if general else a.T
+        # order="C": K outermost in memory even when an operand is a transposed view
+        p = multiply(a, b if rkeep else b.reshape(rshape), order="C")
+        out = add_reduce(p, axis=0, initial=zero)
+        return out if okeep else out.reshape(out_shape)
+
+    return direct
 
 
 @kernel("stablehlo.dot_general")

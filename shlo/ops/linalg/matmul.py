@@ -309,14 +309,16 @@ def product_for(matmul: Matmul, lhs: np.dtype, rhs: np.dtype) -> Callable[..., n
     return _float_matmul if plain_float(matmul, lhs, rhs) else matmul
 
 
-def sequential_vector(matmul: Matmul, k: int, n: int, lhs: np.dtype, rhs: np.dtype) -> bool:
-    """Whether a (1, 1, K) x (1, K, N) product of ``matmul`` is :func:`_float_matmul`'s
-    sequential sum over K of the (K, N) products with nothing around it (no operand or
+def sequential_slabs(matmul: Matmul, m: int, k: int, n: int, lhs: np.dtype,
+                     rhs: np.dtype) -> bool:
+    """Whether a (1, M, K) x (1, K, N) product of ``matmul`` is :func:`_float_matmul`'s
+    sequential sum over K of the (M, N) slabs of products with nothing around it (no operand or
     accumulator rounding, operands and result already of the compute dtype), so a caller may
-    compute ``add.reduce(a[:, None] * b, axis=0) + 0`` itself (N > 1: the K axis is not the
-    innermost one, so numpy adds the rows in index order)."""
-    return (plain_float(matmul, lhs, rhs) and n > 1 and 0 < k <= _SEQUENTIAL_MAX_K and
-            n * k <= _SEQUENTIAL_MAX_WORK)
+    compute ``add.reduce(P, axis=0, initial=+0)`` of the (K, M, N) products ``P`` itself
+    (M*N > 1: the K axis is not the innermost one, so numpy adds the slabs in index order;
+    starting from +0 is the same as adding +0 at the end, see :func:`_float_matmul`)."""
+    return (plain_float(matmul, lhs, rhs) and m * n > 1 and 0 < k <= _SEQUENTIAL_MAX_K and
+            m * n * k <= _SEQUENTIAL_MAX_WORK)
 
 
 def _float_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -328,12 +330,14 @@ def _float_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if k == 0:
         return np.zeros((g, m, n), dtype=np.result_type(a, b))
     # All products at once, (G, K, M, N), then one sum over K. With M*N > 1 the K axis is not
-    # the innermost one in memory, so numpy's add.reduce adds the (M, N) slabs one after the
-    # other in index order k = 0, 1, ... (never its pairwise sum, which it uses only along the
-    # innermost axis); with M*N = 1 add.accumulate gives the same sequential order. Starting
-    # the sum from P[0] instead of from +0 changes only a zero's sign (-0 when every partial
-    # sum is -0): adding +0 at the end gives exactly acc = 0; acc += P[k] (tests pin it).
-    products = a.transpose(0, 2, 1)[:, :, :, None] * b[:, :, None, :]
+    # the innermost one in memory (order="C": numpy would otherwise lay the products out like
+    # the operands, and a transposed operand puts K innermost), so numpy's add.reduce adds the
+    # (M, N) slabs one after the other in index order k = 0, 1, ... (never its pairwise sum,
+    # which it uses only along the innermost axis); with M*N = 1 add.accumulate gives the same
+    # sequential order. Starting the sum from P[0] instead of from +0 changes only a zero's
+    # sign (-0 when every partial sum is -0): adding +0 at the end gives exactly acc = 0;
+    # acc += P[k] (tests pin it).
+    products = np.multiply(a.transpose(0, 2, 1)[:, :, :, None], b[:, :, None, :], order="C")
     if m * n == 1:
         total = np.add.accumulate(products, axis=1)[:, -1]
     else:

@@ -7,6 +7,7 @@ The result of a static broadcast is a read-only view with zero strides on the ne
 
 from __future__ import annotations
 
+import operator
 from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
@@ -94,7 +95,7 @@ def broadcast_in_dim(op: Operation, ctx: PrepareContext) -> Kernel:
         direct = dtype.isbuiltin == 1 and 0 not in shape  # numpy's own types: buffers
         expanded = tuple(v == 1 and n != 1 for v, n in zip(view_t, shape))
 
-        def run(operand: np.ndarray) -> Sequence[Any]:
+        def one(operand: np.ndarray) -> Any:
             a = np.asarray(operand)
             if a.dtype != dtype:
                 a = a.astype(dtype)
@@ -103,8 +104,18 @@ def broadcast_in_dim(op: Operation, ctx: PrepareContext) -> Kernel:
             a = a.reshape(view_t)
             if direct and a.flags.c_contiguous:
                 strides = tuple(0 if e else st for e, st in zip(expanded, a.strides))
-                return (ndarray(shape, dtype, memoryview(a).toreadonly(), 0, strides),)
-            return (broadcast_to(a, shape),)
+                return ndarray(shape, dtype, memoryview(a).toreadonly(), 0, strides)
+            return broadcast_to(a, shape)
+
+        if not any(expanded) and transpose is None and \
+                getattr(op.operands[0].type, "dtype", None) == dtype:
+            # only size-1 dimensions added (`x` to `1 x x` in a scan step): a reshape
+            one = operator.methodcaller("reshape", shape)  # type: ignore[assignment]
+
+        def run(operand: np.ndarray) -> Sequence[Any]:
+            return (one(operand),)
+
+        run.direct = one  # type: ignore[attr-defined]
     elif shape is not None:
         def run(operand: np.ndarray) -> Sequence[Any]:
             return (broadcast_in_dim_array(as_dtype(operand, dtype), bd, shape),)

@@ -7,6 +7,7 @@ their parameters, which the constraints move with the quantization dimension.
 
 from __future__ import annotations
 
+import operator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Sequence
 
@@ -54,6 +55,9 @@ def reshape(op: Operation, ctx: PrepareContext) -> Kernel:
         operand = as_dtype(operand, dtype)
         return (operand.reshape(reshape_target(shape, operand.size)),)  # type: ignore[arg-type]
 
+    if t.is_static and op.operands[0].type.dtype == dtype:
+        # the operand already has the dtype (values always do): a view of the static shape
+        run.direct = operator.methodcaller("reshape", shape)  # type: ignore[attr-defined]
     return run
 
 
