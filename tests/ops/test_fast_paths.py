@@ -306,3 +306,132 @@ def test_maximum_minimum_signed_zeros(dt):
         mx, mn = (r.reshape(()) for r in shlo.run(text.replace("6x", ""), np.array(a),
                                                   np.array(b)))
         assert not np.signbit(mx) and np.signbit(mn)
+
+
+# --- f16 / bf16 compiled loops (shlo/ops/_half.py) -----------------------------------------------
+
+def _half_dtypes():
+    import ml_dtypes
+
+    return {"f16": np.dtype(np.float16), "bf16": np.dtype(ml_dtypes.bfloat16)}
+
+
+def _half_loops():
+    from shlo.ops import _half
+
+    mod = _half.loops()
+    if mod is None:
+        pytest.skip("numba is not installed (or SHLO_NO_JIT is set)")
+    return mod
+
+
+def _all_half_bits():
+    return np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
+
+
+def _some_half_bits(t):
+    """Second operands: zeros, ones, the largest and smallest values, infinities, NaNs with
+    several payloads and signs, and random patterns."""
+    special = {"f16": [0x0000, 0x8000, 0x0001, 0x8001, 0x03FF, 0x0400, 0x3C00, 0xBC00, 0x3C01,
+                       0x7BFF, 0xFBFF, 0x7C00, 0xFC00, 0x7C01, 0x7E00, 0xFE00, 0x7E55, 0xFD01,
+                       0x3555, 0x1000, 0x5800],
+               "bf16": [0x0000, 0x8000, 0x0001, 0x8001, 0x007F, 0x0080, 0x3F80, 0xBF80, 0x3F81,
+                        0x7F7F, 0xFF7F, 0x7F80, 0xFF80, 0x7F81, 0x7FC0, 0xFFC0, 0x7FD5, 0xFF81,
+                        0x3EAB, 0x2000, 0x4B00]}[t]
+    rnd = np.random.default_rng(7).integers(0, 1 << 16, 43).astype(np.uint16)
+    return np.concatenate([np.array(special, np.uint16), rnd])
+
+
+@pytest.mark.parametrize("t", ["f16", "bf16"])
+@pytest.mark.parametrize("name", ["add", "subtract", "multiply", "divide"])
+def test_half_binary_loops_equal_numpy(t, name):
+    """Every bit pattern against 64 second operands (specials, NaN payloads, random), both
+    orders: the compiled loop's bits are numpy's / ml_dtypes' own, NaN payloads included."""
+    loops = _half_loops()
+    dt = _half_dtypes()[t]
+    x, ys = _all_half_bits(), _some_half_bits(t)
+    a = np.repeat(x, ys.size)
+    b = np.tile(ys, x.size)
+    for lhs, rhs in ((a, b), (b, a)):
+        got = np.empty(lhs.size, np.uint16)
+        loops.BINARY[(name, t)](lhs, rhs, got)
+        with np.errstate(all="ignore"):
+            want = getattr(np, name)(lhs.view(dt), rhs.view(dt)).view(np.uint16)
+        bad = np.flatnonzero(got != want)
+        assert bad.size == 0, [(hex(lhs[i]), hex(rhs[i]), hex(got[i]), hex(want[i]))
+                               for i in bad[:5]]
+
+
+def _f32_near_roundings():
+    """float32 patterns at and next to every rounding point of f16 and bf16: each high half
+    with low halves that are ties, just below and just above them, for both parities."""
+    hi = (np.arange(1 << 16, dtype=np.uint32) << 16)
+    lows = np.array([b << 13 | r for b in range(8) for r in (0, 1, 0xFFF, 0x1000, 0x1001, 0x1FFF)]
+                    + [0x7FFF, 0x8000, 0x8001, 0xFFFF], np.uint32)
+    return (hi[:, None] | lows[None, :]).reshape(-1)
+
+
+@pytest.mark.parametrize("t", ["f16", "bf16"])
+def test_half_casts_equal_numpy(t):
+    loops = _half_loops()
+    dt = _half_dtypes()[t]
+    x = _all_half_bits()
+    wide = np.empty(x.size, np.float32)
+    (loops.f16_to_f32 if t == "f16" else loops.bf16_to_f32)(x, wide)
+    np.testing.assert_array_equal(wide.view(np.uint32), x.view(dt).astype(np.float32).view(np.uint32))
+    f = _f32_near_roundings()
+    got = np.empty(f.size, np.uint16)
+    (loops.f32_to_f16 if t == "f16" else loops.f32_to_bf16)(f.view(np.float32), got)
+    with np.errstate(all="ignore"):
+        want = f.view(np.float32).astype(dt).view(np.uint16)
+    bad = np.flatnonzero(got != want)
+    assert bad.size == 0, [(hex(f[i]), hex(got[i]), hex(want[i])) for i in bad[:5]]
+
+
+def test_half_gather_equals_take():
+    from shlo.ops import _half
+
+    _half_loops()
+    table = np.random.default_rng(3).integers(0, 1 << 16, 1 << 16).astype(np.uint16).view(
+        np.float16)
+    idx = np.random.default_rng(4).integers(0, 1 << 16, (70, 90)).astype(np.uint16)
+    got = _half.gather(table, idx)
+    assert got is not None and got.shape == idx.shape and got.dtype == np.float16
+    np.testing.assert_array_equal(got.view(np.uint16), np.take(table, idx).view(np.uint16))
+
+
+_HALF_PROGRAM = """func.func @main(%x: tensor<64x80x{t}>, %y: tensor<64x80x{t}>, %w: tensor<80x96x{t}>)
+    -> (tensor<64x80x{t}>, tensor<64x80x{t}>, tensor<64x80x{t}>, tensor<64x80x{t}>,
+        tensor<64x80xf32>, tensor<64x80x{t}>, tensor<64x96x{t}>, tensor<64x80x{t}>) {{
+  %0 = stablehlo.add %x, %y : tensor<64x80x{t}>
+  %1 = stablehlo.subtract %x, %y : tensor<64x80x{t}>
+  %2 = stablehlo.multiply %x, %y : tensor<64x80x{t}>
+  %3 = stablehlo.divide %x, %y : tensor<64x80x{t}>
+  %4 = stablehlo.convert %x : (tensor<64x80x{t}>) -> tensor<64x80xf32>
+  %5 = stablehlo.convert %4 : (tensor<64x80xf32>) -> tensor<64x80x{t}>
+  %6 = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<64x80x{t}>, tensor<80x96x{t}>) -> tensor<64x96x{t}>
+  %7 = stablehlo.tanh %y : tensor<64x80x{t}>
+  return %0, %1, %2, %3, %4, %5, %6, %7 : tensor<64x80x{t}>, tensor<64x80x{t}>, tensor<64x80x{t}>, tensor<64x80x{t}>, tensor<64x80xf32>, tensor<64x80x{t}>, tensor<64x96x{t}>, tensor<64x80x{t}>
+}}"""
+
+
+@pytest.mark.parametrize("t", ["f16", "bf16"])
+def test_half_kernels_equal_general_path(monkeypatch, t):
+    """The interpreter's f16/bf16 add, subtract, multiply, divide, convert, dot_general and a
+    tabled tanh give the same bits with the compiled loops as without them."""
+    from shlo.ops import _half
+
+    _half_loops()
+    dt = _half_dtypes()[t]
+    rng = np.random.default_rng(5)
+    bits = rng.integers(0, 1 << 16, (2, 64, 80)).astype(np.uint16)
+    x, y = bits[0].view(dt), bits[1].view(dt)
+    w = rng.standard_normal((80, 96)).astype(dt)
+    text = _HALF_PROGRAM.format(t=t)
+    with np.errstate(all="ignore"):
+        fast = shlo.run(text, x, y, w)
+        monkeypatch.setattr(_half, "_LOOPS", False)
+        general = shlo.run(text, x, y, w)
+    for i, (f, g) in enumerate(zip(fast, general)):
+        assert f.dtype == g.dtype and f.shape == g.shape, i
+        np.testing.assert_array_equal(f.view(np.uint8), g.view(np.uint8), err_msg=str(i))

@@ -19,6 +19,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ...dtypes import F16, is_ml_float, uint_of_size
+from .._half import gather
 
 __all__ = ["tabled_unary", "tabled_binary", "table_eligible"]
 
@@ -61,7 +62,9 @@ def tabled_unary(key: str, careful: Fn, dt: Any) -> Fn | None:
     u = uint_of_size(dt.itemsize)
 
     def run(x: Any) -> Any:
-        return np.take(table, np.asarray(x).view(u))
+        bits = np.asarray(x).view(u)
+        fast = gather(table, bits) if u == np.uint16 else None  # no intp copy of the indices
+        return np.take(table, bits) if fast is None else fast
 
     return run
 
