@@ -11,11 +11,12 @@ wide side) and computes what numpy / ml_dtypes compute element by element, in th
 * bf16 <-> f32: a shift; round to nearest even on the bits, every NaN to the quiet NaN 0x7fc0
   with its sign (ml_dtypes' conversion);
 * add, subtract, multiply, divide: the two operands widened to f32, one f32 operation, one
-  rounding. numpy's f16 add and multiply evaluate ``b op a`` (when both are NaN, the result
-  carries b's payload), subtract and divide ``a op b``; the loops below do the same.
+  rounding; a NaN operand's payload is propagated as numpy and ml_dtypes do (``_nan_rule``).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numba as nb
 import numpy as np
@@ -72,6 +73,31 @@ def _f2b(typingctx, f):  # type: ignore[no-untyped-def]
     return types.uint16(types.float32), codegen
 
 
+def _nan_rule(second: bool) -> Any:
+    """An intrinsic ``(r, a, b) -> r``, except that when ``a`` or ``b`` is a NaN the result is
+    that NaN made quiet, ``b``'s when both are (``second``) or ``a``'s. numpy's and ml_dtypes'
+    loops follow that rule (add, multiply: the second operand's; subtract, divide: the
+    first's); a compiled ``a + b`` alone may come out either way, since LLVM may commute the
+    operands of a commutative operation differently in its vector and scalar loops."""
+    @intrinsic
+    def rule(typingctx, r, a, b):  # type: ignore[no-untyped-def]
+        def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+            r, a, b = args
+            i32 = ir.IntType(32)
+            a_nan = builder.fcmp_unordered("uno", a, a)
+            b_nan = builder.fcmp_unordered("uno", b, b)
+            pick = builder.select(b_nan, b, a) if second else builder.select(a_nan, a, b)
+            quiet = builder.bitcast(builder.or_(builder.bitcast(pick, i32),
+                                                ir.Constant(i32, 0x400000)), ir.FloatType())
+            return builder.select(builder.or_(a_nan, b_nan), quiet, r)
+        return types.float32(types.float32, types.float32, types.float32), codegen
+    return rule
+
+
+_nan_second = _nan_rule(True)
+_nan_first = _nan_rule(False)
+
+
 @nb.njit(inline="always")
 def _h2f_keep(h):  # type: ignore[no-untyped-def]
     """``_h2f``, keeping a signaling NaN signaling (numpy's cast; the hardware quiets it)."""
@@ -126,49 +152,57 @@ def gather16(table, idx, out):  # type: ignore[no-untyped-def]
 @nb.njit(**_JIT)
 def _add_f16(x, y, out):  # type: ignore[no-untyped-def]
     for i in range(x.size):
-        out[i] = _f2h(_h2f(y[i]) + _h2f(x[i]))
+        a, b = _h2f(x[i]), _h2f(y[i])
+        out[i] = _f2h(_nan_second(a + b, a, b))
 
 
 @nb.njit(**_JIT)
 def _subtract_f16(x, y, out):  # type: ignore[no-untyped-def]
     for i in range(x.size):
-        out[i] = _f2h(_h2f(x[i]) - _h2f(y[i]))
+        a, b = _h2f(x[i]), _h2f(y[i])
+        out[i] = _f2h(_nan_first(a - b, a, b))
 
 
 @nb.njit(**_JIT)
 def _multiply_f16(x, y, out):  # type: ignore[no-untyped-def]
     for i in range(x.size):
-        out[i] = _f2h(_h2f(y[i]) * _h2f(x[i]))
+        a, b = _h2f(x[i]), _h2f(y[i])
+        out[i] = _f2h(_nan_second(a * b, a, b))
 
 
 @nb.njit(**_JIT)
 def _divide_f16(x, y, out):  # type: ignore[no-untyped-def]
     for i in range(x.size):
-        out[i] = _f2h(_h2f(x[i]) / _h2f(y[i]))
+        a, b = _h2f(x[i]), _h2f(y[i])
+        out[i] = _f2h(_nan_first(a / b, a, b))
 
 
 @nb.njit(**_JIT)
 def _add_bf16(x, y, out):  # type: ignore[no-untyped-def]
     for i in range(x.size):
-        out[i] = _f2b(_b2f(x[i]) + _b2f(y[i]))
+        a, b = _b2f(x[i]), _b2f(y[i])
+        out[i] = _f2b(_nan_second(a + b, a, b))
 
 
 @nb.njit(**_JIT)
 def _subtract_bf16(x, y, out):  # type: ignore[no-untyped-def]
     for i in range(x.size):
-        out[i] = _f2b(_b2f(x[i]) - _b2f(y[i]))
+        a, b = _b2f(x[i]), _b2f(y[i])
+        out[i] = _f2b(_nan_first(a - b, a, b))
 
 
 @nb.njit(**_JIT)
 def _multiply_bf16(x, y, out):  # type: ignore[no-untyped-def]
     for i in range(x.size):
-        out[i] = _f2b(_b2f(x[i]) * _b2f(y[i]))
+        a, b = _b2f(x[i]), _b2f(y[i])
+        out[i] = _f2b(_nan_second(a * b, a, b))
 
 
 @nb.njit(**_JIT)
 def _divide_bf16(x, y, out):  # type: ignore[no-untyped-def]
     for i in range(x.size):
-        out[i] = _f2b(_b2f(x[i]) / _b2f(y[i]))
+        a, b = _b2f(x[i]), _b2f(y[i])
+        out[i] = _f2b(_nan_first(a / b, a, b))
 
 
 BINARY = {
