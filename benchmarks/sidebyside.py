@@ -84,11 +84,12 @@ def load_line(trials: int) -> str:
 
 
 def main(names: list[str], program: Callable[[str], tuple[str, list[np.ndarray]]],
-         script: str) -> None:
+         script: str, xla_text: dict[str, str] | None = None) -> None:
     """The command line of a side-by-side benchmark: ``[--before TREE] [--trials N]
     [--only SUBSTR]`` prints a table of this tree's time (and TREE's), XLA's and the ratios;
     ``program(name)`` gives a program's text and arguments. Both trees must compute the same
-    bits (a warning otherwise)."""
+    bits (a warning otherwise). ``xla_text`` gives, for some programs, the text XLA runs
+    instead (an equivalent program in types XLA has)."""
     import argparse
     from pathlib import Path
 
@@ -114,7 +115,8 @@ def main(names: list[str], program: Callable[[str], tuple[str, list[np.ndarray]]
         after, ad = time_tree(script, here, name, a.trials)
         if bd is not None and bd != ad:
             print(f"WARNING: {name}: results differ between the trees", file=sys.stderr)
-        xla = time_xla(*program(name), a.trials)
+        text, args = program(name)
+        xla = time_xla((xla_text or {}).get(name, text), args, a.trials)
         row = [name] + ([fmt(before)] if a.before else []) + [fmt(after), fmt(xla)]
         if a.before:
             row.append(f"{before / xla:.1f}" if xla else "-")

@@ -471,14 +471,77 @@ def _integer_dot_like(op: Operation, ctx: PrepareContext,
     exact_one = bool(np.all(multiplier == 1.0))
     out = Quantizer(oq, res_rank)
     rest = len(op.operands) - 2
+    folded = _folded_dot(op, ctx, prepare, lq, rq)
 
     def run(lhs: Any, rhs: Any, *others: Any) -> list[np.ndarray]:
-        a = (storage_int64(lhs) - lzp).astype(acc_dtype)
-        b = (storage_int64(rhs) - rzp).astype(acc_dtype)
-        acc = np.asarray(int_run(a, b, *others[:rest])[0]).astype(_F64)
+        if folded is not None:
+            acc = folded(lhs, rhs).astype(_F64)
+        else:
+            a = (storage_int64(lhs) - lzp).astype(acc_dtype)
+            b = (storage_int64(rhs) - rzp).astype(acc_dtype)
+            acc = np.asarray(int_run(a, b, *others[:rest])[0]).astype(_F64)
         return [out.from_real_ratio(acc if exact_one else acc * multiplier)]
 
     return run
+
+
+def _folded_dot(op: Operation, ctx: PrepareContext, prepare: Callable[..., Kernel],
+                lq: QuantizedType, rq: QuantizedType) -> Callable[[Any, Any], np.ndarray] | None:
+    """``sum((l - zl) * r)`` of a dot_general as ``l @ r - zl * sum(r)``: the product of the
+    storage values themselves (an integer dot, exact; f32 BLAS when its sums provably stay
+    below 2**24: i8 x i8 up to K = 1023, longer ones by the operands' actual magnitudes), the
+    lhs zero point folded in through the sums of rhs over the contracted dimensions, in
+    int64. The same integers as subtracting zl from every lhs element first; None (that path)
+    for convolutions (padding), per-axis lhs zero points or nonzero rhs zero points."""
+    if op.name not in ("stablehlo.dot_general", "stablehlo.dot") or len(op.operands) != 2:
+        return None
+    if lq.quantization_dimension is not None or any(z != 0 for z in rq.zero_points) or \
+            max(lq.storage_type.width, rq.storage_type.width) > 16:
+        return None
+    lhs_t, rhs_t = op.operands[0].type, op.operands[1].type
+    if not (isinstance(rhs_t, TensorType) and rhs_t.is_static):
+        return None
+    lhs_rank, rhs_rank = _rank(lhs_t), _rank(rhs_t)
+    if op.name == "stablehlo.dot":
+        lb, rb, lc, rc = (), (), (lhs_rank - 1,), (0,)
+    else:
+        lb, rb, lc, rc = dot_dimension_numbers(op)
+
+    def storage(t: Type) -> Type:
+        if isinstance(t, TensorType) and isinstance(t.element_type, QuantizedType):
+            return TensorType(t.shape, t.element_type.storage_type, t.encoding)
+        return t
+
+    product = _i64_product(op, storage, prepare, ctx)
+    zl = int(lq.zero_points[0]) if lq.zero_points else 0
+    kept = [d for d in range(rhs_rank) if d not in rc]
+    rhs_free = [d for d in kept if d not in rb]
+    perm = [kept.index(d) for d in rb] + [kept.index(d) for d in rhs_free]
+    n_lhs_free = lhs_rank - len(lb) - len(lc)
+    shape = rhs_t.shape  # type: ignore[union-attr]
+    to_result = tuple(shape[d] for d in rb) + (1,) * n_lhs_free + \
+        tuple(shape[d] for d in rhs_free)
+
+    def run(lhs: Any, rhs: Any) -> np.ndarray:
+        acc = np.asarray(product(lhs, rhs)[0], np.int64)
+        if zl == 0:
+            return acc
+        sums = np.sum(np.asarray(rhs, np.int64), axis=tuple(rc))
+        return acc - np.int64(zl) * np.transpose(sums, perm).reshape(to_result)
+
+    return run
+
+
+def _i64_product(op: Operation, storage: Callable[[Type], Type],
+                 prepare: Callable[..., Kernel], ctx: PrepareContext) -> Kernel:
+    """The kernel of ``op`` on its storage types with an i64 result (exact: products of two
+    <= 16-bit integers summed over fewer than 2**32 terms stay below 2**63)."""
+    res = op.results[0].type
+    i64 = TensorType(res.shape, element_type("i64")) if isinstance(res, TensorType) else res
+    operands = [Value(storage(v.type), None, i, v.name) for i, v in enumerate(op.operands)]
+    shadow = Operation(op.name, operands, [i64], op.properties, op.attributes,
+                       location=op.location)
+    return prepare(shadow, ctx)
 
 
 def _accumulator(lq: QuantizedType, rq: QuantizedType, rhs_t: Type) -> tuple[Any, np.dtype]:

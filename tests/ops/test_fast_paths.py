@@ -444,3 +444,49 @@ def test_half_kernels_equal_general_path(monkeypatch, t):
     for i, (f, g) in enumerate(zip(fast, general)):
         assert f.dtype == g.dtype and f.shape == g.shape, i
         np.testing.assert_array_equal(f.view(np.uint8), g.view(np.uint8), err_msg=str(i))
+
+
+# --- quantized dot_general: the lhs zero point folded into the sums of rhs ----------------------
+
+_QDOT = [
+    # lhs type, rhs type, result type, dims, lhs shape, rhs shape
+    ("!quant.uniform<i8:f32, 0.05:3>", "!quant.uniform<i8:f32, 0.02>",
+     "!quant.uniform<i32:f32, 0.001>", "contracting_dims = [1] x [0]", (33, 1500), (1500, 17),
+     (33, 17)),
+    ("!quant.uniform<i8:f32, 0.05:-7>", "!quant.uniform<i8:f32:1, {0.02, 0.03, 0.04}>",
+     "!quant.uniform<i8:f32:2, {0.5:1, 0.6:2, 0.7:-1}>",
+     "batching_dims = [0] x [0], contracting_dims = [2, 3] x [2, 3]", (2, 5, 6, 7), (2, 3, 6, 7),
+     (2, 5, 3)),
+    ("!quant.uniform<i4:f32, 0.5:2>", "!quant.uniform<i4:f32, 0.25>",
+     "!quant.uniform<i16:f32, 0.125:4>", "contracting_dims = [0] x [1]", (40, 9), (11, 40),
+     (9, 11)),
+]
+
+
+@pytest.mark.parametrize("lq, rq, oq, dims, ls, rs, os_", _QDOT)
+def test_folded_quantized_dot_equals_shifted_operands(monkeypatch, lq, rq, oq, dims, ls, rs, os_):
+    from shlo.ops import quantization
+
+    def t(shape, q):
+        return f"tensor<{'x'.join(map(str, shape))}x{q}>"
+
+    a, b, o = t(ls, lq), t(rs, rq), t(os_, oq)
+    text = f"""func.func @main(%a: {a}, %b: {b}) -> {o} {{
+  %0 = stablehlo.dot_general %a, %b, {dims} : ({a}, {b}) -> {o}
+  return %0 : {o}
+}}"""
+    rng = np.random.default_rng(len(ls))
+    lo, hi = (-8, 7) if "i4" in lq else (-128, 127)
+    x = rng.integers(lo, hi, ls, endpoint=True)
+    y = rng.integers(lo, hi, rs, endpoint=True)
+    dt = shlo.types.element_type("i4").dtype if "i4" in lq else np.int8
+    x, y = x.astype(dt), y.astype(dt)
+    real, made = quantization._folded_dot, []
+    monkeypatch.setattr(quantization, "_folded_dot", lambda *a: made.append(real(*a)) or made[-1])
+    (folded,) = shlo.run(text, x, y)
+    assert made and made[0] is not None  # the folded path ran
+    monkeypatch.setattr(quantization, "_folded_dot", lambda *a: None)
+    (shifted,) = shlo.run(text, x, y)
+    assert folded.dtype == shifted.dtype and folded.shape == shifted.shape == os_
+    np.testing.assert_array_equal(folded, shifted)
+    assert np.any(folded != 0)
