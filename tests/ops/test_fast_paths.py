@@ -6,7 +6,9 @@
 * `sort` by value (numpy's SIMD sort) and the packed stable argsort = the permutation path;
 * dot_general on one BLAS thread restores the user's BLAS thread count;
 * scalar arithmetic on numpy scalars (constants, `while` loops) and the IEEE maximum/minimum
-  fix-up of signed zeros.
+  fix-up of signed zeros;
+* the compiled f16/bf16 loops (ops/_half.py) = numpy's and ml_dtypes' arithmetic and casts;
+* quantized dot_general with the lhs zero point folded = the shifted-operand product.
 
 Sizes are kept small by shrinking the block sizes with monkeypatch.
 """
