@@ -492,3 +492,31 @@ def test_folded_quantized_dot_equals_shifted_operands(monkeypatch, lq, rq, oq, d
     assert folded.dtype == shifted.dtype and folded.shape == shifted.shape == os_
     np.testing.assert_array_equal(folded, shifted)
     assert np.any(folded != 0)
+
+
+@pytest.mark.parametrize("t", ["f16", "bf16"])
+@pytest.mark.parametrize("op", ["maximum", "minimum"])
+def test_half_max_min_reduce_equals_tree(monkeypatch, t, op):
+    """f16/bf16 maximum/minimum reductions in float32 = the pairwise tree in the narrow type,
+    zeros of both signs, infinities and subnormals included."""
+    from shlo.ops import _half
+
+    _half_loops()
+    dt = _half_dtypes()[t]
+    bits = np.random.default_rng(6).integers(0, 1 << 16, (64, 300)).astype(np.uint16)
+    x = bits.view(dt)
+    x = np.where(np.isnan(x.astype(np.float32)), dt.type(0.5), x).astype(dt)
+    x[:8, :] = dt.type(0)
+    x[:4, ::3] = dt.type(-0.0)
+    x[8:12, ::2] = -x[8:12, ::2]
+    text = f"""func.func @main(%x: tensor<64x300x{t}>) -> (tensor<64x{t}>, tensor<300x{t}>) {{
+  %i = stablehlo.constant dense<0.0> : tensor<{t}>
+  %0 = stablehlo.reduce(%x init: %i) applies stablehlo.{op} across dimensions = [1] : (tensor<64x300x{t}>, tensor<{t}>) -> tensor<64x{t}>
+  %1 = stablehlo.reduce(%x init: %i) applies stablehlo.{op} across dimensions = [0] : (tensor<64x300x{t}>, tensor<{t}>) -> tensor<300x{t}>
+  return %0, %1 : tensor<64x{t}>, tensor<300x{t}>
+}}"""
+    fast = shlo.run(text, x)
+    monkeypatch.setattr(_half, "_LOOPS", False)
+    tree = shlo.run(text, x)
+    for f, g in zip(fast, tree):
+        np.testing.assert_array_equal(f.view(np.uint16), g.view(np.uint16))
