@@ -24,7 +24,8 @@ import numpy as np
 
 from ..dtypes import F16, F32
 
-__all__ = ["MIN_SIZE", "half_format", "loops", "binary", "widen", "narrow", "gather"]
+__all__ = ["MIN_SIZE", "half_format", "loops", "binary", "widen", "narrow", "gather",
+           "gather_pairs"]
 
 Fn = Callable[..., Any]
 
@@ -32,6 +33,7 @@ MIN_SIZE = 4096
 """Arrays with fewer elements use the general (numpy / ml_dtypes) path."""
 
 _U16 = np.dtype(np.uint16)
+_U8 = np.dtype(np.uint8)
 _LOCK = threading.Lock()
 _LOOPS: Any = None  # the module _half_jit, False when unavailable, None before the first try
 
@@ -141,14 +143,30 @@ def narrow(x: Any, dt: Any) -> np.ndarray | None:
 
 
 def gather(table: np.ndarray, index: Any) -> np.ndarray | None:
-    """``table[index]`` for a 2-byte ``table`` of 65536 entries and uint16 indices, or None
+    """``table[index]`` for a table of 1- or 2-byte entries and uint8/uint16 indices, or None
     (small, no loops): numpy's take first converts the indices to intp."""
     index = np.asarray(index)
-    if index.size < MIN_SIZE or table.dtype.itemsize != 2 or index.dtype != _U16:
+    if index.size < MIN_SIZE or table.dtype.itemsize > 2 or index.dtype not in (_U8, _U16):
         return None
     mod = loops()
     if mod is None:
         return None
+    u = _U16 if table.dtype.itemsize == 2 else _U8
     out = np.empty(index.shape, table.dtype)
-    mod.gather16(table.view(_U16), _flat(index, _U16), out.reshape(-1).view(_U16))
+    mod.gather16(table.view(u), _flat(index, index.dtype), out.reshape(-1).view(u))
+    return out
+
+
+def gather_pairs(table: np.ndarray, x: Any, y: Any) -> np.ndarray | None:
+    """``table[x * 256 + y]`` for a 65536-entry table of 1-byte entries and one-byte ``x``,
+    ``y`` of one shape (their bit patterns), or None (small, shapes differ, no loops)."""
+    x, y = np.asarray(x), np.asarray(y)
+    if x.size < MIN_SIZE or x.shape != y.shape or table.dtype.itemsize != 1:
+        return None
+    mod = loops()
+    if mod is None:
+        return None
+    out = np.empty(x.shape, table.dtype)
+    mod.gather_pairs(table.view(_U8), _flat(x, x.dtype).view(_U8), _flat(y, y.dtype).view(_U8),
+                     out.reshape(-1).view(_U8))
     return out

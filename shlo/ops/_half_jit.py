@@ -24,7 +24,8 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-__all__ = ["f16_to_f32", "f32_to_f16", "bf16_to_f32", "f32_to_bf16", "BINARY", "gather16"]
+__all__ = ["f16_to_f32", "f32_to_f16", "bf16_to_f32", "f32_to_bf16", "BINARY", "gather16",
+           "gather_pairs"]
 
 _JIT = dict(cache=True, nogil=True, error_model="numpy", boundscheck=False)
 
@@ -144,9 +145,17 @@ def f32_to_bf16(x, out):  # type: ignore[no-untyped-def]
 
 @nb.njit(**_JIT)
 def gather16(table, idx, out):  # type: ignore[no-untyped-def]
-    """``out[i] = table[idx[i]]`` for uint16 indices (no conversion of the indices to intp)."""
+    """``out[i] = table[idx[i]]`` for uint8/uint16 indices (no conversion of the indices to
+    intp; compiled per index and table width)."""
     for i in range(idx.size):
         out[i] = table[idx[i]]
+
+
+@nb.njit(**_JIT)
+def gather_pairs(table, x, y, out):  # type: ignore[no-untyped-def]
+    """``out[i] = table[x[i] * 256 + y[i]]`` for uint8 ``x``, ``y`` (a 256 x 256 table)."""
+    for i in range(x.size):
+        out[i] = table[(np.uint16(x[i]) << np.uint16(8)) | np.uint16(y[i])]
 
 
 @nb.njit(**_JIT)

@@ -520,3 +520,27 @@ def test_half_max_min_reduce_equals_tree(monkeypatch, t, op):
     tree = shlo.run(text, x)
     for f, g in zip(fast, tree):
         np.testing.assert_array_equal(f.view(np.uint16), g.view(np.uint16))
+
+
+@pytest.mark.parametrize("t", ["f8E4M3FN", "f8E5M2"])
+def test_one_byte_tables_compiled_gather_equals_take(monkeypatch, t):
+    """f8 unary and binary lookup tables read through the compiled gathers = numpy's take."""
+    from shlo.ops import _half
+    from shlo.types import element_type
+
+    _half_loops()
+    dt = element_type(t).dtype
+    rng = np.random.default_rng(8)
+    x, y = (rng.integers(0, 256, (2, 70, 80)).astype(np.uint8).view(dt))
+    text = f"""func.func @main(%x: tensor<70x80x{t}>, %y: tensor<70x80x{t}>) -> (tensor<70x80x{t}>, tensor<70x80x{t}>, tensor<70x80x{t}>) {{
+  %0 = stablehlo.multiply %x, %y : tensor<70x80x{t}>
+  %1 = stablehlo.divide %y, %x : tensor<70x80x{t}>
+  %2 = stablehlo.tanh %x : tensor<70x80x{t}>
+  return %0, %1, %2 : tensor<70x80x{t}>, tensor<70x80x{t}>, tensor<70x80x{t}>
+}}"""
+    with np.errstate(all="ignore"):
+        fast = shlo.run(text, x, y)
+        monkeypatch.setattr(_half, "_LOOPS", False)
+        general = shlo.run(text, x, y)
+    for f, g in zip(fast, general):
+        np.testing.assert_array_equal(f.view(np.uint8), g.view(np.uint8))
