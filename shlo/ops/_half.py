@@ -58,6 +58,18 @@ def loops() -> Any:
     return _LOOPS or None
 
 
+def _no_loops_in_forked_child() -> None:
+    """A process forked from one that uses (or is importing) numba must not use numba: its
+    locks and LLVM's state are copied mid-use (the conformance runner's fork-based workers hung
+    in numba's import). Forked children take the general path: the same results."""
+    global _LOOPS
+    _LOOPS = False
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_no_loops_in_forked_child)
+
+
 def _load() -> Any:
     if os.environ.get("SHLO_NO_JIT", "") not in ("", "0"):
         return False

@@ -544,3 +544,22 @@ def test_one_byte_tables_compiled_gather_equals_take(monkeypatch, t):
         general = shlo.run(text, x, y)
     for f, g in zip(fast, general):
         np.testing.assert_array_equal(f.view(np.uint8), g.view(np.uint8))
+
+
+def _loops_in_child(_):
+    from shlo.ops import _half
+
+    return _half.loops() is None
+
+
+def test_forked_children_do_not_use_numba():
+    """numba is not fork-safe: a forked child (the conformance runner's workers) takes the
+    general path."""
+    import multiprocessing as mp
+    import sys
+
+    if sys.platform == "win32" or "fork" not in mp.get_all_start_methods():
+        pytest.skip("no fork")
+    _half_loops()
+    with mp.get_context("fork").Pool(1) as pool:
+        assert pool.map(_loops_in_child, [0]) == [True]
