@@ -18,14 +18,11 @@ have effects (`has_side_effect`), so it is never removed as dead code.
 from __future__ import annotations
 
 import importlib
-import importlib.metadata
-import importlib.util
 import os
 import sys
 import threading
 import warnings
 from dataclasses import dataclass
-from pathlib import Path
 from types import MappingProxyType, ModuleType
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
@@ -36,7 +33,8 @@ from ..attributes import (ArrayAttr, BoolAttr, DenseArrayAttr, DenseElementsAttr
                           SymbolRefAttr, TypeAttr, UnitAttr, ints)
 from ..errors import Diagnostics, ExecutionError, format_location
 from ..ir import Operation
-from ..registry import QUANTIZED_AWARE, SIDE_EFFECTS, Kernel, define, kernel, verifier
+from ..registry import (QUANTIZED_AWARE, SIDE_EFFECTS, Kernel, define, extension_keys, kernel,
+                        load_extension, verifier)
 from ..syntax.directives import ATTRDICT, OPERANDS, attr, declarative, p_, types
 from ..types import TensorType, TupleType, Type
 from . import _constraints as _c
@@ -112,13 +110,29 @@ def registered_targets(builtin: bool | None = None) -> list[str]:
     if builtin is not True:
         names |= set(_USER)
     if builtin is not False:
+        for name in extension_keys(_EXTENSION):
+            load_extension(_EXTENSION, name)
         names |= set(_BUILTIN) | set(CHECK_TARGETS)
     return sorted(names)
+
+
+_EXTENSION = "custom_call_target"
+"""The registry's name for built-in targets: the modules that register them (LAPACK, GSPMD,
+...) are imported when a program first names one (shlo.registry.load_extension)."""
+
+
+def _builtin(name: str) -> None:
+    """Import the module that registers built-in target ``name``, if there is one."""
+    if name not in _BUILTIN and name not in CHECK_TARGETS:
+        load_extension(_EXTENSION, name)
 
 
 def load_custom_calls(source: str | os.PathLike[str]) -> ModuleType:
     """Import a module that registers handlers: a path to a ``.py`` file, or a dotted module
     name (what ``shlo run --custom-calls`` does). Returns the module."""
+    import importlib.util
+    from pathlib import Path
+
     path = Path(source)
     if path.suffix == ".py" or path.exists():
         if not path.is_file():
@@ -153,6 +167,8 @@ def load_plugins(force: bool = False) -> list[str]:
             return []
         _plugins_loaded = True
     loaded = []
+    import importlib.metadata  # (0.1 s: only when a program names a target shlo does not know)
+
     try:
         eps = importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
     except Exception as e:  # noqa: BLE001 - a broken installation's metadata
@@ -172,6 +188,7 @@ def load_plugins(force: bool = False) -> list[str]:
 
 
 def _registered(name: str) -> _Registration | None:
+    _builtin(name)
     reg = _USER.get(name)
     if reg is None and not _plugins_loaded:
         load_plugins()
@@ -347,6 +364,7 @@ def custom_call(op: Operation, ctx: PrepareContext) -> Kernel:
     result types' dtypes and their shapes checked."""
     target = op.attr("call_target_name")
     name = target.value if isinstance(target, StringAttr) else str(target)
+    _builtin(name)
     if name in CHECK_TARGETS and name not in _USER:
         return CHECK_TARGETS[name](op, ctx)
     result_types = [v.type for v in op.results]

@@ -24,6 +24,7 @@ from ..attributes import (
 )
 from ..resources import ResourceHandle
 from ..errors import ParseError
+from ..registry import load_extension
 from ..types import _ELEMENT_TYPES, FloatType, IndexType, IntegerType, OpaqueType, TensorType, Type
 from .dense import (DenseLiteralError, classify_literal, float_bits_to_value, literal_to_array,
                     mlir_integer)
@@ -37,6 +38,21 @@ __all__ = ["AttributeParser", "ENUM_CASES", "DIALECT_ATTRIBUTE_HOOKS"]
 DIALECT_ATTRIBUTE_HOOKS: dict[str, Any] = {}
 """Parsers of other dialects' attributes, by dialect: ``hook(parser, name)`` reads the
 attribute at the current `#name` token (``name`` without `#`), returning its value."""
+
+
+def _dialect_hook(dialect: str) -> Any:
+    """The attribute parser of ``dialect``; the module that registers it (the op index says
+    which) is imported on first use."""
+    hook = DIALECT_ATTRIBUTE_HOOKS.get(dialect)
+    if hook is None and dialect not in _NO_HOOK:
+        if load_extension("attribute_dialect", dialect):
+            hook = DIALECT_ATTRIBUTE_HOOKS.get(dialect)
+        else:
+            _NO_HOOK.add(dialect)
+    return hook
+
+
+_NO_HOOK: set[str] = set()  # dialects the index registers no attribute parser for
 
 I64 = _ELEMENT_TYPES["i64"]
 F64 = _ELEMENT_TYPES["f64"]
@@ -291,7 +307,7 @@ class AttributeParser(TypeParser):
             return alias
         name = v[1:]
         angle = self.text.startswith("<", self.pos)
-        hook = DIALECT_ATTRIBUTE_HOOKS.get(name.split(".", 1)[0]) if angle else None
+        hook = _dialect_hook(name.split(".", 1)[0]) if angle else None
         if hook is not None:
             return hook(self, name)
         if not angle:
