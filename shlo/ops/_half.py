@@ -8,23 +8,28 @@ operation and round once, exactly what numpy and ml_dtypes do element by element
 are bit for bit theirs (tests/ops/test_fast_paths.py compares every bit pattern), at the speed
 of numpy's float32 loops.
 
-Each function here returns None when it does not apply (another dtype, numba missing or
-disabled with ``SHLO_NO_JIT=1``, a compile failure); callers then use the general path. Arrays
-smaller than :data:`MIN_SIZE` elements take the general path too (a compiled call costs more
-than it saves there, and small programs never pay numba's import).
+numba is optional (the ``fast`` extra, docs/semantics/elementwise.md). This module alone decides
+whether the compiled loops run (:func:`available`): numba installed, not disabled with
+``SHLO_NO_JIT=1``, not a process forked from one that used numba, and the loops compiling on
+this platform. Each function here returns None when it does not apply (another dtype, no
+compiled loops); callers then take the general path, numpy's and ml_dtypes' own loops, which is
+always there and gives the same bits. Arrays smaller than :data:`MIN_SIZE` elements take the
+general path too (a compiled call costs more than it saves there, and small programs never pay
+numba's import).
 """
 
 from __future__ import annotations
 
 import os
 import threading
-from typing import Any, Callable
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
 from ..dtypes import F16, F32
 
-__all__ = ["MIN_SIZE", "half_format", "loops", "binary", "widen", "narrow", "gather",
+__all__ = ["MIN_SIZE", "half_format", "available", "loops", "numpy_only", "binary", "widen", "narrow", "gather",
            "gather_pairs"]
 
 Fn = Callable[..., Any]
@@ -56,6 +61,25 @@ def loops() -> Any:
             if _LOOPS is None:
                 _LOOPS = _load()
     return _LOOPS or None
+
+
+def available() -> bool:
+    """Whether the compiled loops run in this process (see the module docstring)."""
+    return loops() is not None
+
+
+@contextmanager
+def numpy_only() -> Iterator[None]:
+    """Within it, every caller takes the general (numpy / ml_dtypes) path: for tests that
+    compare the two paths bit for bit, and for benchmarks. Kernels choose when they run, so
+    prepare and run inside it."""
+    global _LOOPS
+    loops()
+    saved, _LOOPS = _LOOPS, False
+    try:
+        yield
+    finally:
+        _LOOPS = saved
 
 
 def _no_loops_in_forked_child() -> None:
@@ -101,17 +125,14 @@ def binary(name: str, dt: Any, general: Fn) -> Fn | None:
     if fmt is None or (name, fmt) not in _BINARY_NAMES:
         return None
     dt = np.dtype(dt)
-    state: dict[str, Fn] = {}
 
     def run(x: Any, y: Any) -> Any:
         if np.size(x) < MIN_SIZE or np.shape(x) != np.shape(y):
             return general(x, y)
-        loop = state.get("loop")
-        if loop is None:
-            mod = loops()
-            if mod is None:
-                return general(x, y)
-            loop = state["loop"] = mod.BINARY[(name, fmt)]
+        mod = loops()  # asked at each call: numpy_only() may be in force
+        if mod is None:
+            return general(x, y)
+        loop = mod.BINARY[(name, fmt)]
         shape = np.shape(x)
         out = np.empty(shape, _U16)
         loop(_flat(x, dt).view(_U16), _flat(y, dt).view(_U16), out.reshape(-1))

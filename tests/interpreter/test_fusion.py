@@ -207,3 +207,43 @@ def test_error_in_a_member_names_that_op(monkeypatch, small_blocks):
     with pytest.raises(ExecutionError) as e:
         shlo.run(text, np.ones(N, np.float32))
     assert "a.mlir:3:8" in str(e.value) and "boom" in str(e.value)
+
+
+_CHAIN = f"""func.func @main(%x: tensor<{N}xf32>, %y: tensor<{N}xf32>) -> tensor<{N}xf32> {{
+  %0 = stablehlo.multiply %x, %y : tensor<{N}xf32>
+  %1 = stablehlo.tanh %0 : tensor<{N}xf32>
+  %2 = stablehlo.add %1, %x : tensor<{N}xf32>
+  %3 = stablehlo.exponential %2 : tensor<{N}xf32>
+  return %3 : tensor<{N}xf32>
+}}"""
+
+
+def test_traced_and_profiled_runs_see_every_fused_op(monkeypatch, small_blocks):
+    """A run with an observer (trace, profile) is not fused: every op of a fusable chain is
+    reported, with its own value, and the results are the fused run's bit for bit."""
+    from shlo.debug.profile import profile
+    from shlo.debug.trace import trace
+
+    rng = np.random.default_rng(11)
+    x, y = _values("f32", rng, (N,)), _values("f32", rng, (N,))
+    block = shlo.parse(_CHAIN).functions["main"].regions[0].blocks[0]
+    assert len(fusion.plan(block)) == 1 and _steps(_CHAIN) == 1  # fused when not observed
+    fused = shlo.run(_CHAIN, x, y)
+    with np.errstate(all="ignore"):
+        m = x * y
+        want = [m, np.tanh(m)]
+        want += [want[1] + x, np.exp(want[1] + x)]
+    t = trace(_CHAIN, x, y, values=True)
+    assert t.error is None
+    assert [e.name for e in t.events] == [
+        "stablehlo.multiply", "stablehlo.tanh", "stablehlo.add", "stablehlo.exponential"]
+    for e, w in zip(t.events, want):
+        np.testing.assert_allclose(e.values[0], w, rtol=1e-6, err_msg=e.name)
+    # each value is the op's own result: the next op's input, exactly
+    np.testing.assert_array_equal(t.events[1].values[0], np.tanh(t.events[0].values[0]))
+    _same(t.results, fused)
+    p = profile(_CHAIN, x, y)
+    assert p.error is None
+    _same(p.results, fused)
+    assert sorted(r.label for r in p.by_kind()) == sorted(
+        ["stablehlo.multiply", "stablehlo.tanh", "stablehlo.add", "stablehlo.exponential"])

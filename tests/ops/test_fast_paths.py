@@ -426,13 +426,35 @@ _HALF_PROGRAM = """func.func @main(%x: tensor<64x80x{t}>, %y: tensor<64x80x{t}>,
 }}"""
 
 
-@pytest.mark.parametrize("t", ["f16", "bf16"])
-def test_half_kernels_equal_general_path(monkeypatch, t):
-    """The interpreter's f16/bf16 add, subtract, multiply, divide, convert, dot_general and a
-    tabled tanh give the same bits with the compiled loops as without them."""
+def _both_paths(run):
+    """``run()`` on numpy's path and, when numba is installed, on the compiled loops: the
+    list of results, numpy's first. The compiled results must equal numpy's bit for bit."""
     from shlo.ops import _half
 
-    _half_loops()
+    with _half.numpy_only():
+        general = run()
+    if not _half.available():
+        return [general]
+    fast = run()
+    for i, (f, g) in enumerate(zip(fast, general)):
+        assert f.dtype == g.dtype and f.shape == g.shape, i
+        np.testing.assert_array_equal(f.view(np.uint8), g.view(np.uint8), err_msg=str(i))
+    return [general, fast]
+
+
+def _same_bits_or_both_nan(got, want):
+    nan = np.isnan(want.astype(np.float32))
+    np.testing.assert_array_equal(np.isnan(got.astype(np.float32)), nan)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    u = np.dtype(f"u{got.itemsize}")
+    np.testing.assert_array_equal(got.view(u)[~nan], want.view(u)[~nan])
+
+
+@pytest.mark.parametrize("t", ["f16", "bf16"])
+def test_half_kernels_equal_general_path(t):
+    """The interpreter's f16/bf16 add, subtract, multiply, divide and converts are numpy's /
+    ml_dtypes' arithmetic on either path; with numba, every result (dot_general and a tabled
+    tanh too) has the same bits with the compiled loops as without them."""
     dt = _half_dtypes()[t]
     rng = np.random.default_rng(5)
     bits = rng.integers(0, 1 << 16, (2, 64, 80)).astype(np.uint16)
@@ -440,12 +462,12 @@ def test_half_kernels_equal_general_path(monkeypatch, t):
     w = rng.standard_normal((80, 96)).astype(dt)
     text = _HALF_PROGRAM.format(t=t)
     with np.errstate(all="ignore"):
-        fast = shlo.run(text, x, y, w)
-        monkeypatch.setattr(_half, "_LOOPS", False)
-        general = shlo.run(text, x, y, w)
-    for i, (f, g) in enumerate(zip(fast, general)):
-        assert f.dtype == g.dtype and f.shape == g.shape, i
-        np.testing.assert_array_equal(f.view(np.uint8), g.view(np.uint8), err_msg=str(i))
+        runs = _both_paths(lambda: shlo.run(text, x, y, w))
+        want = [np.add(x, y), np.subtract(x, y), np.multiply(x, y), np.divide(x, y),
+                x.astype(np.float32), x.astype(np.float32).astype(dt)]
+    for got in runs:
+        for i, wv in enumerate(want):
+            _same_bits_or_both_nan(got[i], wv)
 
 
 # --- quantized dot_general: the lhs zero point folded into the sums of rhs ----------------------
@@ -496,12 +518,10 @@ def test_folded_quantized_dot_equals_shifted_operands(monkeypatch, lq, rq, oq, d
 
 @pytest.mark.parametrize("t", ["f16", "bf16"])
 @pytest.mark.parametrize("op", ["maximum", "minimum"])
-def test_half_max_min_reduce_equals_tree(monkeypatch, t, op):
-    """f16/bf16 maximum/minimum reductions in float32 = the pairwise tree in the narrow type,
-    zeros of both signs, infinities and subnormals included."""
-    from shlo.ops import _half
-
-    _half_loops()
+def test_half_max_min_reduce_equals_tree(t, op):
+    """f16/bf16 maximum/minimum reductions in float32 (compiled widening) = the pairwise tree in
+    the narrow type = numpy's reduction, zeros of both signs, infinities and subnormals
+    included."""
     dt = _half_dtypes()[t]
     bits = np.random.default_rng(6).integers(0, 1 << 16, (64, 300)).astype(np.uint16)
     x = bits.view(dt)
@@ -515,20 +535,27 @@ def test_half_max_min_reduce_equals_tree(monkeypatch, t, op):
   %1 = stablehlo.reduce(%x init: %i) applies stablehlo.{op} across dimensions = [0] : (tensor<64x300x{t}>, tensor<{t}>) -> tensor<300x{t}>
   return %0, %1 : tensor<64x{t}>, tensor<300x{t}>
 }}"""
-    fast = shlo.run(text, x)
-    monkeypatch.setattr(_half, "_LOOPS", False)
-    tree = shlo.run(text, x)
-    for f, g in zip(fast, tree):
-        np.testing.assert_array_equal(f.view(np.uint16), g.view(np.uint16))
+    def reference(axis):  # numpy's reduction, with IEEE's order of zeros: -0 < +0
+        r = getattr(np, op).reduce(x, axis=axis)
+        x32 = x.astype(np.float32)
+        signed = (x32 == 0) & (np.signbit(x32) == (op == "minimum"))
+        zero = dt.type(-0.0 if op == "minimum" else 0.0)
+        other = dt.type(0.0 if op == "minimum" else -0.0)
+        return np.where(r.astype(np.float32) == 0,
+                        np.where(signed.any(axis=axis), zero, other), r).astype(dt)
+
+    want = [reference(1), reference(0)]
+    for got in _both_paths(lambda: shlo.run(text, x)):
+        for g, wv in zip(got, want):
+            np.testing.assert_array_equal(g.view(np.uint16), wv.view(np.uint16))
 
 
 @pytest.mark.parametrize("t", ["f8E4M3FN", "f8E5M2"])
-def test_one_byte_tables_compiled_gather_equals_take(monkeypatch, t):
-    """f8 unary and binary lookup tables read through the compiled gathers = numpy's take."""
-    from shlo.ops import _half
+def test_one_byte_tables_compiled_gather_equals_take(t):
+    """f8 unary and binary lookup tables read through the compiled gathers = numpy's take;
+    multiply and divide = ml_dtypes' arithmetic on either path."""
     from shlo.types import element_type
 
-    _half_loops()
     dt = element_type(t).dtype
     rng = np.random.default_rng(8)
     x, y = (rng.integers(0, 256, (2, 70, 80)).astype(np.uint8).view(dt))
@@ -539,11 +566,11 @@ def test_one_byte_tables_compiled_gather_equals_take(monkeypatch, t):
   return %0, %1, %2 : tensor<70x80x{t}>, tensor<70x80x{t}>, tensor<70x80x{t}>
 }}"""
     with np.errstate(all="ignore"):
-        fast = shlo.run(text, x, y)
-        monkeypatch.setattr(_half, "_LOOPS", False)
-        general = shlo.run(text, x, y)
-    for f, g in zip(fast, general):
-        np.testing.assert_array_equal(f.view(np.uint8), g.view(np.uint8))
+        runs = _both_paths(lambda: shlo.run(text, x, y))
+        want = [np.multiply(x, y), np.divide(y, x)]
+    for got in runs:
+        for g, wv in zip(got, want):
+            _same_bits_or_both_nan(g, wv)
 
 
 def _loops_in_child(_):
