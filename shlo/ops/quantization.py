@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
+from ..attributes import int_attr
 from ..errors import Diagnostics, ExecutionError
 from ..ir import Operation, Value
 from ..registry import DOT_LIKE, QUANTIZED_AWARE, Kernel, define, inference, kernel, lookup
@@ -494,12 +495,15 @@ def _folded_dot(op: Operation, ctx: PrepareContext, prepare: Callable[..., Kerne
     storage values themselves (an integer dot, exact; f32 BLAS when its sums provably stay
     below 2**24: i8 x i8 up to K = 1023, longer ones by the operands' actual magnitudes), the
     lhs zero point folded in through the sums of rhs over the contracted dimensions, in
-    int64. The same integers as subtracting zl from every lhs element first; None (that path)
-    for convolutions (padding), per-axis lhs zero points or nonzero rhs zero points."""
-    if op.name not in ("stablehlo.dot_general", "stablehlo.dot") or len(op.operands) != 2:
-        return None
+    int64. The same integers as subtracting zl from every lhs element first. A convolution
+    folds through :func:`_folded_conv`. None (the shifted path) for per-axis lhs zero points
+    or nonzero rhs zero points (which dot_general forbids, (C15))."""
     if lq.quantization_dimension is not None or any(z != 0 for z in rq.zero_points) or \
-            max(lq.storage_type.width, rq.storage_type.width) > 16:
+            max(lq.storage_type.width, rq.storage_type.width) > 16 or len(op.operands) != 2:
+        return None
+    if op.name == "stablehlo.convolution":
+        return _folded_conv(op, ctx, prepare, int(lq.zero_points[0]) if lq.zero_points else 0)
+    if op.name not in ("stablehlo.dot_general", "stablehlo.dot"):
         return None
     lhs_t, rhs_t = op.operands[0].type, op.operands[1].type
     if not (isinstance(rhs_t, TensorType) and rhs_t.is_static):
@@ -512,12 +516,7 @@ def _folded_dot(op: Operation, ctx: PrepareContext, prepare: Callable[..., Kerne
 
         lb, rb, lc, rc = dot_dimension_numbers(op)
 
-    def storage(t: Type) -> Type:
-        if isinstance(t, TensorType) and isinstance(t.element_type, QuantizedType):
-            return TensorType(t.shape, t.element_type.storage_type, t.encoding)
-        return t
-
-    product = _i64_product(op, storage, prepare, ctx)
+    product = _i64_product(op, _storage_type, prepare, ctx)
     zl = int(lq.zero_points[0]) if lq.zero_points else 0
     kept = [d for d in range(rhs_rank) if d not in rc]
     rhs_free = [d for d in kept if d not in rb]
@@ -535,6 +534,41 @@ def _folded_dot(op: Operation, ctx: PrepareContext, prepare: Callable[..., Kerne
         return acc - np.int64(zl) * np.transpose(sums, perm).reshape(to_result)
 
     return run
+
+
+def _folded_conv(op: Operation, ctx: PrepareContext, prepare: Callable[..., Kernel],
+                 zl: int) -> Callable[[Any, Any], np.ndarray] | None:
+    """``conv(pad(l - zl), r)`` as ``conv(l, r) - zl * conv(ones, r)``: the padding (and
+    lhs dilation's holes) hold 0 in the shifted operand, so the correction is the convolution
+    of an all-ones lhs under the same window, which does not depend on the batch: computed for
+    a batch of one and broadcast. Both products are of storage values, exact in int64. None
+    with ``batch_group_count`` > 1 (the batch is split into groups) or dynamic types."""
+    from .linalg.convolution import conv_dimension_numbers
+
+    lhs_t = op.operands[0].type
+    if int_attr(op, "batch_group_count", 1) != 1 or not isinstance(lhs_t, TensorType) or \
+            not lhs_t.is_static or not isinstance(lhs_t.element_type, QuantizedType):
+        return None
+    product = _i64_product(op, _storage_type, prepare, ctx)
+    batch_dim = conv_dimension_numbers(op).input_batch_dimension
+    shape = list(lhs_t.shape)  # type: ignore[arg-type]
+    shape[batch_dim] = 1
+    ones = np.ones(shape, lhs_t.element_type.storage_type.dtype)
+
+    def run(lhs: Any, rhs: Any) -> np.ndarray:
+        acc = np.asarray(product(lhs, rhs)[0], np.int64)
+        if zl == 0:
+            return acc
+        return acc - np.int64(zl) * np.asarray(product(ones, rhs)[0], np.int64)
+
+    return run
+
+
+def _storage_type(t: Type) -> Type:
+    """A quantized tensor type's storage tensor type (others unchanged)."""
+    if isinstance(t, TensorType) and isinstance(t.element_type, QuantizedType):
+        return TensorType(t.shape, t.element_type.storage_type, t.encoding)
+    return t
 
 
 def _i64_product(op: Operation, storage: Callable[[Type], Type],

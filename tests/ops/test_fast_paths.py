@@ -516,6 +516,58 @@ def test_folded_quantized_dot_equals_shifted_operands(monkeypatch, lq, rq, oq, d
     assert np.any(folded != 0)
 
 
+_QCONV = [
+    # lhs type, rhs type, result type, attributes, lhs shape, rhs shape, result shape
+    ("!quant.uniform<i8:f32, 0.05:3>", "!quant.uniform<i8:f32, 0.02>",
+     "!quant.uniform<i32:f32, 0.001>",
+     "dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {stride = [2, 1], "
+     "pad = [[1, 2], [2, 0]], lhs_dilate = [1, 2], rhs_dilate = [2, 1], reverse = [true, false]} "
+     "{batch_group_count = 1 : i64, feature_group_count = 1 : i64}",
+     (3, 9, 7, 4), (3, 2, 4, 5), (3, 4, 14, 5)),
+    ("!quant.uniform<i8:f32, 0.05:-7>", "!quant.uniform<i8:f32:0, {0.02, 0.03, 0.04, 0.05}>",
+     "!quant.uniform<i8:f32:1, {0.5:1, 0.6:2, 0.7:-1, 0.8:0}>",
+     "dim_numbers = [b, f, 0]x[o, i, 0]->[b, f, 0], window = {stride = [1], pad = [[2, 2]]} "
+     "{batch_group_count = 1 : i64, feature_group_count = 2 : i64}",
+     (2, 6, 10), (4, 3, 3), (2, 4, 12)),
+    ("!quant.uniform<i4:f32, 0.5:2>", "!quant.uniform<i4:f32, 0.25>",
+     "!quant.uniform<i16:f32, 0.125:4>",
+     "dim_numbers = [f, 0, b]x[i, 0, o]->[0, b, f], window = {pad = [[1, 1]]} "
+     "{batch_group_count = 1 : i64, feature_group_count = 1 : i64}",
+     (5, 8, 2), (5, 3, 6), (8, 2, 6)),
+]
+
+
+@pytest.mark.parametrize("lq, rq, oq, attrs, ls, rs, os_", _QCONV)
+def test_folded_quantized_convolution_equals_shifted_operands(monkeypatch, lq, rq, oq, attrs,
+                                                              ls, rs, os_):
+    """conv(l, r) - zl * conv(ones, r) = conv(pad(l - zl), r): padding, lhs dilation's holes,
+    window reversal, feature groups and per-axis rhs scales, exact integers."""
+    from shlo.ops import quantization
+
+    def t(shape, q):
+        return f"tensor<{'x'.join(map(str, shape))}x{q}>"
+
+    a, b, o = t(ls, lq), t(rs, rq), t(os_, oq)
+    text = f"""func.func @main(%a: {a}, %b: {b}) -> {o} {{
+  %0 = stablehlo.convolution(%a, %b) {attrs} : ({a}, {b}) -> {o}
+  return %0 : {o}
+}}"""
+    rng = np.random.default_rng(len(ls) + ls[0])
+    lo, hi = (-8, 7) if "i4" in lq else (-128, 127)
+    dt = shlo.types.element_type("i4").dtype if "i4" in lq else np.int8
+    x = rng.integers(lo, hi, ls, endpoint=True).astype(dt)
+    y = rng.integers(lo, hi, rs, endpoint=True).astype(dt)
+    real, made = quantization._folded_dot, []
+    monkeypatch.setattr(quantization, "_folded_dot", lambda *a: made.append(real(*a)) or made[-1])
+    (folded,) = shlo.run(text, x, y)
+    assert made and made[0] is not None  # the folded path ran
+    monkeypatch.setattr(quantization, "_folded_dot", lambda *a: None)
+    (shifted,) = shlo.run(text, x, y)
+    assert folded.dtype == shifted.dtype and folded.shape == shifted.shape == os_
+    np.testing.assert_array_equal(folded, shifted)
+    assert np.any(folded != folded.reshape(-1)[0])
+
+
 @pytest.mark.parametrize("t", ["f16", "bf16"])
 @pytest.mark.parametrize("op", ["maximum", "minimum"])
 def test_half_max_min_reduce_equals_tree(t, op):
