@@ -1,7 +1,8 @@
 """Issue 17's programs (narrow floats, small and integer dots, outer-axis sums), timed on one or
 two shlo trees and on XLA in one run:
 
-    python benchmarks/issue17_bench.py [--before /path/to/other/tree] [--trials 5] [--only S]
+    python benchmarks/issue17_bench.py [--before /path/to/other/tree] [--numpy-only]
+        [--trials 5] [--only S]
 
 Each program is timed in a child process per tree (so two versions of shlo can be compared
 side by side, alternating program by program), as the median of ``--trials`` timings, each the
@@ -116,6 +117,18 @@ def _quantized_dot_xla(n: int) -> str:
 }}"""
 
 
+def _quantized_conv(xla: bool = False) -> str:
+    """A 3x3 convolution, 8x56x56x64 -> 64 features, i8 storage with lhs zero point 3, padded;
+    for XLA the plain i8 x i8 -> i32 convolution (a lower bound of the integer program)."""
+    a, b = ("tensor<8x56x56x64xi8>", "tensor<3x3x64x64xi8>") if xla else \
+        (f"tensor<8x56x56x64x{_QA}>", f"tensor<3x3x64x64x{_QB}>")
+    o = "tensor<8x56x56x64xi32>" if xla else f"tensor<8x56x56x64x{_QO}>"
+    return f"""func.func @main(%a: {a}, %b: {b}) -> {o} {{
+  %0 = stablehlo.convolution(%a, %b) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {{pad = [[1, 1], [1, 1]]}} {{batch_group_count = 1 : i64, feature_group_count = 1 : i64}} : ({a}, {b}) -> {o}
+  return %0 : {o}
+}}"""
+
+
 def _chain(n: int) -> str:
     """Ten element-wise ops on two f32 tensors (and a splat constant)."""
     t = f"tensor<{n}xf32>"
@@ -160,7 +173,10 @@ for _b, _s in ((4, 256), (1, 1024)):
                                                    [((_b, 12, _s, 64), "f16")] * 3)
 PROGRAMS["quantized dot 1024^3 i8 -> i32"] = (_quantized_dot(1024),
                                               [((1024, 1024), "i8"), ((1024, 1024), "i8")])
-XLA_TEXT = {"quantized dot 1024^3 i8 -> i32": _quantized_dot_xla(1024)}
+PROGRAMS["quantized conv 3x3 8x56x56x64 -> 64 i8"] = (
+    _quantized_conv(), [((8, 56, 56, 64), "i8"), ((3, 3, 64, 64), "i8")])
+XLA_TEXT = {"quantized dot 1024^3 i8 -> i32": _quantized_dot_xla(1024),
+            "quantized conv 3x3 8x56x56x64 -> 64 i8": _quantized_conv(xla=True)}
 PROGRAMS["10-op element-wise chain 1e6 f32"] = (_chain(N), [((N,), "f32")] * 2)
 PROGRAMS["10-op element-wise chain 1e8 f32"] = (_chain(100 * N), [((100 * N,), "f32")] * 2)
 

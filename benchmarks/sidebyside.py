@@ -40,10 +40,14 @@ def child(text: str, args: list[np.ndarray], trials: int) -> None:
     print(json.dumps({"times": times, "digest": digest}))
 
 
-def time_tree(script: str, tree: str, name: str, trials: int) -> tuple[float, int]:
+def time_tree(script: str, tree: str, name: str, trials: int,
+              numpy_only: bool = False) -> tuple[float, int]:
     """Median time and results digest of program ``name`` of ``script`` run by the shlo of
-    ``tree`` (``script --child NAME --trials N`` in a child process)."""
+    ``tree`` (``script --child NAME --trials N`` in a child process); ``numpy_only``: with
+    ``SHLO_NO_JIT=1`` (no compiled loops, as without the ``fast`` extra)."""
     env = dict(os.environ, PYTHONPATH=tree)
+    if numpy_only:
+        env["SHLO_NO_JIT"] = "1"
     out = subprocess.run([sys.executable, script, "--child", name, "--trials", str(trials)],
                          env=env, capture_output=True, text=True, check=True, cwd=tree)
     r = json.loads(out.stdout.strip().splitlines()[-1])
@@ -98,13 +102,16 @@ def main(names: list[str], program: Callable[[str], tuple[str, list[np.ndarray]]
     ap.add_argument("--before", help="another shlo tree to time side by side")
     ap.add_argument("--trials", type=int, default=5)
     ap.add_argument("--only")
+    ap.add_argument("--numpy-only", action="store_true",
+                    help="also time this tree without compiled loops (SHLO_NO_JIT=1)")
     a = ap.parse_args()
     if a.child:
         child(*program(a.child), a.trials)
         return
     here = str(Path(script).resolve().parent.parent)
     print(load_line(a.trials))
-    cols = ["program"] + (["before"] if a.before else []) + ["after", "XLA"]
+    cols = ["program"] + (["before"] if a.before else []) + \
+        (["after, numpy only"] if a.numpy_only else []) + ["after", "XLA"]
     cols += (["before / XLA"] if a.before else []) + ["after / XLA"]
     print("| " + " | ".join(cols) + " |")
     print("|" + "|".join("---" for _ in cols) + "|")
@@ -112,12 +119,16 @@ def main(names: list[str], program: Callable[[str], tuple[str, list[np.ndarray]]
         if a.only and a.only not in name:
             continue
         before, bd = time_tree(script, a.before, name, a.trials) if a.before else (None, None)
+        plain, pd = time_tree(script, here, name, a.trials, True) if a.numpy_only else (None, None)
         after, ad = time_tree(script, here, name, a.trials)
         if bd is not None and bd != ad:
             print(f"WARNING: {name}: results differ between the trees", file=sys.stderr)
+        if pd is not None and pd != ad:
+            print(f"WARNING: {name}: results differ without compiled loops", file=sys.stderr)
         text, args = program(name)
         xla = time_xla((xla_text or {}).get(name, text), args, a.trials)
-        row = [name] + ([fmt(before)] if a.before else []) + [fmt(after), fmt(xla)]
+        row = [name] + ([fmt(before)] if a.before else []) + \
+            ([fmt(plain)] if a.numpy_only else []) + [fmt(after), fmt(xla)]
         if a.before:
             row.append(f"{before / xla:.1f}" if xla else "-")
         row.append(f"{after / xla:.1f}" if xla else "-")
