@@ -204,6 +204,8 @@ class _Walker:
         if not top.regions or not top.regions[0].blocks:
             return self.diag.items
         self.visit_module_body(top.regions[0].blocks[0])
+        if not self.diag.items:
+            self.diag.items.extend(self.diag.symbol_uses)
         return self.diag.items
 
     def visit_module_body(self, body: Block) -> None:

@@ -276,8 +276,9 @@ def _verify_uniform_quantize(op: Operation, diag: Diagnostics) -> None:
     ae = a.element_type
     expressed = ae.expressed_type if isinstance(ae, QuantizedType) else ae
     if expressed != r.element_type.expressed_type:
-        diag.error(op, "C2", f"expressed type of the result ({r.element_type.expressed_type}) "
-                             f"must be the operand's ({expressed})")
+        diag.error(op, "C2", f"Expressed type of result expected to be "
+                             f"'{_c.type_str(expressed)}', but got "
+                             f"'{_c.type_str(r.element_type.expressed_type)}'")
 
 
 @kernel("stablehlo.uniform_dequantize")
