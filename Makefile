@@ -19,8 +19,10 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m compileall -q shlo
 	touch $@
 
+# The tests run with the `fast` extra (numba) so that they compare its compiled loops with
+# numpy's, bit for bit; the numpy path is tested either way (tests/ops/test_fast_paths.py).
 $(VENV)/.installed-test: $(VENV)/.installed
-	$(PY) -m pip install -q -e '.[test]' $(EDITABLE)
+	$(PY) -m pip install -q -e '.[test,fast]' $(EDITABLE)
 	touch $@
 
 setup: $(VENV)/.installed

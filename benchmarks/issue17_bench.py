@@ -1,7 +1,8 @@
 """Issue 17's programs (narrow floats, small and integer dots, outer-axis sums), timed on one or
 two shlo trees and on XLA in one run:
 
-    python benchmarks/issue17_bench.py [--before /path/to/other/tree] [--trials 5] [--only S]
+    python benchmarks/issue17_bench.py [--before /path/to/other/tree] [--numpy-only]
+        [--trials 5] [--only S]
 
 Each program is timed in a child process per tree (so two versions of shlo can be compared
 side by side, alternating program by program), as the median of ``--trials`` timings, each the
@@ -51,6 +52,103 @@ def _sum0(t: str, r: int, c: int) -> str:
 }}"""
 
 
+def _attention(b: int, h: int, s: int, d: int) -> str:
+    """Softmax attention in f16 as JAX writes it: scores, scale, max-subtracted exp, the sum
+    in f32, divide, the value product."""
+    x, p, r = f"tensor<{b}x{h}x{s}x{d}xf16>", f"tensor<{b}x{h}x{s}x{s}xf16>", f"{b}x{h}x{s}"
+    return f"""func.func @main(%q: {x}, %k: {x}, %v: {x}) -> {x} {{
+  %s = stablehlo.dot_general %q, %k, batching_dims = [0, 1] x [0, 1], contracting_dims = [3] x [3] : ({x}, {x}) -> {p}
+  %c = stablehlo.constant dense<0.125> : tensor<f16>
+  %cb = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f16>) -> {p}
+  %s2 = stablehlo.multiply %s, %cb : {p}
+  %ninf = stablehlo.constant dense<0xFC00> : tensor<f16>
+  %m = stablehlo.reduce(%s2 init: %ninf) applies stablehlo.maximum across dimensions = [3] : ({p}, tensor<f16>) -> tensor<{r}xf16>
+  %mb = stablehlo.broadcast_in_dim %m, dims = [0, 1, 2] : (tensor<{r}xf16>) -> {p}
+  %dd = stablehlo.subtract %s2, %mb : {p}
+  %e = stablehlo.exponential %dd : {p}
+  %ef = stablehlo.convert %e : ({p}) -> tensor<{b}x{h}x{s}x{s}xf32>
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %sum = stablehlo.reduce(%ef init: %z) applies stablehlo.add across dimensions = [3] : (tensor<{b}x{h}x{s}x{s}xf32>, tensor<f32>) -> tensor<{r}xf32>
+  %sh = stablehlo.convert %sum : (tensor<{r}xf32>) -> tensor<{r}xf16>
+  %sb = stablehlo.broadcast_in_dim %sh, dims = [0, 1, 2] : (tensor<{r}xf16>) -> {p}
+  %pr = stablehlo.divide %e, %sb : {p}
+  %o = stablehlo.dot_general %pr, %v, batching_dims = [0, 1] x [0, 1], contracting_dims = [3] x [2] : ({p}, {x}) -> {x}
+  return %o : {x}
+}}"""
+
+
+_QA, _QB, _QO = "!quant.uniform<i8:f32, 0.05:3>", "!quant.uniform<i8:f32, 0.02>", \
+    "!quant.uniform<i32:f32, 0.001>"
+
+
+def _quantized_dot(n: int) -> str:
+    a, b, o = f"tensor<{n}x{n}x{_QA}>", f"tensor<{n}x{n}x{_QB}>", f"tensor<{n}x{n}x{_QO}>"
+    return f"""func.func @main(%a: {a}, %b: {b}) -> {o} {{
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : ({a}, {b}) -> {o}
+  return %0 : {o}
+}}"""
+
+
+def _quantized_dot_xla(n: int) -> str:
+    """The same product in integers, as stablehlo-legalize-quant-to-int writes it (XLA has no
+    quantized types): i8 x i8 -> i32, zero points folded in with row and column sums, the
+    scale ratio applied in f32, rounded and clamped to i32 (the spec allows a zero point on the
+    lhs only: acc - z_lhs * column sums of rhs)."""
+    i8, i32, f32 = f"tensor<{n}x{n}xi8>", f"tensor<{n}x{n}xi32>", f"tensor<{n}x{n}xf32>"
+    v = f"tensor<{n}xi32>"
+    return f"""func.func @main(%a: {i8}, %b: {i8}) -> {i32} {{
+  %acc = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : ({i8}, {i8}) -> {i32}
+  %b32 = stablehlo.convert %b : ({i8}) -> {i32}
+  %z = stablehlo.constant dense<0> : tensor<i32>
+  %cb = stablehlo.reduce(%b32 init: %z) applies stablehlo.add across dimensions = [0] : ({i32}, tensor<i32>) -> {v}
+  %cbb = stablehlo.broadcast_in_dim %cb, dims = [1] : ({v}) -> {i32}
+  %za = stablehlo.constant dense<3> : {i32}
+  %t2 = stablehlo.multiply %cbb, %za : {i32}
+  %s2 = stablehlo.subtract %acc, %t2 : {i32}
+  %f = stablehlo.convert %s2 : ({i32}) -> {f32}
+  %m = stablehlo.constant dense<1.0> : {f32}
+  %fm = stablehlo.multiply %f, %m : {f32}
+  %r = stablehlo.round_nearest_even %fm : {f32}
+  %lo = stablehlo.constant dense<-2147483648.0> : {f32}
+  %hi = stablehlo.constant dense<2147483520.0> : {f32}
+  %c = stablehlo.clamp %lo, %r, %hi : {f32}
+  %o = stablehlo.convert %c : ({f32}) -> {i32}
+  return %o : {i32}
+}}"""
+
+
+def _quantized_conv(xla: bool = False) -> str:
+    """A 3x3 convolution, 8x56x56x64 -> 64 features, i8 storage with lhs zero point 3, padded;
+    for XLA the plain i8 x i8 -> i32 convolution (a lower bound of the integer program)."""
+    a, b = ("tensor<8x56x56x64xi8>", "tensor<3x3x64x64xi8>") if xla else \
+        (f"tensor<8x56x56x64x{_QA}>", f"tensor<3x3x64x64x{_QB}>")
+    o = "tensor<8x56x56x64xi32>" if xla else f"tensor<8x56x56x64x{_QO}>"
+    return f"""func.func @main(%a: {a}, %b: {b}) -> {o} {{
+  %0 = stablehlo.convolution(%a, %b) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {{pad = [[1, 1], [1, 1]]}} {{batch_group_count = 1 : i64, feature_group_count = 1 : i64}} : ({a}, {b}) -> {o}
+  return %0 : {o}
+}}"""
+
+
+def _chain(n: int) -> str:
+    """Ten element-wise ops on two f32 tensors (and a splat constant)."""
+    t = f"tensor<{n}xf32>"
+    return f"""func.func @main(%x: {t}, %y: {t}) -> {t} {{
+  %c = stablehlo.constant dense<0.5> : tensor<f32>
+  %h = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f32>) -> {t}
+  %0 = stablehlo.multiply %x, %y : {t}
+  %1 = stablehlo.add %0, %h : {t}
+  %2 = stablehlo.tanh %1 : {t}
+  %3 = stablehlo.multiply %2, %x : {t}
+  %4 = stablehlo.subtract %3, %y : {t}
+  %5 = stablehlo.abs %4 : {t}
+  %6 = stablehlo.add %5, %x : {t}
+  %7 = stablehlo.divide %6, %h : {t}
+  %8 = stablehlo.maximum %7, %y : {t}
+  %9 = stablehlo.sqrt %8 : {t}
+  return %9 : {t}
+}}"""
+
+
 N = 1_000_000
 PROGRAMS: dict[str, tuple[str, list[tuple[tuple[int, ...], str]]]] = {}
 for _t in ("f32", "f16", "bf16", "f8E4M3FN"):
@@ -70,6 +168,17 @@ PROGRAMS["dot 1024^3 i8 -> i32"] = (_dot("i8", "i32", 1, 1024, 1024, 1024),
                                     [((1, 1024, 1024), "i8"), ((1, 1024, 1024), "i8")])
 PROGRAMS["reduce add dim 0 16384x32 f32"] = (_sum0("f32", 16384, 32), [((16384, 32), "f32")])
 PROGRAMS["reduce add dim 0 1000x1000 f32"] = (_sum0("f32", 1000, 1000), [((1000, 1000), "f32")])
+for _b, _s in ((4, 256), (1, 1024)):
+    PROGRAMS[f"attention f16 {_b}x12x{_s} (d=64)"] = (_attention(_b, 12, _s, 64),
+                                                   [((_b, 12, _s, 64), "f16")] * 3)
+PROGRAMS["quantized dot 1024^3 i8 -> i32"] = (_quantized_dot(1024),
+                                              [((1024, 1024), "i8"), ((1024, 1024), "i8")])
+PROGRAMS["quantized conv 3x3 8x56x56x64 -> 64 i8"] = (
+    _quantized_conv(), [((8, 56, 56, 64), "i8"), ((3, 3, 64, 64), "i8")])
+XLA_TEXT = {"quantized dot 1024^3 i8 -> i32": _quantized_dot_xla(1024),
+            "quantized conv 3x3 8x56x56x64 -> 64 i8": _quantized_conv(xla=True)}
+PROGRAMS["10-op element-wise chain 1e6 f32"] = (_chain(N), [((N,), "f32")] * 2)
+PROGRAMS["10-op element-wise chain 1e8 f32"] = (_chain(100 * N), [((100 * N,), "f32")] * 2)
 
 
 def _args(spec: list[tuple[tuple[int, ...], str]]) -> list[np.ndarray]:
@@ -81,7 +190,8 @@ def _args(spec: list[tuple[tuple[int, ...], str]]) -> list[np.ndarray]:
         if t.startswith("i"):
             out.append(r.integers(-127, 128, shape).astype(np.int8))
         else:
-            out.append((r.standard_normal(shape)).astype(element_type(t).dtype))
+            x = r.standard_normal(shape, dtype=np.float32)
+            out.append(x if t == "f32" else x.astype(element_type(t).dtype))
     return out
 
 
@@ -89,4 +199,5 @@ if __name__ == "__main__":
     sys.path.insert(0, str(HERE))
     from sidebyside import main
 
-    main(list(PROGRAMS), lambda n: (PROGRAMS[n][0], _args(PROGRAMS[n][1])), str(Path(__file__).resolve()))
+    main(list(PROGRAMS), lambda n: (PROGRAMS[n][0], _args(PROGRAMS[n][1])),
+         str(Path(__file__).resolve()), xla_text=XLA_TEXT)

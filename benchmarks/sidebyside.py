@@ -57,10 +57,14 @@ def child(text: str, args: list[np.ndarray], trials: int) -> None:
                       "digest": digest}))
 
 
-def time_tree(script: str, tree: str, name: str, trials: int) -> tuple[float, int, float]:
+def time_tree(script: str, tree: str, name: str, trials: int,
+              numpy_only: bool = False) -> tuple[float, int, float]:
     """Median time, results digest and median CPU time of program ``name`` of ``script`` run
-    by the shlo of ``tree`` (``script --child NAME --trials N`` in a child process)."""
+    by the shlo of ``tree`` (``script --child NAME --trials N`` in a child process);
+    ``numpy_only``: with ``SHLO_NO_JIT=1`` (no compiled loops, as without the ``fast`` extra)."""
     env = dict(os.environ, PYTHONPATH=tree)
+    if numpy_only:
+        env["SHLO_NO_JIT"] = "1"
     out = subprocess.run([sys.executable, script, "--child", name, "--trials", str(trials)],
                          env=env, capture_output=True, text=True, check=True, cwd=tree)
     r = json.loads(out.stdout.strip().splitlines()[-1])
@@ -103,11 +107,12 @@ def load_line(trials: int) -> str:
 
 
 def main(names: list[str], program: Callable[[str], tuple[str, list[np.ndarray]]],
-         script: str) -> None:
+         script: str, xla_text: dict[str, str] | None = None) -> None:
     """The command line of a side-by-side benchmark: ``[--before TREE] [--trials N]
     [--only SUBSTR]`` prints a table of this tree's time (and TREE's), XLA's and the ratios;
     ``program(name)`` gives a program's text and arguments. Both trees must compute the same
-    bits (a warning otherwise)."""
+    bits (a warning otherwise). ``xla_text`` gives, for some programs, the text XLA runs
+    instead (an equivalent program in types XLA has)."""
     import argparse
     from pathlib import Path
 
@@ -116,13 +121,16 @@ def main(names: list[str], program: Callable[[str], tuple[str, list[np.ndarray]]
     ap.add_argument("--before", help="another shlo tree to time side by side")
     ap.add_argument("--trials", type=int, default=5)
     ap.add_argument("--only")
+    ap.add_argument("--numpy-only", action="store_true",
+                    help="also time this tree without compiled loops (SHLO_NO_JIT=1)")
     a = ap.parse_args()
     if a.child:
         child(*program(a.child), a.trials)
         return
     here = str(Path(script).resolve().parent.parent)
     print(load_line(a.trials))
-    cols = ["program"] + (["before"] if a.before else []) + ["after", "XLA"]
+    cols = ["program"] + (["before"] if a.before else []) + \
+        (["after, numpy only"] if a.numpy_only else []) + ["after", "XLA"]
     cols += (["before / XLA"] if a.before else []) + ["after / XLA"]
     cols += (["CPU: before / XLA"] if a.before else []) + ["CPU: after / XLA"]
     print("| " + " | ".join(cols) + " |")
@@ -132,11 +140,17 @@ def main(names: list[str], program: Callable[[str], tuple[str, list[np.ndarray]]
             continue
         before, bd, bcpu = time_tree(script, a.before, name, a.trials) if a.before else \
             (None, None, None)
+        plain, pd, _ = time_tree(script, here, name, a.trials, True) if a.numpy_only else \
+            (None, None, None)
         after, ad, acpu = time_tree(script, here, name, a.trials)
         if bd is not None and bd != ad:
             print(f"WARNING: {name}: results differ between the trees", file=sys.stderr)
-        xla, xcpu = time_xla(*program(name), a.trials) or (None, None)
-        row = [name] + ([fmt(before)] if a.before else []) + [fmt(after), fmt(xla)]
+        if pd is not None and pd != ad:
+            print(f"WARNING: {name}: results differ without compiled loops", file=sys.stderr)
+        text, args = program(name)
+        xla, xcpu = time_xla((xla_text or {}).get(name, text), args, a.trials) or (None, None)
+        row = [name] + ([fmt(before)] if a.before else []) + \
+            ([fmt(plain)] if a.numpy_only else []) + [fmt(after), fmt(xla)]
         pairs = ([(before, xla)] if a.before else []) + [(after, xla)] + \
             ([(bcpu, xcpu)] if a.before else []) + [(acpu, xcpu)]
         row += [f"{ours / theirs:.1f}" if theirs else "-" for ours, theirs in pairs]

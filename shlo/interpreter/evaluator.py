@@ -20,6 +20,7 @@ from ..ops.distributed.grid import Engine, Grid
 from ..ops.quantization import dequantize_op_quantize
 from ..registry import COMMUTATIVE, QUANTIZED_AWARE, TERMINATOR, lookup, names_with
 from ..types import is_quantized
+from . import fusion
 from .limits import check_shape_size, result_check
 from .observing import GENERATED as _GENERATED
 from .observing import Observer, failing_step
@@ -146,6 +147,16 @@ class PrepareContext:
         return d.prepare(op, self)
 
 
+def _prepare(ctx: PrepareContext, op: Operation) -> Callable[..., Sequence[Any]]:
+    """``ctx.prepare(op)``, an error located at ``op``."""
+    try:
+        return ctx.prepare(op)
+    except ShloError as e:
+        raise locate(e, op)
+    except Exception as e:  # a bad attribute found while preparing
+        raise ExecutionError(f"'{op.name}' op: {e}", runtime_location(op)) from e
+
+
 def _has_quantized(op: Operation) -> bool:
     return any(is_quantized(v.type) for v in op.operands) or any(
         is_quantized(v.type) for v in op.results)
@@ -188,18 +199,25 @@ class CompiledBlock:
         self.nests: list[bool] = []
         observer = ctx.observer
         terminators = names_with(TERMINATOR)
+        chains = {} if ctx.observer is not None else \
+            {id(c.ops[-1]): c for c in fusion.plan(block)}  # element-wise chains (fusion.py)
+        members = {id(op) for c in chains.values() for op in c.ops}
         for op in block.operations:
             if op.name in terminators and op is block.operations[-1]:
                 self.ret = [self._slot(v) for v in op.operands]
                 break
+            if id(op) in members:
+                chain = chains.get(id(op))
+                if chain is not None:  # the chain runs where its last member was
+                    kern = fusion.fused_kernel(chain, [_prepare(ctx, m) for m in chain.ops])
+                    steps.append((kern, tuple(self._slot(v) for v in chain.inputs),
+                                  tuple(self._new(v) for v in chain.outputs), ()))
+                    self.ops.append(op)
+                    self.regions.append([])
+                continue
             saved, saved_nests = ctx._new_regions, ctx._nests
             ctx._new_regions, ctx._nests = [], False
-            try:
-                kern = ctx.prepare(op)
-            except ShloError as e:
-                raise locate(e, op)
-            except Exception as e:  # a bad attribute found while preparing
-                raise ExecutionError(f"'{op.name}' op: {e}", runtime_location(op)) from e
+            kern = _prepare(ctx, op)
             regions, ctx._new_regions = ctx._new_regions, saved
             if observer is not None:
                 self.keys.append(observer.key(op))

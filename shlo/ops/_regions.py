@@ -34,7 +34,7 @@ import numpy as np
 from ..dtypes import sub_byte_int
 from ..ir import Block, Operation, Region, Value
 from ..types import ComplexType, FloatType, IntegerType, QuantizedType, TensorType, Type
-from . import _constraints as _c
+from . import _constraints as _c, _half
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..errors import Diagnostics
@@ -298,8 +298,10 @@ def _reduce_single_op(op_name: str, x: np.ndarray, init: np.ndarray | None) -> n
         else:
             r = uf.reduce(x, axis=-1, dtype=dtype) if n else None
     else:  # ml_dtypes floats and f16: pairwise, every partial result rounded to the type
-        r = tree_reduce_last(lambda l, rr: [uf(l[0], rr[0]).astype(dtype, copy=False)], [x])[0] \
-            if n else None
+        r = _half_max_min(op_name, uf, x) if n else None
+        if r is None:
+            r = tree_reduce_last(lambda l, rr: [uf(l[0], rr[0]).astype(dtype, copy=False)],
+                                 [x])[0] if n else None
     if r is None:
         if init is None:
             raise ValueError("reduction of zero elements without an init value")
@@ -312,6 +314,20 @@ def _reduce_single_op(op_name: str, x: np.ndarray, init: np.ndarray | None) -> n
     if r.shape != x.shape[:-1]:
         r = np.array(np.broadcast_to(r, x.shape[:-1]))
     return r
+
+
+def _half_max_min(op_name: str, uf: np.ufunc, x: np.ndarray) -> np.ndarray | None:
+    """f16/bf16 maximum/minimum along the last axis, in float32 (numpy's f16 loops are scalar):
+    widening is exact and maximum/minimum return one of their operands, so the values are the
+    pairwise tree's (the zeros' signs are fixed afterwards either way); None (the tree) for
+    other ops and types, small arrays, and when a NaN is present (which NaN the tree returns
+    stays the tree's)."""
+    if op_name not in ("stablehlo.maximum", "stablehlo.minimum"):
+        return None
+    wide = _half.widen(x)
+    if wide is None or np.isnan(wide).any():
+        return None
+    return uf.reduce(wide, axis=-1).astype(x.dtype)
 
 
 _SUM_BLOCK = 32

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
+from ..attributes import int_attr
 from ..errors import Diagnostics, ExecutionError
 from ..ir import Operation, Value
 from ..registry import DOT_LIKE, QUANTIZED_AWARE, Kernel, define, inference, kernel, lookup
@@ -475,14 +476,112 @@ def _integer_dot_like(op: Operation, ctx: PrepareContext,
     exact_one = bool(np.all(multiplier == 1.0))
     out = Quantizer(oq, res_rank)
     rest = len(op.operands) - 2
+    folded = _folded_dot(op, ctx, prepare, lq, rq)
 
     def run(lhs: Any, rhs: Any, *others: Any) -> list[np.ndarray]:
-        a = (storage_int64(lhs) - lzp).astype(acc_dtype)
-        b = (storage_int64(rhs) - rzp).astype(acc_dtype)
-        acc = np.asarray(int_run(a, b, *others[:rest])[0]).astype(_F64)
+        if folded is not None:
+            acc = folded(lhs, rhs).astype(_F64)
+        else:
+            a = (storage_int64(lhs) - lzp).astype(acc_dtype)
+            b = (storage_int64(rhs) - rzp).astype(acc_dtype)
+            acc = np.asarray(int_run(a, b, *others[:rest])[0]).astype(_F64)
         return [out.from_real_ratio(acc if exact_one else acc * multiplier)]
 
     return run
+
+
+def _folded_dot(op: Operation, ctx: PrepareContext, prepare: Callable[..., Kernel],
+                lq: QuantizedType, rq: QuantizedType) -> Callable[[Any, Any], np.ndarray] | None:
+    """``sum((l - zl) * r)`` of a dot_general as ``l @ r - zl * sum(r)``: the product of the
+    storage values themselves (an integer dot, exact; f32 BLAS when its sums provably stay
+    below 2**24: i8 x i8 up to K = 1023, longer ones by the operands' actual magnitudes), the
+    lhs zero point folded in through the sums of rhs over the contracted dimensions, in
+    int64. The same integers as subtracting zl from every lhs element first. A convolution
+    folds through :func:`_folded_conv`. None (the shifted path) for per-axis lhs zero points
+    or nonzero rhs zero points (which dot_general forbids, (C15))."""
+    if lq.quantization_dimension is not None or any(z != 0 for z in rq.zero_points) or \
+            max(lq.storage_type.width, rq.storage_type.width) > 16 or len(op.operands) != 2:
+        return None
+    if op.name == "stablehlo.convolution":
+        return _folded_conv(op, ctx, prepare, int(lq.zero_points[0]) if lq.zero_points else 0)
+    if op.name not in ("stablehlo.dot_general", "stablehlo.dot"):
+        return None
+    lhs_t, rhs_t = op.operands[0].type, op.operands[1].type
+    if not (isinstance(rhs_t, TensorType) and rhs_t.is_static):
+        return None
+    lhs_rank, rhs_rank = _rank(lhs_t), _rank(rhs_t)
+    if op.name == "stablehlo.dot":
+        lb, rb, lc, rc = (), (), (lhs_rank - 1,), (0,)
+    else:
+        from .linalg.dot import dot_dimension_numbers
+
+        lb, rb, lc, rc = dot_dimension_numbers(op)
+
+    product = _i64_product(op, _storage_type, prepare, ctx)
+    zl = int(lq.zero_points[0]) if lq.zero_points else 0
+    kept = [d for d in range(rhs_rank) if d not in rc]
+    rhs_free = [d for d in kept if d not in rb]
+    perm = [kept.index(d) for d in rb] + [kept.index(d) for d in rhs_free]
+    n_lhs_free = lhs_rank - len(lb) - len(lc)
+    shape = rhs_t.shape  # type: ignore[union-attr]
+    to_result = tuple(shape[d] for d in rb) + (1,) * n_lhs_free + \
+        tuple(shape[d] for d in rhs_free)
+
+    def run(lhs: Any, rhs: Any) -> np.ndarray:
+        acc = np.asarray(product(lhs, rhs)[0], np.int64)
+        if zl == 0:
+            return acc
+        sums = np.sum(np.asarray(rhs, np.int64), axis=tuple(rc))
+        return acc - np.int64(zl) * np.transpose(sums, perm).reshape(to_result)
+
+    return run
+
+
+def _folded_conv(op: Operation, ctx: PrepareContext, prepare: Callable[..., Kernel],
+                 zl: int) -> Callable[[Any, Any], np.ndarray] | None:
+    """``conv(pad(l - zl), r)`` as ``conv(l, r) - zl * conv(ones, r)``: the padding (and
+    lhs dilation's holes) hold 0 in the shifted operand, so the correction is the convolution
+    of an all-ones lhs under the same window, which does not depend on the batch: computed for
+    a batch of one and broadcast. Both products are of storage values, exact in int64. None
+    with ``batch_group_count`` > 1 (the batch is split into groups) or dynamic types."""
+    from .linalg.convolution import conv_dimension_numbers
+
+    lhs_t = op.operands[0].type
+    if int_attr(op, "batch_group_count", 1) != 1 or not isinstance(lhs_t, TensorType) or \
+            not lhs_t.is_static or not isinstance(lhs_t.element_type, QuantizedType):
+        return None
+    product = _i64_product(op, _storage_type, prepare, ctx)
+    batch_dim = conv_dimension_numbers(op).input_batch_dimension
+    shape = list(lhs_t.shape)  # type: ignore[arg-type]
+    shape[batch_dim] = 1
+    ones = np.ones(shape, lhs_t.element_type.storage_type.dtype)
+
+    def run(lhs: Any, rhs: Any) -> np.ndarray:
+        acc = np.asarray(product(lhs, rhs)[0], np.int64)
+        if zl == 0:
+            return acc
+        return acc - np.int64(zl) * np.asarray(product(ones, rhs)[0], np.int64)
+
+    return run
+
+
+def _storage_type(t: Type) -> Type:
+    """A quantized tensor type's storage tensor type (others unchanged)."""
+    if isinstance(t, TensorType) and isinstance(t.element_type, QuantizedType):
+        return TensorType(t.shape, t.element_type.storage_type, t.encoding)
+    return t
+
+
+def _i64_product(op: Operation, storage: Callable[[Type], Type],
+                 prepare: Callable[..., Kernel], ctx: PrepareContext) -> Kernel:
+    """The kernel of ``op`` on its storage types with an i64 result (exact: products of two
+    <= 16-bit integers summed over fewer than 2**32 terms stay below 2**63)."""
+    res = op.results[0].type
+    i64 = TensorType(res.shape, element_type("i64")) if isinstance(res, TensorType) else res
+    operands = [Value(storage(v.type), None, i, v.name) for i, v in enumerate(op.operands)]
+    shadow = Operation(op.name, operands, [i64], op.properties, op.attributes,
+                       location=op.location)
+    return prepare(shadow, ctx)
 
 
 def _accumulator(lq: QuantizedType, rq: QuantizedType, rhs_t: Type) -> tuple[Any, np.dtype]:

@@ -6,7 +6,9 @@
 * `sort` by value (numpy's SIMD sort) and the packed stable argsort = the permutation path;
 * dot_general on one BLAS thread restores the user's BLAS thread count;
 * scalar arithmetic on numpy scalars (constants, `while` loops) and the IEEE maximum/minimum
-  fix-up of signed zeros.
+  fix-up of signed zeros;
+* the compiled f16/bf16 loops (ops/_half.py) = numpy's and ml_dtypes' arithmetic and casts;
+* quantized dot_general with the lhs zero point folded = the shifted-operand product.
 
 Sizes are kept small by shrinking the block sizes with monkeypatch.
 """
@@ -306,3 +308,337 @@ def test_maximum_minimum_signed_zeros(dt):
         mx, mn = (r.reshape(()) for r in shlo.run(text.replace("6x", ""), np.array(a),
                                                   np.array(b)))
         assert not np.signbit(mx) and np.signbit(mn)
+
+
+# --- f16 / bf16 compiled loops (shlo/ops/_half.py) -----------------------------------------------
+
+def _half_dtypes():
+    import ml_dtypes
+
+    return {"f16": np.dtype(np.float16), "bf16": np.dtype(ml_dtypes.bfloat16)}
+
+
+def _half_loops():
+    from shlo.ops import _half
+
+    mod = _half.loops()
+    if mod is None:
+        pytest.skip("numba is not installed (or SHLO_NO_JIT is set)")
+    return mod
+
+
+def _all_half_bits():
+    return np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
+
+
+def _some_half_bits(t):
+    """Second operands: zeros, ones, the largest and smallest values, infinities, NaNs with
+    several payloads and signs, and random patterns."""
+    special = {"f16": [0x0000, 0x8000, 0x0001, 0x8001, 0x03FF, 0x0400, 0x3C00, 0xBC00, 0x3C01,
+                       0x7BFF, 0xFBFF, 0x7C00, 0xFC00, 0x7C01, 0x7E00, 0xFE00, 0x7E55, 0xFD01,
+                       0x3555, 0x1000, 0x5800],
+               "bf16": [0x0000, 0x8000, 0x0001, 0x8001, 0x007F, 0x0080, 0x3F80, 0xBF80, 0x3F81,
+                        0x7F7F, 0xFF7F, 0x7F80, 0xFF80, 0x7F81, 0x7FC0, 0xFFC0, 0x7FD5, 0xFF81,
+                        0x3EAB, 0x2000, 0x4B00]}[t]
+    rnd = np.random.default_rng(7).integers(0, 1 << 16, 43).astype(np.uint16)
+    return np.concatenate([np.array(special, np.uint16), rnd])
+
+
+@pytest.mark.parametrize("t", ["f16", "bf16"])
+@pytest.mark.parametrize("name", ["add", "subtract", "multiply", "divide"])
+def test_half_binary_loops_equal_numpy(t, name):
+    """Every bit pattern against 64 second operands (specials, NaN payloads, random), both
+    orders: the compiled loop's bits are numpy's / ml_dtypes' own, NaN payloads included."""
+    loops = _half_loops()
+    dt = _half_dtypes()[t]
+    x, ys = _all_half_bits(), _some_half_bits(t)
+    a = np.repeat(x, ys.size)
+    b = np.tile(ys, x.size)
+    for lhs, rhs in ((a, b), (b, a)):
+        got = np.empty(lhs.size, np.uint16)
+        loops.BINARY[(name, t)](lhs, rhs, got)
+        with np.errstate(all="ignore"):
+            want = getattr(np, name)(lhs.view(dt), rhs.view(dt)).view(np.uint16)
+        bad = np.flatnonzero(got != want)
+        assert bad.size == 0, [(hex(lhs[i]), hex(rhs[i]), hex(got[i]), hex(want[i]))
+                               for i in bad[:5]]
+    # lengths 1..40: the compiled loop's scalar remainder as well as its vector body
+    special = np.repeat(ys[:21], 2)
+    for n in range(1, 41):
+        lhs, rhs = special[:n], np.roll(special, 7)[:n]
+        got = np.empty(n, np.uint16)
+        loops.BINARY[(name, t)](lhs, rhs, got)
+        with np.errstate(all="ignore"):
+            want = getattr(np, name)(lhs.view(dt), rhs.view(dt)).view(np.uint16)
+        np.testing.assert_array_equal(got, want)
+
+
+def _f32_near_roundings():
+    """float32 patterns at and next to every rounding point of f16 and bf16: each high half
+    with low halves that are ties, just below and just above them, for both parities."""
+    hi = (np.arange(1 << 16, dtype=np.uint32) << 16)
+    lows = np.array([b << 13 | r for b in range(8) for r in (0, 1, 0xFFF, 0x1000, 0x1001, 0x1FFF)]
+                    + [0x7FFF, 0x8000, 0x8001, 0xFFFF], np.uint32)
+    return (hi[:, None] | lows[None, :]).reshape(-1)
+
+
+@pytest.mark.parametrize("t", ["f16", "bf16"])
+def test_half_casts_equal_numpy(t):
+    loops = _half_loops()
+    dt = _half_dtypes()[t]
+    x = _all_half_bits()
+    wide = np.empty(x.size, np.float32)
+    (loops.f16_to_f32 if t == "f16" else loops.bf16_to_f32)(x, wide)
+    np.testing.assert_array_equal(wide.view(np.uint32), x.view(dt).astype(np.float32).view(np.uint32))
+    f = _f32_near_roundings()
+    got = np.empty(f.size, np.uint16)
+    (loops.f32_to_f16 if t == "f16" else loops.f32_to_bf16)(f.view(np.float32), got)
+    with np.errstate(all="ignore"):
+        want = f.view(np.float32).astype(dt).view(np.uint16)
+    bad = np.flatnonzero(got != want)
+    assert bad.size == 0, [(hex(f[i]), hex(got[i]), hex(want[i])) for i in bad[:5]]
+
+
+def test_half_gather_equals_take():
+    from shlo.ops import _half
+
+    _half_loops()
+    table = np.random.default_rng(3).integers(0, 1 << 16, 1 << 16).astype(np.uint16).view(
+        np.float16)
+    idx = np.random.default_rng(4).integers(0, 1 << 16, (70, 90)).astype(np.uint16)
+    got = _half.gather(table, idx)
+    assert got is not None and got.shape == idx.shape and got.dtype == np.float16
+    np.testing.assert_array_equal(got.view(np.uint16), np.take(table, idx).view(np.uint16))
+
+
+_HALF_PROGRAM = """func.func @main(%x: tensor<64x80x{t}>, %y: tensor<64x80x{t}>, %w: tensor<80x96x{t}>)
+    -> (tensor<64x80x{t}>, tensor<64x80x{t}>, tensor<64x80x{t}>, tensor<64x80x{t}>,
+        tensor<64x80xf32>, tensor<64x80x{t}>, tensor<64x96x{t}>, tensor<64x80x{t}>) {{
+  %0 = stablehlo.add %x, %y : tensor<64x80x{t}>
+  %1 = stablehlo.subtract %x, %y : tensor<64x80x{t}>
+  %2 = stablehlo.multiply %x, %y : tensor<64x80x{t}>
+  %3 = stablehlo.divide %x, %y : tensor<64x80x{t}>
+  %4 = stablehlo.convert %x : (tensor<64x80x{t}>) -> tensor<64x80xf32>
+  %5 = stablehlo.convert %4 : (tensor<64x80xf32>) -> tensor<64x80x{t}>
+  %6 = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<64x80x{t}>, tensor<80x96x{t}>) -> tensor<64x96x{t}>
+  %7 = stablehlo.tanh %y : tensor<64x80x{t}>
+  return %0, %1, %2, %3, %4, %5, %6, %7 : tensor<64x80x{t}>, tensor<64x80x{t}>, tensor<64x80x{t}>, tensor<64x80x{t}>, tensor<64x80xf32>, tensor<64x80x{t}>, tensor<64x96x{t}>, tensor<64x80x{t}>
+}}"""
+
+
+def _both_paths(run):
+    """``run()`` on numpy's path and, when numba is installed, on the compiled loops: the
+    list of results, numpy's first. The compiled results must equal numpy's bit for bit."""
+    from shlo.ops import _half
+
+    with _half.numpy_only():
+        general = run()
+    if not _half.available():
+        return [general]
+    fast = run()
+    for i, (f, g) in enumerate(zip(fast, general)):
+        assert f.dtype == g.dtype and f.shape == g.shape, i
+        np.testing.assert_array_equal(f.view(np.uint8), g.view(np.uint8), err_msg=str(i))
+    return [general, fast]
+
+
+def _same_bits_or_both_nan(got, want):
+    nan = np.isnan(want.astype(np.float32))
+    np.testing.assert_array_equal(np.isnan(got.astype(np.float32)), nan)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    u = np.dtype(f"u{got.itemsize}")
+    np.testing.assert_array_equal(got.view(u)[~nan], want.view(u)[~nan])
+
+
+@pytest.mark.parametrize("t", ["f16", "bf16"])
+def test_half_kernels_equal_general_path(t):
+    """The interpreter's f16/bf16 add, subtract, multiply, divide and converts are numpy's /
+    ml_dtypes' arithmetic on either path; with numba, every result (dot_general and a tabled
+    tanh too) has the same bits with the compiled loops as without them."""
+    dt = _half_dtypes()[t]
+    rng = np.random.default_rng(5)
+    bits = rng.integers(0, 1 << 16, (2, 64, 80)).astype(np.uint16)
+    x, y = bits[0].view(dt), bits[1].view(dt)
+    w = rng.standard_normal((80, 96)).astype(dt)
+    text = _HALF_PROGRAM.format(t=t)
+    with np.errstate(all="ignore"):
+        runs = _both_paths(lambda: shlo.run(text, x, y, w))
+        want = [np.add(x, y), np.subtract(x, y), np.multiply(x, y), np.divide(x, y),
+                x.astype(np.float32), x.astype(np.float32).astype(dt)]
+    for got in runs:
+        for i, wv in enumerate(want):
+            _same_bits_or_both_nan(got[i], wv)
+
+
+# --- quantized dot_general: the lhs zero point folded into the sums of rhs ----------------------
+
+_QDOT = [
+    # lhs type, rhs type, result type, dims, lhs shape, rhs shape
+    ("!quant.uniform<i8:f32, 0.05:3>", "!quant.uniform<i8:f32, 0.02>",
+     "!quant.uniform<i32:f32, 0.001>", "contracting_dims = [1] x [0]", (33, 1500), (1500, 17),
+     (33, 17)),
+    ("!quant.uniform<i8:f32, 0.05:-7>", "!quant.uniform<i8:f32:1, {0.02, 0.03, 0.04}>",
+     "!quant.uniform<i8:f32:2, {0.5:1, 0.6:2, 0.7:-1}>",
+     "batching_dims = [0] x [0], contracting_dims = [2, 3] x [2, 3]", (2, 5, 6, 7), (2, 3, 6, 7),
+     (2, 5, 3)),
+    ("!quant.uniform<i4:f32, 0.5:2>", "!quant.uniform<i4:f32, 0.25>",
+     "!quant.uniform<i16:f32, 0.125:4>", "contracting_dims = [0] x [1]", (40, 9), (11, 40),
+     (9, 11)),
+]
+
+
+@pytest.mark.parametrize("lq, rq, oq, dims, ls, rs, os_", _QDOT)
+def test_folded_quantized_dot_equals_shifted_operands(monkeypatch, lq, rq, oq, dims, ls, rs, os_):
+    from shlo.ops import quantization
+
+    def t(shape, q):
+        return f"tensor<{'x'.join(map(str, shape))}x{q}>"
+
+    a, b, o = t(ls, lq), t(rs, rq), t(os_, oq)
+    text = f"""func.func @main(%a: {a}, %b: {b}) -> {o} {{
+  %0 = stablehlo.dot_general %a, %b, {dims} : ({a}, {b}) -> {o}
+  return %0 : {o}
+}}"""
+    rng = np.random.default_rng(len(ls))
+    lo, hi = (-8, 7) if "i4" in lq else (-128, 127)
+    x = rng.integers(lo, hi, ls, endpoint=True)
+    y = rng.integers(lo, hi, rs, endpoint=True)
+    dt = shlo.types.element_type("i4").dtype if "i4" in lq else np.int8
+    x, y = x.astype(dt), y.astype(dt)
+    real, made = quantization._folded_dot, []
+    monkeypatch.setattr(quantization, "_folded_dot", lambda *a: made.append(real(*a)) or made[-1])
+    (folded,) = shlo.run(text, x, y)
+    assert made and made[0] is not None  # the folded path ran
+    monkeypatch.setattr(quantization, "_folded_dot", lambda *a: None)
+    (shifted,) = shlo.run(text, x, y)
+    assert folded.dtype == shifted.dtype and folded.shape == shifted.shape == os_
+    np.testing.assert_array_equal(folded, shifted)
+    assert np.any(folded != 0)
+
+
+_QCONV = [
+    # lhs type, rhs type, result type, attributes, lhs shape, rhs shape, result shape
+    ("!quant.uniform<i8:f32, 0.05:3>", "!quant.uniform<i8:f32, 0.02>",
+     "!quant.uniform<i32:f32, 0.001>",
+     "dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {stride = [2, 1], "
+     "pad = [[1, 2], [2, 0]], lhs_dilate = [1, 2], rhs_dilate = [2, 1], reverse = [true, false]} "
+     "{batch_group_count = 1 : i64, feature_group_count = 1 : i64}",
+     (3, 9, 7, 4), (3, 2, 4, 5), (3, 4, 14, 5)),
+    ("!quant.uniform<i8:f32, 0.05:-7>", "!quant.uniform<i8:f32:0, {0.02, 0.03, 0.04, 0.05}>",
+     "!quant.uniform<i8:f32:1, {0.5:1, 0.6:2, 0.7:-1, 0.8:0}>",
+     "dim_numbers = [b, f, 0]x[o, i, 0]->[b, f, 0], window = {stride = [1], pad = [[2, 2]]} "
+     "{batch_group_count = 1 : i64, feature_group_count = 2 : i64}",
+     (2, 6, 10), (4, 3, 3), (2, 4, 12)),
+    ("!quant.uniform<i4:f32, 0.5:2>", "!quant.uniform<i4:f32, 0.25>",
+     "!quant.uniform<i16:f32, 0.125:4>",
+     "dim_numbers = [f, 0, b]x[i, 0, o]->[0, b, f], window = {pad = [[1, 1]]} "
+     "{batch_group_count = 1 : i64, feature_group_count = 1 : i64}",
+     (5, 8, 2), (5, 3, 6), (8, 2, 6)),
+]
+
+
+@pytest.mark.parametrize("lq, rq, oq, attrs, ls, rs, os_", _QCONV)
+def test_folded_quantized_convolution_equals_shifted_operands(monkeypatch, lq, rq, oq, attrs,
+                                                              ls, rs, os_):
+    """conv(l, r) - zl * conv(ones, r) = conv(pad(l - zl), r): padding, lhs dilation's holes,
+    window reversal, feature groups and per-axis rhs scales, exact integers."""
+    from shlo.ops import quantization
+
+    def t(shape, q):
+        return f"tensor<{'x'.join(map(str, shape))}x{q}>"
+
+    a, b, o = t(ls, lq), t(rs, rq), t(os_, oq)
+    text = f"""func.func @main(%a: {a}, %b: {b}) -> {o} {{
+  %0 = stablehlo.convolution(%a, %b) {attrs} : ({a}, {b}) -> {o}
+  return %0 : {o}
+}}"""
+    rng = np.random.default_rng(len(ls) + ls[0])
+    lo, hi = (-8, 7) if "i4" in lq else (-128, 127)
+    dt = shlo.types.element_type("i4").dtype if "i4" in lq else np.int8
+    x = rng.integers(lo, hi, ls, endpoint=True).astype(dt)
+    y = rng.integers(lo, hi, rs, endpoint=True).astype(dt)
+    real, made = quantization._folded_dot, []
+    monkeypatch.setattr(quantization, "_folded_dot", lambda *a: made.append(real(*a)) or made[-1])
+    (folded,) = shlo.run(text, x, y)
+    assert made and made[0] is not None  # the folded path ran
+    monkeypatch.setattr(quantization, "_folded_dot", lambda *a: None)
+    (shifted,) = shlo.run(text, x, y)
+    assert folded.dtype == shifted.dtype and folded.shape == shifted.shape == os_
+    np.testing.assert_array_equal(folded, shifted)
+    assert np.any(folded != folded.reshape(-1)[0])
+
+
+@pytest.mark.parametrize("t", ["f16", "bf16"])
+@pytest.mark.parametrize("op", ["maximum", "minimum"])
+def test_half_max_min_reduce_equals_tree(t, op):
+    """f16/bf16 maximum/minimum reductions in float32 (compiled widening) = the pairwise tree in
+    the narrow type = numpy's reduction, zeros of both signs, infinities and subnormals
+    included."""
+    dt = _half_dtypes()[t]
+    bits = np.random.default_rng(6).integers(0, 1 << 16, (64, 300)).astype(np.uint16)
+    x = bits.view(dt)
+    x = np.where(np.isnan(x.astype(np.float32)), dt.type(0.5), x).astype(dt)
+    x[:8, :] = dt.type(0)
+    x[:4, ::3] = dt.type(-0.0)
+    x[8:12, ::2] = -x[8:12, ::2]
+    text = f"""func.func @main(%x: tensor<64x300x{t}>) -> (tensor<64x{t}>, tensor<300x{t}>) {{
+  %i = stablehlo.constant dense<0.0> : tensor<{t}>
+  %0 = stablehlo.reduce(%x init: %i) applies stablehlo.{op} across dimensions = [1] : (tensor<64x300x{t}>, tensor<{t}>) -> tensor<64x{t}>
+  %1 = stablehlo.reduce(%x init: %i) applies stablehlo.{op} across dimensions = [0] : (tensor<64x300x{t}>, tensor<{t}>) -> tensor<300x{t}>
+  return %0, %1 : tensor<64x{t}>, tensor<300x{t}>
+}}"""
+    def reference(axis):  # numpy's reduction, with IEEE's order of zeros: -0 < +0
+        r = getattr(np, op).reduce(x, axis=axis)
+        x32 = x.astype(np.float32)
+        signed = (x32 == 0) & (np.signbit(x32) == (op == "minimum"))
+        zero = dt.type(-0.0 if op == "minimum" else 0.0)
+        other = dt.type(0.0 if op == "minimum" else -0.0)
+        return np.where(r.astype(np.float32) == 0,
+                        np.where(signed.any(axis=axis), zero, other), r).astype(dt)
+
+    want = [reference(1), reference(0)]
+    for got in _both_paths(lambda: shlo.run(text, x)):
+        for g, wv in zip(got, want):
+            np.testing.assert_array_equal(g.view(np.uint16), wv.view(np.uint16))
+
+
+@pytest.mark.parametrize("t", ["f8E4M3FN", "f8E5M2"])
+def test_one_byte_tables_compiled_gather_equals_take(t):
+    """f8 unary and binary lookup tables read through the compiled gathers = numpy's take;
+    multiply and divide = ml_dtypes' arithmetic on either path."""
+    from shlo.types import element_type
+
+    dt = element_type(t).dtype
+    rng = np.random.default_rng(8)
+    x, y = (rng.integers(0, 256, (2, 70, 80)).astype(np.uint8).view(dt))
+    text = f"""func.func @main(%x: tensor<70x80x{t}>, %y: tensor<70x80x{t}>) -> (tensor<70x80x{t}>, tensor<70x80x{t}>, tensor<70x80x{t}>) {{
+  %0 = stablehlo.multiply %x, %y : tensor<70x80x{t}>
+  %1 = stablehlo.divide %y, %x : tensor<70x80x{t}>
+  %2 = stablehlo.tanh %x : tensor<70x80x{t}>
+  return %0, %1, %2 : tensor<70x80x{t}>, tensor<70x80x{t}>, tensor<70x80x{t}>
+}}"""
+    with np.errstate(all="ignore"):
+        runs = _both_paths(lambda: shlo.run(text, x, y))
+        want = [np.multiply(x, y), np.divide(y, x)]
+    for got in runs:
+        for g, wv in zip(got, want):
+            _same_bits_or_both_nan(g, wv)
+
+
+def _loops_in_child(_):
+    from shlo.ops import _half
+
+    return _half.loops() is None
+
+
+def test_forked_children_do_not_use_numba():
+    """numba is not fork-safe: a forked child (the conformance runner's workers) takes the
+    general path."""
+    import multiprocessing as mp
+    import sys
+
+    if sys.platform == "win32" or "fork" not in mp.get_all_start_methods():
+        pytest.skip("no fork")
+    _half_loops()
+    with mp.get_context("fork").Pool(1) as pool:
+        assert pool.map(_loops_in_child, [0]) == [True]

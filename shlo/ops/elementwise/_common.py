@@ -20,6 +20,7 @@ from ...syntax.directives import ATTRDICT, COMMA, OPERAND, declarative, types
 from ...types import ComplexType, ElementType, TensorType, Type
 from .. import _constraints as _c
 from .._numeric import C128, F32, F64, IntInfo, from_f64
+from .._half import binary as half_binary
 from ._tables import tabled_binary, tabled_unary
 
 __all__ = [
@@ -232,5 +233,8 @@ def narrow_unary(op: Operation, careful: Fn, dt: np.dtype) -> Fn:
 
 def narrow_binary(op: Operation, careful: Fn, dt: np.dtype) -> Fn:
     """``careful`` itself, or for a one-byte float type (f8, f6, f4) the same function as a
-    256 x 256 lookup table (bit for bit ``careful``'s results; ``_tables.py``)."""
-    return tabled_binary(op.name, careful, dt) or careful
+    256 x 256 lookup table (bit for bit ``careful``'s results; ``_tables.py``), or for f16 and
+    bf16 add, subtract, multiply and divide the compiled f32 loop (``ops/_half.py``; bit for
+    bit numpy's and ml_dtypes' own, which ``careful`` must be)."""
+    return (tabled_binary(op.name, careful, dt) or
+            half_binary(op.name.rpartition(".")[2], dt, careful) or careful)

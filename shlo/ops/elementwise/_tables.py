@@ -19,6 +19,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ...dtypes import F16, is_ml_float, uint_of_size
+from .._half import gather, gather_pairs
 
 __all__ = ["tabled_unary", "tabled_binary", "table_eligible"]
 
@@ -61,7 +62,9 @@ def tabled_unary(key: str, careful: Fn, dt: Any) -> Fn | None:
     u = uint_of_size(dt.itemsize)
 
     def run(x: Any) -> Any:
-        return np.take(table, np.asarray(x).view(u))
+        bits = np.asarray(x).view(u)
+        fast = gather(table, bits)  # compiled: no intp copy of the indices
+        return np.take(table, bits) if fast is None else fast
 
     return run
 
@@ -76,6 +79,9 @@ def tabled_binary(key: str, careful: Fn, dt: Any) -> Fn | None:
     table = _table(key, dt, lambda: careful(np.repeat(v, 256), np.tile(v, 256)))
 
     def run(x: Any, y: Any) -> Any:
+        fast = gather_pairs(table, x, y)  # compiled: one pass, no index arrays
+        if fast is not None:
+            return fast
         hi = np.left_shift(np.asarray(x).view(np.uint8), 8, dtype=np.uint16)
         return np.take(table, np.bitwise_or(hi, np.asarray(y).view(np.uint8)))
 

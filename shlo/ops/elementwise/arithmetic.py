@@ -5,7 +5,8 @@ Integers wrap (two's complement) and never emit numpy warnings; the sub-byte int
 computed in int8/uint8 and cast back. Float add, subtract, multiply and divide on narrow types
 are done by numpy/ml_dtypes in float32 and rounded once, which is exact rounding for them; on
 the one-byte formats (f8, f6, f4) they, power and remainder are 256 x 256 lookup tables of
-exactly those kernels (``_tables.py``).
+exactly those kernels (``_tables.py``); on f16 and bf16 they are compiled loops doing the same
+(``ops/_half.py``).
 """
 
 from __future__ import annotations
@@ -88,12 +89,16 @@ def _arith(op: Operation, ufunc: np.ufunc, bool_ufunc: np.ufunc | None) -> Kerne
         return one(bool_ufunc)
     if et.is_integer or et.is_float or et.is_complex:
         fn = _OPERATORS.get(ufunc) if et.dtype.isbuiltin == 1 else None  # numpy's own types
+        if et.is_float:
+            # f8/f6/f4: a 256 x 256 table of ml_dtypes' own (f32, rounded once); f16/bf16:
+            # the compiled f32 loop (numpy's / ml_dtypes' bits, at f32 speed)
+            fast = narrow_binary(op, fn or ufunc, et.dtype)
+            if fast is not (fn or ufunc):
+                return one(fast)
         if fn is not None:
             # Python's operator: the same ufunc on arrays, numpy's scalar fast path on numpy
             # scalars (~10x faster than a ufunc call; scalar `while` loops are made of these).
             return one(fn)
-        if et.is_float:  # f8/f6/f4: a 256 x 256 table of ml_dtypes' own (f32, rounded once)
-            return one(narrow_binary(op, ufunc, et.dtype))
         # ml_dtypes int2/int4/uint2/uint4 add/subtract/multiply wrap natively.
         return one(ufunc)
     raise unsupported(op, et)

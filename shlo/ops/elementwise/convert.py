@@ -26,7 +26,8 @@ from ...syntax.directives import (
     types, types_same,
 )
 from ...types import ComplexType, ElementType, FloatType, IntegerType, QuantizedType
-from .. import _constraints as _c
+from .. import _constraints as _c, _half
+from .._half import half_format
 from .._numeric import F32, F64, float_info, float_to_int, int_info, int_to_float, round_f64_to
 from ._common import UNARY, Fn, infer_same, one, operand_et, result_et, unsupported
 
@@ -208,6 +209,13 @@ def _float_to_float(src: np.dtype, dst: np.dtype) -> Fn:
         with np.errstate(over="ignore", invalid="ignore"):
             return np.asarray(x).astype(dst)
 
+    if (src == F32 and half_format(dst)) or (dst == F32 and half_format(src)):
+        # f32 <-> f16/bf16 through the compiled loops (numpy's and ml_dtypes' bits)
+        def fast(x: Any) -> Any:
+            r = _half.narrow(x, dst) if src == F32 else _half.widen(x)
+            return cast(x) if r is None else r
+
+        return fast
     return cast
 
 

@@ -27,6 +27,8 @@ import numpy as np
 from ...attributes import BoolAttr, DictAttr, IntegerAttr, StructAttr, TypeAttr
 from ...dtypes import F32, F64, finfo, float_compute_dtype
 from ...types import ComplexType, ElementType, FloatType, IntegerType, TensorType, element_type
+from .. import _half
+from .._half import half_format
 from .._numeric import from_f64, int_to_float, round_f64_to
 
 __all__ = ["Matmul", "DotAlgorithm", "blas_matmul", "finisher", "wrap_integers"]
@@ -148,7 +150,22 @@ def finisher(compute: np.dtype, result: ElementType) -> Callable[[np.ndarray], n
         return lambda x: x.astype(dt)
     if compute == F64:
         return from_f64(dt)
+    if compute == F32 and half_format(dt):
+        def narrow(x: np.ndarray) -> np.ndarray:  # compiled rounding, numpy's bits
+            r = _half.narrow(x, dt)
+            return x.astype(dt) if r is None else r
+
+        return narrow
     return lambda x: x.astype(dt, copy=False)
+
+
+def _to(x: np.ndarray, compute: np.dtype) -> np.ndarray:
+    """``x`` as ``compute`` values (exact widening; f16/bf16 -> f32 by the compiled loop)."""
+    if compute == F32:
+        w = _half.widen(x)
+        if w is not None:
+            return w
+    return x.astype(compute, copy=False)
 
 
 class DotAlgorithm:
@@ -212,8 +229,7 @@ class Matmul:
     def __call__(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         if self.integral:
             return self._integral(a, b)
-        a = a.astype(self.compute, copy=False)
-        b = b.astype(self.compute, copy=False)
+        a, b = _to(a, self.compute), _to(b, self.compute)
         if self.lhs_round is not None:
             a = self.lhs_round(a)
         if self.rhs_round is not None:

@@ -1,0 +1,205 @@
+"""16-bit floats (f16, bf16) at float32 speed: compiled conversions and arithmetic.
+
+numpy's float16 loops and its float32 <-> float16 casts are scalar C on builds whose baseline
+lacks F16C (numpy 2.x on x86-64: ~7 ns per element for an f16 multiply, 30x its f32 multiply),
+and ml_dtypes' bf16 loops convert element by element too. The loops of :mod:`._half_jit`
+(compiled with numba on first use, cached on disk) widen to float32, compute one float32
+operation and round once, exactly what numpy and ml_dtypes do element by element: the results
+are bit for bit theirs (tests/ops/test_fast_paths.py compares every bit pattern), at the speed
+of numpy's float32 loops.
+
+numba is optional (the ``fast`` extra, docs/semantics/elementwise.md). This module alone decides
+whether the compiled loops run (:func:`available`): numba installed, not disabled with
+``SHLO_NO_JIT=1``, not a process forked from one that used numba, and the loops compiling on
+this platform. Each function here returns None when it does not apply (another dtype, no
+compiled loops); callers then take the general path, numpy's and ml_dtypes' own loops, which is
+always there and gives the same bits. Arrays smaller than :data:`MIN_SIZE` elements take the
+general path too (a compiled call costs more than it saves there, and small programs never pay
+numba's import).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
+
+import numpy as np
+
+from ..dtypes import F16, F32
+
+__all__ = ["MIN_SIZE", "half_format", "available", "loops", "numpy_only", "binary", "widen", "narrow", "gather",
+           "gather_pairs"]
+
+Fn = Callable[..., Any]
+
+MIN_SIZE = 4096
+"""Arrays with fewer elements use the general (numpy / ml_dtypes) path."""
+
+_U16 = np.dtype(np.uint16)
+_U8 = np.dtype(np.uint8)
+_LOCK = threading.Lock()
+_LOOPS: Any = None  # the module _half_jit, False when unavailable, None before the first try
+
+
+def half_format(dt: Any) -> str | None:
+    """"f16" or "bf16" for those dtypes, else None."""
+    dt = np.dtype(dt)
+    if dt == F16:
+        return "f16"
+    if dt.itemsize == 2 and dt.name == "bfloat16":
+        return "bf16"
+    return None
+
+
+def loops() -> Any:
+    """The compiled loops (:mod:`._half_jit`), or None when numba is missing or disabled."""
+    global _LOOPS
+    if _LOOPS is None:
+        with _LOCK:
+            if _LOOPS is None:
+                _LOOPS = _load()
+    return _LOOPS or None
+
+
+def available() -> bool:
+    """Whether the compiled loops run in this process (see the module docstring)."""
+    return loops() is not None
+
+
+@contextmanager
+def numpy_only() -> Iterator[None]:
+    """Within it, every caller takes the general (numpy / ml_dtypes) path: for tests that
+    compare the two paths bit for bit, and for benchmarks. Kernels choose when they run, so
+    prepare and run inside it."""
+    global _LOOPS
+    loops()
+    saved, _LOOPS = _LOOPS, False
+    try:
+        yield
+    finally:
+        _LOOPS = saved
+
+
+def _no_loops_in_forked_child() -> None:
+    """A process forked from one that uses (or is importing) numba must not use numba: its
+    locks and LLVM's state are copied mid-use (the conformance runner's fork-based workers hung
+    in numba's import). Forked children take the general path: the same results."""
+    global _LOOPS
+    _LOOPS = False
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_no_loops_in_forked_child)
+
+
+def _load() -> Any:
+    if os.environ.get("SHLO_NO_JIT", "") not in ("", "0"):
+        return False
+    try:
+        from . import _half_jit
+
+        # Compile (or load from numba's cache) and check one conversion pair here, so that a
+        # platform where the half intrinsics do not lower fails once, quietly.
+        probe = np.array([1.5, -0.0, 65504.0], np.float32)
+        h = np.empty(3, _U16)
+        _half_jit.f32_to_f16(probe, h)
+        back = np.empty(3, np.float32)
+        _half_jit.f16_to_f32(h, back)
+        if not np.array_equal(back.view(np.uint32), probe.view(np.uint32)):
+            return False
+        return _half_jit
+    except Exception:  # numba absent, or a compile error on this platform
+        return False
+
+
+def _flat(x: Any, dt: np.dtype) -> np.ndarray:
+    return np.ascontiguousarray(x, dtype=dt).reshape(-1)
+
+
+def binary(name: str, dt: Any, general: Fn) -> Fn | None:
+    """``name`` (add, subtract, multiply, divide) on f16 or bf16 arrays of equal shapes through
+    the compiled loop; ``general`` for small arrays. None when there is no compiled loop."""
+    fmt = half_format(dt)
+    if fmt is None or (name, fmt) not in _BINARY_NAMES:
+        return None
+    dt = np.dtype(dt)
+
+    def run(x: Any, y: Any) -> Any:
+        if np.size(x) < MIN_SIZE or np.shape(x) != np.shape(y):
+            return general(x, y)
+        mod = loops()  # asked at each call: numpy_only() may be in force
+        if mod is None:
+            return general(x, y)
+        loop = mod.BINARY[(name, fmt)]
+        shape = np.shape(x)
+        out = np.empty(shape, _U16)
+        loop(_flat(x, dt).view(_U16), _flat(y, dt).view(_U16), out.reshape(-1))
+        return out.view(dt)
+
+    return run
+
+
+_BINARY_NAMES = frozenset((op, f) for op in ("add", "subtract", "multiply", "divide")
+                          for f in ("f16", "bf16"))
+
+
+def widen(x: Any) -> np.ndarray | None:
+    """An f16 or bf16 array as float32 (exact), or None (another dtype, small, no loops)."""
+    x = np.asarray(x)
+    fmt = half_format(x.dtype)
+    if fmt is None or x.size < MIN_SIZE:
+        return None
+    mod = loops()
+    if mod is None:
+        return None
+    out = np.empty(x.shape, F32)
+    (mod.f16_to_f32 if fmt == "f16" else mod.bf16_to_f32)(
+        _flat(x, x.dtype).view(_U16), out.reshape(-1))
+    return out
+
+
+def narrow(x: Any, dt: Any) -> np.ndarray | None:
+    """A float32 array rounded to f16 or bf16 ``dt`` (to nearest even, as numpy's and
+    ml_dtypes' casts), or None (another dtype, small, no loops)."""
+    x = np.asarray(x)
+    fmt = half_format(dt)
+    if fmt is None or x.dtype != F32 or x.size < MIN_SIZE:
+        return None
+    mod = loops()
+    if mod is None:
+        return None
+    out = np.empty(x.shape, _U16)
+    (mod.f32_to_f16 if fmt == "f16" else mod.f32_to_bf16)(_flat(x, F32), out.reshape(-1))
+    return out.view(dt)
+
+
+def gather(table: np.ndarray, index: Any) -> np.ndarray | None:
+    """``table[index]`` for a table of 1- or 2-byte entries and uint8/uint16 indices, or None
+    (small, no loops): numpy's take first converts the indices to intp."""
+    index = np.asarray(index)
+    if index.size < MIN_SIZE or table.dtype.itemsize > 2 or index.dtype not in (_U8, _U16):
+        return None
+    mod = loops()
+    if mod is None:
+        return None
+    u = _U16 if table.dtype.itemsize == 2 else _U8
+    out = np.empty(index.shape, table.dtype)
+    mod.gather16(table.view(u), _flat(index, index.dtype), out.reshape(-1).view(u))
+    return out
+
+
+def gather_pairs(table: np.ndarray, x: Any, y: Any) -> np.ndarray | None:
+    """``table[x * 256 + y]`` for a 65536-entry table of 1-byte entries and one-byte ``x``,
+    ``y`` of one shape (their bit patterns), or None (small, shapes differ, no loops)."""
+    x, y = np.asarray(x), np.asarray(y)
+    if x.size < MIN_SIZE or x.shape != y.shape or table.dtype.itemsize != 1:
+        return None
+    mod = loops()
+    if mod is None:
+        return None
+    out = np.empty(x.shape, table.dtype)
+    mod.gather_pairs(table.view(_U8), _flat(x, x.dtype).view(_U8), _flat(y, y.dtype).view(_U8),
+                     out.reshape(-1).view(_U8))
+    return out

@@ -1,0 +1,223 @@
+"""The compiled loops of :mod:`shlo.ops._half` (numba; imported only through it, on first use).
+
+Each loop works on flat contiguous arrays of bit patterns (uint16 for f16/bf16, float32 for the
+wide side) and computes what numpy / ml_dtypes compute element by element, in the same order:
+
+* f16 <-> f32: LLVM's ``fpext``/``fptrunc`` of ``half`` (F16C's vcvtph2ps/vcvtps2ph on x86):
+  exact widening, round to nearest even. The hardware makes a signaling NaN quiet; numpy's
+  casts keep it (sign and top payload bits kept; a payload whose kept bits are all zero gets
+  its lowest bit set). The casts below do as numpy; the arithmetic needs no such care, since
+  an f32 operation never returns a signaling NaN;
+* bf16 <-> f32: a shift; round to nearest even on the bits, every NaN to the quiet NaN 0x7fc0
+  with its sign (ml_dtypes' conversion);
+* add, subtract, multiply, divide: the two operands widened to f32, one f32 operation, one
+  rounding; a NaN operand's payload is propagated as numpy and ml_dtypes do (``_nan_rule``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numba as nb
+import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic
+
+__all__ = ["f16_to_f32", "f32_to_f16", "bf16_to_f32", "f32_to_bf16", "BINARY", "gather16",
+           "gather_pairs"]
+
+_JIT = dict(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+
+
+@intrinsic
+def _h2f(typingctx, h):  # type: ignore[no-untyped-def]
+    """The float32 value of the f16 bit pattern ``h`` (uint16)."""
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        return builder.fpext(builder.bitcast(args[0], ir.HalfType()), ir.FloatType())
+    return types.float32(types.uint16), codegen
+
+
+@intrinsic
+def _f2h(typingctx, f):  # type: ignore[no-untyped-def]
+    """The f16 bit pattern (uint16) nearest to float32 ``f`` (ties to even)."""
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        return builder.bitcast(builder.fptrunc(args[0], ir.HalfType()), ir.IntType(16))
+    return types.uint16(types.float32), codegen
+
+
+@intrinsic
+def _b2f(typingctx, h):  # type: ignore[no-untyped-def]
+    """The float32 value of the bf16 bit pattern ``h`` (uint16): its bits shifted left 16."""
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        i32 = ir.IntType(32)
+        u = builder.shl(builder.zext(args[0], i32), ir.Constant(i32, 16))
+        return builder.bitcast(u, ir.FloatType())
+    return types.float32(types.uint16), codegen
+
+
+@intrinsic
+def _f2b(typingctx, f):  # type: ignore[no-untyped-def]
+    """The bf16 bit pattern (uint16) nearest to float32 ``f`` (ties to even); a NaN becomes
+    the quiet NaN 0x7fc0 with its sign, as ml_dtypes. In 32-bit integer operations (numba's
+    own integer arithmetic would widen them to 64 bits and vectorise half as well)."""
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        i32 = ir.IntType(32)
+        c = lambda v: ir.Constant(i32, v)  # noqa: E731
+        u = builder.bitcast(args[0], i32)
+        hi = builder.lshr(u, c(16))
+        lsb = builder.and_(hi, c(1))
+        r = builder.lshr(builder.add(builder.add(u, c(0x7FFF)), lsb), c(16))
+        nan = builder.or_(builder.and_(hi, c(0x8000)), c(0x7FC0))
+        is_nan = builder.icmp_unsigned(">", builder.and_(u, c(0x7FFFFFFF)), c(0x7F800000))
+        return builder.trunc(builder.select(is_nan, nan, r), ir.IntType(16))
+    return types.uint16(types.float32), codegen
+
+
+def _nan_rule(second: bool) -> Any:
+    """An intrinsic ``(r, a, b) -> r``, except that when ``a`` or ``b`` is a NaN the result is
+    that NaN made quiet, ``b``'s when both are (``second``) or ``a``'s. numpy's and ml_dtypes'
+    loops follow that rule (add, multiply: the second operand's; subtract, divide: the
+    first's); a compiled ``a + b`` alone may come out either way, since LLVM may commute the
+    operands of a commutative operation differently in its vector and scalar loops."""
+    @intrinsic
+    def rule(typingctx, r, a, b):  # type: ignore[no-untyped-def]
+        def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+            r, a, b = args
+            i32 = ir.IntType(32)
+            a_nan = builder.fcmp_unordered("uno", a, a)
+            b_nan = builder.fcmp_unordered("uno", b, b)
+            pick = builder.select(b_nan, b, a) if second else builder.select(a_nan, a, b)
+            quiet = builder.bitcast(builder.or_(builder.bitcast(pick, i32),
+                                                ir.Constant(i32, 0x400000)), ir.FloatType())
+            return builder.select(builder.or_(a_nan, b_nan), quiet, r)
+        return types.float32(types.float32, types.float32, types.float32), codegen
+    return rule
+
+
+_nan_second = _nan_rule(True)
+_nan_first = _nan_rule(False)
+
+
+@nb.njit(inline="always")
+def _h2f_keep(h):  # type: ignore[no-untyped-def]
+    """``_h2f``, keeping a signaling NaN signaling (numpy's cast; the hardware quiets it)."""
+    nan = np.uint32(np.uint32(np.uint32(h & np.uint16(0x8000)) << np.uint32(16)) |
+                    np.uint32(0x7F800000) | np.uint32(np.uint32(h & np.uint16(0x3FF)) << np.uint32(13)))
+    f = _h2f(h)
+    return nan.view(np.float32) if (h & np.uint16(0x7FFF)) > np.uint16(0x7C00) else f
+
+
+@nb.njit(inline="always")
+def _f2h_keep(f):  # type: ignore[no-untyped-def]
+    """``_f2h``, with numpy's NaNs: sign and top payload bits kept, not made quiet."""
+    u = np.float32(f).view(np.uint32)
+    nan = np.uint32(np.uint32(np.uint32(u >> np.uint32(16)) & np.uint32(0x8000)) | np.uint32(0x7C00) |
+                    np.uint32(np.uint32(u & np.uint32(0x7FFFFF)) >> np.uint32(13)))
+    nan = np.uint32(nan + np.uint32(1)) if (nan & np.uint32(0x3FF)) == np.uint32(0) else nan
+    h = _f2h(f)
+    return np.uint16(nan) if (u & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000) else h
+
+
+@nb.njit(**_JIT)
+def f16_to_f32(x, out):  # type: ignore[no-untyped-def]
+    for i in range(x.size):
+        out[i] = _h2f_keep(x[i])
+
+
+@nb.njit(**_JIT)
+def f32_to_f16(x, out):  # type: ignore[no-untyped-def]
+    for i in range(x.size):
+        out[i] = _f2h_keep(x[i])
+
+
+@nb.njit(**_JIT)
+def bf16_to_f32(x, out):  # type: ignore[no-untyped-def]
+    for i in range(x.size):
+        out[i] = _b2f(x[i])
+
+
+@nb.njit(**_JIT)
+def f32_to_bf16(x, out):  # type: ignore[no-untyped-def]
+    for i in range(x.size):
+        out[i] = _f2b(x[i])
+
+
+@nb.njit(**_JIT)
+def gather16(table, idx, out):  # type: ignore[no-untyped-def]
+    """``out[i] = table[idx[i]]`` for uint8/uint16 indices (no conversion of the indices to
+    intp; compiled per index and table width)."""
+    for i in range(idx.size):
+        out[i] = table[idx[i]]
+
+
+@nb.njit(**_JIT)
+def gather_pairs(table, x, y, out):  # type: ignore[no-untyped-def]
+    """``out[i] = table[x[i] * 256 + y[i]]`` for uint8 ``x``, ``y`` (a 256 x 256 table)."""
+    for i in range(x.size):
+        out[i] = table[(np.uint16(x[i]) << np.uint16(8)) | np.uint16(y[i])]
+
+
+@nb.njit(**_JIT)
+def _add_f16(x, y, out):  # type: ignore[no-untyped-def]
+    for i in range(x.size):
+        a, b = _h2f(x[i]), _h2f(y[i])
+        out[i] = _f2h(_nan_second(a + b, a, b))
+
+
+@nb.njit(**_JIT)
+def _subtract_f16(x, y, out):  # type: ignore[no-untyped-def]
+    for i in range(x.size):
+        a, b = _h2f(x[i]), _h2f(y[i])
+        out[i] = _f2h(_nan_first(a - b, a, b))
+
+
+@nb.njit(**_JIT)
+def _multiply_f16(x, y, out):  # type: ignore[no-untyped-def]
+    for i in range(x.size):
+        a, b = _h2f(x[i]), _h2f(y[i])
+        out[i] = _f2h(_nan_second(a * b, a, b))
+
+
+@nb.njit(**_JIT)
+def _divide_f16(x, y, out):  # type: ignore[no-untyped-def]
+    for i in range(x.size):
+        a, b = _h2f(x[i]), _h2f(y[i])
+        out[i] = _f2h(_nan_first(a / b, a, b))
+
+
+@nb.njit(**_JIT)
+def _add_bf16(x, y, out):  # type: ignore[no-untyped-def]
+    for i in range(x.size):
+        a, b = _b2f(x[i]), _b2f(y[i])
+        out[i] = _f2b(_nan_second(a + b, a, b))
+
+
+@nb.njit(**_JIT)
+def _subtract_bf16(x, y, out):  # type: ignore[no-untyped-def]
+    for i in range(x.size):
+        a, b = _b2f(x[i]), _b2f(y[i])
+        out[i] = _f2b(_nan_first(a - b, a, b))
+
+
+@nb.njit(**_JIT)
+def _multiply_bf16(x, y, out):  # type: ignore[no-untyped-def]
+    for i in range(x.size):
+        a, b = _b2f(x[i]), _b2f(y[i])
+        out[i] = _f2b(_nan_second(a * b, a, b))
+
+
+@nb.njit(**_JIT)
+def _divide_bf16(x, y, out):  # type: ignore[no-untyped-def]
+    for i in range(x.size):
+        a, b = _b2f(x[i]), _b2f(y[i])
+        out[i] = _f2b(_nan_first(a / b, a, b))
+
+
+BINARY = {
+    ("add", "f16"): _add_f16, ("subtract", "f16"): _subtract_f16,
+    ("multiply", "f16"): _multiply_f16, ("divide", "f16"): _divide_f16,
+    ("add", "bf16"): _add_bf16, ("subtract", "bf16"): _subtract_bf16,
+    ("multiply", "bf16"): _multiply_bf16, ("divide", "bf16"): _divide_bf16,
+}
+"""(op, format) -> loop ``(x, y, out)`` over uint16 bit patterns."""

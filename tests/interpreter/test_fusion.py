@@ -1,0 +1,250 @@
+"""Element-wise fusion (shlo/interpreter/fusion.py): which ops form a chain, and that a fused
+run gives bit for bit the unfused run's results, for every element-wise op and type.
+
+Block sizes are shrunk with monkeypatch so that small tensors span many blocks and a ragged
+last block."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import shlo
+from shlo.interpreter import fusion
+from shlo.interpreter.api import prepare_entry
+
+N = 5000  # elements: 5 blocks of 1024 f32 values (BLOCK_BYTES 4096), the last one short
+
+
+@pytest.fixture
+def small_blocks(monkeypatch):
+    monkeypatch.setattr(fusion, "BLOCK_BYTES", 4096)
+    monkeypatch.setattr(fusion, "MIN_ELEMENTS", 1000)
+
+
+def _unfused(monkeypatch, text, *args):
+    with monkeypatch.context() as m:
+        m.setattr(fusion, "plan", lambda block: [])
+        return shlo.run(text, *args)
+
+
+def _same(fused, unfused):
+    assert len(fused) == len(unfused)
+    for f, u in zip(fused, unfused):
+        assert f.dtype == u.dtype and f.shape == u.shape
+        np.testing.assert_array_equal(np.ascontiguousarray(f).view(np.uint8),
+                                      np.ascontiguousarray(u).view(np.uint8))
+
+
+def _steps(text):
+    cb, _ = prepare_entry(shlo.parse(text))
+    return len(cb.steps)
+
+
+def _values(t, rng, shape):
+    if t in ("i32", "i8", "ui16"):
+        info = np.iinfo({"i32": np.int32, "i8": np.int8, "ui16": np.uint16}[t])
+        return rng.integers(info.min, info.max, shape, endpoint=True).astype(info.dtype)
+    if t == "i1":
+        return rng.integers(0, 2, shape).astype(bool)
+    from shlo.types import element_type
+
+    dt = element_type(t).dtype
+    if t in ("f16", "bf16"):  # every bit pattern: NaNs, infinities, subnormals
+        return rng.integers(0, 1 << 16, shape).astype(np.uint16).view(dt)
+    x = rng.standard_normal(shape) * 3
+    x.reshape(-1)[:8] = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40, 0.5, -2.5]
+    return x.astype(dt)
+
+
+UNARY_FLOAT = ["abs", "cbrt", "ceil", "cosine", "exponential", "exponential_minus_one", "floor",
+               "log", "log_plus_one", "logistic", "negate", "round_nearest_afz",
+               "round_nearest_even", "rsqrt", "sign", "sine", "sqrt", "tan", "tanh"]
+BINARY_FLOAT = ["add", "atan2", "divide", "maximum", "minimum", "multiply", "power",
+                "remainder", "subtract"]
+
+
+@pytest.mark.parametrize("t", ["f32", "f64", "f16", "bf16"])
+def test_float_ops_fused_equal_unfused(monkeypatch, small_blocks, t):
+    """A chain through every float unary and binary op, a compare, a select and a clamp."""
+    ty = f"tensor<{N}x{t}>"
+    lines, prev = [], "%x"
+    for i, name in enumerate(UNARY_FLOAT):
+        lines.append(f"%u{i} = stablehlo.{name} %x : {ty}")
+        lines.append(f"%s{i} = stablehlo.add %u{i}, {prev} : {ty}")
+        prev = f"%s{i}"
+    for i, name in enumerate(BINARY_FLOAT):
+        lines.append(f"%b{i} = stablehlo.{name} {prev}, %y : {ty}")
+        prev = f"%b{i}"
+    lines += [f"%p = stablehlo.compare GT, {prev}, %y : ({ty}, {ty}) -> tensor<{N}xi1>",
+              f"%q = stablehlo.select %p, %x, {prev} : tensor<{N}xi1>, {ty}",
+              f"%r = stablehlo.clamp %y, %q, %x : {ty}",
+              f"%w = stablehlo.convert %r : ({ty}) -> tensor<{N}xf32>"]
+    body = "\n  ".join(lines)
+    text = f"""func.func @main(%x: {ty}, %y: {ty}) -> ({ty}, tensor<{N}xi1>, tensor<{N}xf32>) {{
+  {body}
+  return %b3, %p, %w : {ty}, tensor<{N}xi1>, tensor<{N}xf32>
+}}"""
+    rng = np.random.default_rng(1)
+    x, y = _values(t, rng, (N,)), _values(t, rng, (N,))
+    with np.errstate(all="ignore"):
+        fused = shlo.run(text, x, y)
+        unfused = _unfused(monkeypatch, text, x, y)
+    _same(fused, unfused)
+    assert _steps(text) == 1
+
+
+@pytest.mark.parametrize("t", ["i32", "i8", "ui16"])
+def test_integer_ops_fused_equal_unfused(monkeypatch, small_blocks, t):
+    ty = f"tensor<50x100x{t}>"
+    names = ["add", "subtract", "multiply", "divide", "remainder", "maximum", "minimum", "and",
+             "or", "xor", "shift_left", "shift_right_arithmetic", "shift_right_logical", "power"]
+    lines, prev = [], "%x"
+    for i, name in enumerate(names):
+        lines.append(f"%b{i} = stablehlo.{name} {prev}, %y : {ty}")
+        prev = f"%b{i}"
+    for i, name in enumerate(["not", "popcnt", "count_leading_zeros", "negate", "abs", "sign"]):
+        if t == "ui16" and name in ("negate", "abs", "sign"):
+            continue
+        lines.append(f"%u{i} = stablehlo.{name} {prev} : {ty}")
+        prev = f"%u{i}"
+    body = "\n  ".join(lines)
+    text = f"""func.func @main(%x: {ty}, %y: {ty}) -> {ty} {{
+  {body}
+  return {prev} : {ty}
+}}"""
+    rng = np.random.default_rng(2)
+    x, y = _values(t, rng, (50, 100)), _values(t, rng, (50, 100))
+    _same(shlo.run(text, x, y), _unfused(monkeypatch, text, x, y))
+    assert _steps(text) == 1
+
+
+def test_splats_outputs_and_interleaved_ops(monkeypatch, small_blocks):
+    """Splat broadcasts join the chain; a reduce that does not read the chain sits between its
+    members; values used later (by the return and by an op after the chain) are written out."""
+    text = f"""func.func @main(%x: tensor<{N}xf32>, %y: tensor<{N}xf32>)
+    -> (tensor<{N}xf32>, tensor<{N}xf32>, tensor<f32>, tensor<f32>) {{
+  %c = stablehlo.constant dense<0.5> : tensor<f32>
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %h = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f32>) -> tensor<{N}xf32>
+  %0 = stablehlo.multiply %x, %h : tensor<{N}xf32>
+  %s = stablehlo.reduce(%y init: %z) applies stablehlo.add across dimensions = [0] : (tensor<{N}xf32>, tensor<f32>) -> tensor<f32>
+  %1 = stablehlo.tanh %0 : tensor<{N}xf32>
+  %2 = stablehlo.add %1, %y : tensor<{N}xf32>
+  %t = stablehlo.reduce(%1 init: %z) applies stablehlo.add across dimensions = [0] : (tensor<{N}xf32>, tensor<f32>) -> tensor<f32>
+  return %2, %0, %s, %t : tensor<{N}xf32>, tensor<{N}xf32>, tensor<f32>, tensor<f32>
+}}"""
+    rng = np.random.default_rng(3)
+    x, y = _values("f32", rng, (N,)), _values("f32", rng, (N,))
+    fused = shlo.run(text, x, y)
+    _same(fused, _unfused(monkeypatch, text, x, y))
+    np.testing.assert_array_equal(fused[1], x * np.float32(0.5))
+    chains = fusion.plan(shlo.parse(text).functions["main"].regions[0].blocks[0])
+    assert len(chains) == 1
+    (chain,) = chains
+    assert [op.name.split(".")[1] for op in chain.ops] == [
+        "broadcast_in_dim", "multiply", "tanh", "add"]
+    assert chain.outputs == [op.results[0] for op in chain.ops[1:]]
+
+
+def test_chain_ends_where_another_op_reads_it(small_blocks):
+    """A reduce reading the chain's value splits it: the ops after it form a second chain."""
+    text = f"""func.func @main(%x: tensor<{N}xf32>) -> (tensor<{N}xf32>, tensor<f32>) {{
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %0 = stablehlo.tanh %x : tensor<{N}xf32>
+  %1 = stablehlo.add %0, %x : tensor<{N}xf32>
+  %s = stablehlo.reduce(%1 init: %z) applies stablehlo.add across dimensions = [0] : (tensor<{N}xf32>, tensor<f32>) -> tensor<f32>
+  %2 = stablehlo.multiply %1, %x : tensor<{N}xf32>
+  %3 = stablehlo.sqrt %2 : tensor<{N}xf32>
+  return %3, %s : tensor<{N}xf32>, tensor<f32>
+}}"""
+    chains = fusion.plan(shlo.parse(text).functions["main"].regions[0].blocks[0])
+    assert [[op.name for op in c.ops] for c in chains] == [
+        ["stablehlo.tanh", "stablehlo.add"], ["stablehlo.multiply", "stablehlo.sqrt"]]
+    x = _values("f32", np.random.default_rng(4), (N,))
+    r, s = shlo.run(text, x)
+    with np.errstate(invalid="ignore"):
+        want = np.tanh(x) + x
+        np.testing.assert_array_equal(r, np.sqrt(want * x))
+
+
+def test_small_dynamic_and_mixed_shapes_not_fused(monkeypatch):
+    """Below MIN_ELEMENTS, with dynamic sizes, or across shapes there is no chain."""
+    small = """func.func @main(%x: tensor<100xf32>) -> tensor<100xf32> {
+  %0 = stablehlo.tanh %x : tensor<100xf32>
+  %1 = stablehlo.add %0, %x : tensor<100xf32>
+  return %1 : tensor<100xf32>
+}"""
+    assert fusion.plan(shlo.parse(small).functions["main"].regions[0].blocks[0]) == []
+    monkeypatch.setattr(fusion, "MIN_ELEMENTS", 10)
+    dynamic = small.replace("100xf32", "?xf32")
+    assert fusion.plan(shlo.parse(dynamic).functions["main"].regions[0].blocks[0]) == []
+    mixed = """func.func @main(%x: tensor<100xf32>, %y: tensor<50xf32>) -> (tensor<100xf32>, tensor<50xf32>) {
+  %0 = stablehlo.tanh %x : tensor<100xf32>
+  %1 = stablehlo.tanh %y : tensor<50xf32>
+  return %0, %1 : tensor<100xf32>, tensor<50xf32>
+}"""
+    assert fusion.plan(shlo.parse(mixed).functions["main"].regions[0].blocks[0]) == []
+
+
+def test_error_in_a_member_names_that_op(monkeypatch, small_blocks):
+    """A kernel failing inside a chain is reported at its own op's location."""
+    from shlo.errors import ExecutionError
+    from shlo.registry import lookup
+
+    text = f"""func.func @main(%x: tensor<{N}xf32>) -> tensor<{N}xf32> {{
+  %0 = stablehlo.add %x, %x : tensor<{N}xf32> loc("a.mlir":2:8)
+  %1 = stablehlo.sqrt %0 : tensor<{N}xf32> loc("a.mlir":3:8)
+  %2 = stablehlo.add %1, %x : tensor<{N}xf32> loc("a.mlir":4:8)
+  return %2 : tensor<{N}xf32>
+}}"""
+    def broken(op, ctx):
+        def fail(x):
+            raise ValueError("boom")
+        return lambda *a: (fail(*a),)
+
+    monkeypatch.setattr(lookup("stablehlo.sqrt"), "prepare", broken)
+    with pytest.raises(ExecutionError) as e:
+        shlo.run(text, np.ones(N, np.float32))
+    assert "a.mlir:3:8" in str(e.value) and "boom" in str(e.value)
+
+
+_CHAIN = f"""func.func @main(%x: tensor<{N}xf32>, %y: tensor<{N}xf32>) -> tensor<{N}xf32> {{
+  %0 = stablehlo.multiply %x, %y : tensor<{N}xf32>
+  %1 = stablehlo.tanh %0 : tensor<{N}xf32>
+  %2 = stablehlo.add %1, %x : tensor<{N}xf32>
+  %3 = stablehlo.exponential %2 : tensor<{N}xf32>
+  return %3 : tensor<{N}xf32>
+}}"""
+
+
+def test_traced_and_profiled_runs_see_every_fused_op(monkeypatch, small_blocks):
+    """A run with an observer (trace, profile) is not fused: every op of a fusable chain is
+    reported, with its own value, and the results are the fused run's bit for bit."""
+    from shlo.debug.profile import profile
+    from shlo.debug.trace import trace
+
+    rng = np.random.default_rng(11)
+    x, y = _values("f32", rng, (N,)), _values("f32", rng, (N,))
+    block = shlo.parse(_CHAIN).functions["main"].regions[0].blocks[0]
+    assert len(fusion.plan(block)) == 1 and _steps(_CHAIN) == 1  # fused when not observed
+    fused = shlo.run(_CHAIN, x, y)
+    with np.errstate(all="ignore"):
+        m = x * y
+        want = [m, np.tanh(m)]
+        want += [want[1] + x, np.exp(want[1] + x)]
+    with np.errstate(all="ignore"):  # the operands hold inf and NaN: the summaries warn
+        t = trace(_CHAIN, x, y, values=True)
+        p = profile(_CHAIN, x, y)
+    assert t.error is None
+    assert [e.name for e in t.events] == [
+        "stablehlo.multiply", "stablehlo.tanh", "stablehlo.add", "stablehlo.exponential"]
+    for e, w in zip(t.events, want):
+        np.testing.assert_allclose(e.values[0], w, rtol=1e-6, err_msg=e.name)
+    # each value is the op's own result: the next op's input, exactly
+    np.testing.assert_array_equal(t.events[1].values[0], np.tanh(t.events[0].values[0]))
+    _same(t.results, fused)
+    assert p.error is None
+    _same(p.results, fused)
+    assert sorted(r.label for r in p.by_kind()) == sorted(
+        ["stablehlo.multiply", "stablehlo.tanh", "stablehlo.add", "stablehlo.exponential"])
