@@ -82,8 +82,27 @@ def program(case: str, n: int, size: int, iters: int) -> str:
     raise ValueError(case)
 
 
-def rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+def memory() -> dict[str, float]:
+    """This process's memory in MB: ``rss_mb`` its peak resident set (shared library pages
+    included, as ru_maxrss counts them); from /proc (Linux) also ``pss_mb`` and ``uss_mb``
+    now (proportional and unique set sizes, smaps_rollup) and ``own_mb``, its peak less the
+    file and shared-memory pages it maps now (an estimate of the peak of what is its own:
+    what one more rank costs)."""
+    out = {"rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    try:
+        kb: dict[str, float] = {}
+        for name in ("status", "smaps_rollup"):
+            with open(f"/proc/self/{name}", encoding="ascii") as f:
+                for line in f:
+                    k, _, v = line.partition(":")
+                    if v.strip().endswith("kB"):
+                        kb[k] = float(v.split()[0])
+    except OSError:
+        return out
+    out["pss_mb"] = kb["Pss"] / 1024
+    out["uss_mb"] = (kb["Private_Clean"] + kb["Private_Dirty"]) / 1024
+    out["own_mb"] = (kb["VmHWM"] - kb["RssFile"] - kb["RssShmem"]) / 1024
+    return out
 
 
 # --- one measurement, in this process ---------------------------------------------------------
@@ -105,7 +124,7 @@ def one_threads(case: str, n: int, size: int) -> dict:
         t1 = time.perf_counter()
         shlo.run(m0, replicas=n, timeout=600)
         t = (t - (time.perf_counter() - t1)) / iters
-    return {"seconds": t, "rss_mb": rss_mb()}
+    return {"seconds": t, **memory()}
 
 
 def one_mpi(case: str, n: int, size: int) -> dict | None:
@@ -120,7 +139,7 @@ def one_mpi(case: str, n: int, size: int) -> dict | None:
     w = world()
     if w.rank != 0:
         serve(lambda k: mods[k])
-        print(json.dumps({"rank": w.rank, "rss_mb": rss_mb()}), flush=True)
+        print(json.dumps({"rank": w.rank, **memory()}), flush=True)
         return None
 
     def run(k: int) -> float:
@@ -136,7 +155,7 @@ def one_mpi(case: str, n: int, size: int) -> dict | None:
             t = (t - run(1)) / iters
     finally:
         stop_workers()
-    return {"seconds": t, "rss_mb": rss_mb()}
+    return {"seconds": t, **memory()}
 
 
 def one_xla(case: str, n: int, size: int) -> dict:
@@ -178,7 +197,7 @@ def one_xla(case: str, n: int, size: int) -> dict:
     t = best(make(k))
     if iters:
         t = max(t - best(make(0)), 0.0) / k
-    return {"seconds": t, "rss_mb": rss_mb()}
+    return {"seconds": t, **memory()}
 
 
 # --- the driver --------------------------------------------------------------------------------

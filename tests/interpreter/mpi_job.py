@@ -64,6 +64,26 @@ def moves(et: str) -> str:
 }}"""
 
 
+def moves_inner(et: str) -> str:
+    """all_gather and all_to_all along dimensions other than 0 (blocks that do not lie one
+    after the other in memory)."""
+    t, g, a, b = (f"tensor<2x8x{et}>", f"tensor<2x32x{et}>", f"tensor<8x2x{et}>",
+                  f"tensor<1x16x{et}>")
+    grp = "replica_groups = dense<[[0, 1, 2, 3]]> : tensor<1x4xi64>"
+    return f"""func.func @main(%x: {t}) -> ({g}, {a}, {t}, {b}) {{
+  %g = "stablehlo.all_gather"(%x) {{all_gather_dim = 1 : i64, {grp}}} : ({t}) -> {g}
+  %a = "stablehlo.all_to_all"(%x) {{split_dimension = 1 : i64, concat_dimension = 0 : i64,
+      split_count = 4 : i64, {grp}}} : ({t}) -> {a}
+  %c = "stablehlo.all_to_all"(%x) {{split_dimension = 1 : i64, concat_dimension = 1 : i64,
+      split_count = 4 : i64, {grp}}} : ({t}) -> {t}
+  %y = stablehlo.reshape %x : ({t}) -> tensor<4x4x{et}>
+  %s = stablehlo.slice %y [0:4, 0:4] : (tensor<4x4x{et}>) -> tensor<4x4x{et}>
+  %d = "stablehlo.all_to_all"(%s) {{split_dimension = 0 : i64, concat_dimension = 1 : i64,
+      split_count = 4 : i64, {grp}}} : (tensor<4x4x{et}>) -> {b}
+  return %g, %a, %c, %d : {g}, {a}, {t}, {b}
+}}"""
+
+
 def partial_permute() -> str:
     t = "tensor<5xi32>"
     return f"""func.func @main(%x: {t}) -> {t} {{
@@ -117,6 +137,10 @@ PROGRAMS = [  # (name, text, per-process inputs of 4 processes)
      [data(F32, (6,), 90 + i) for i in range(4)]),
     ("f32 moves", moves("f32"), [data(F32, (4, 3), 100 + i) for i in range(4)]),
     ("bf16 moves", moves("bf16"), [data(BF16, (4, 3), 110 + i) for i in range(4)]),
+    ("f32 moves along inner dimensions", moves_inner("f32"),
+     [data(F32, (2, 8), 120 + i) for i in range(4)]),
+    ("i4 moves along inner dimensions", moves_inner("i4"),
+     [data(np.dtype(ml_dtypes.int4), (2, 8), 130 + i) for i in range(4)]),
     ("permute without a source", partial_permute(),
      [np.arange(5, dtype=np.int32) + 10 * i for i in range(4)]),
 ]

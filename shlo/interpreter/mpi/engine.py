@@ -109,13 +109,20 @@ def _run_rank(w: World, ctx: PrepareContext, names: list[str], r: int, p: int, r
     w.num_partitions = p
     comm = w.grid_comm(n)
     grid = MPIGrid(w, comm, r, p, timeout, deterministic, _receivers(module, names))
+    # Prepared once per grid shape and custom-call table (kernels may read custom_calls
+    # while preparing; the pooled context holds the callables, so their ids stay unique),
+    # as the threads engine pools them; observed runs are prepared afresh.
     pool = module.__dict__.setdefault("_mpi_prepared", {})
-    key = (tuple(names), r, p, rank, id(ctx.process.engine))
-    prepared = pool.get(key)
+    key = (tuple(names), r, p, rank,
+           tuple(sorted((k, id(v)) for k, v in ctx.process.custom_calls.items())))
+    prepared = None if ctx.observer is not None else pool.get(key)
     if prepared is None:
         pctx = ctx.for_process(rank // p, rank % p, r, p)
-        prepared = pool[key] = (pctx.process, pctx.function(names[rank]))
+        prepared = (pctx.process, pctx.function(names[rank]))
+        if ctx.observer is None:
+            pool[key] = prepared
     process, fn = prepared
+    process.engine = ctx.process.engine  # the engine of grids this process starts
     # A fresh run in the lists prepared kernels hold (check ops keep the list they saw).
     process.check_failures.clear()
     process.outfeed.clear()
