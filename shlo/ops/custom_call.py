@@ -18,7 +18,6 @@ have effects (`has_side_effect`), so it is never removed as dead code.
 from __future__ import annotations
 
 import importlib
-import importlib.metadata
 import importlib.util
 import os
 import sys
@@ -154,6 +153,8 @@ def load_plugins(force: bool = False) -> list[str]:
         _plugins_loaded = True
     loaded = []
     try:
+        import importlib.metadata  # here: it costs ~2.5 MB, and many runs need no plugin
+
         eps = importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
     except Exception as e:  # noqa: BLE001 - a broken installation's metadata
         warnings.warn(f"shlo: cannot list the {ENTRY_POINT_GROUP} entry points: {e}",
