@@ -2,6 +2,7 @@
 
     python benchmarks/grid_bench.py                 # the table of docs/process_model.md
     python benchmarks/grid_bench.py --cases loop --sizes 8,64 --engines threads
+    python benchmarks/grid_bench.py --points all_to_all:64:5e6 --engines mpi
     python benchmarks/grid_bench.py --one ENGINE CASE N ELEMENTS   # one measurement (internal)
 
 Cases (each program builds its inputs, so no engine pays for moving arguments, and returns
@@ -30,6 +31,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Callable
 
 ROOT = Path(__file__).resolve().parents[1]
 def iterations(case: str, size: int) -> int:
@@ -108,23 +110,36 @@ def memory() -> dict[str, float]:
 # --- one measurement, in this process ---------------------------------------------------------
 
 
+def repeats(n: int, size: int) -> int:
+    """Timed runs per program (the best counts): fewer where one run takes long."""
+    return 3 if n * size <= 64_000_000 and n <= 64 else 2
+
+
+def timed(run: Callable[[int], float], case: str, n: int, size: int) -> float:
+    """Seconds per collective (``loop``: the best run of K iterations less the best of none,
+    over K) or per run (``all_to_all``), after a first run of each program."""
+    k = repeats(n, size)
+    run(0)
+    t = min(run(0) for _ in range(k))
+    if iterations(case, size):
+        run(1)
+        t = max(t - min(run(1) for _ in range(k)), 0.0) / iterations(case, size)
+    return t
+
+
 def one_threads(case: str, n: int, size: int) -> dict:
     sys.path.insert(0, str(ROOT))
     import shlo
 
     iters = iterations(case, size)
-    m = shlo.parse(program(case, n, size, iters))
-    shlo.run(m, replicas=n, timeout=600)
-    t0 = time.perf_counter()
-    shlo.run(m, replicas=n, timeout=600)
-    t = time.perf_counter() - t0
-    if iters:
-        m0 = shlo.parse(program(case, n, size, 0))
-        shlo.run(m0, replicas=n, timeout=600)
-        t1 = time.perf_counter()
-        shlo.run(m0, replicas=n, timeout=600)
-        t = (t - (time.perf_counter() - t1)) / iters
-    return {"seconds": t, **memory()}
+    mods = [shlo.parse(program(case, n, size, iters)), shlo.parse(program(case, n, size, 0))]
+
+    def run(k: int) -> float:
+        t0 = time.perf_counter()
+        shlo.run(mods[k], replicas=n, timeout=600)
+        return time.perf_counter() - t0
+
+    return {"seconds": timed(run, case, n, size), **memory()}
 
 
 def one_mpi(case: str, n: int, size: int) -> dict | None:
@@ -148,11 +163,7 @@ def one_mpi(case: str, n: int, size: int) -> dict | None:
         return time.perf_counter() - t0
 
     try:
-        run(0)
-        t = run(0)
-        if iters:
-            run(1)
-            t = (t - run(1)) / iters
+        t = timed(run, case, n, size)
     finally:
         stop_workers()
     return {"seconds": t, **memory()}
@@ -236,9 +247,40 @@ def measure(engine: str, case: str, n: int, size: int, timeout: float) -> dict:
         tail = (r.stderr.strip().splitlines() or ["failed"])[-1]
         return {"error": tail[:200]}
     out = main[0]
-    if engine == "mpi":
-        out["rss_mb"] = max([out["rss_mb"]] + [x["rss_mb"] for x in rows if "rank" in x])
-    return out
+    ranks = [out] + [x for x in rows if "rank" in x]  # MPI: every rank; else the one process
+    if engine == "mpi" and len(ranks) != n:
+        return {"error": f"{len(ranks)} of {n} ranks reported"}
+    per = [x for x in ranks if "own_mb" in x]
+    return {"seconds": out["seconds"], "rss_mb": max(x["rss_mb"] for x in ranks),
+            **({"own_mb": max(x["own_mb"] for x in per),
+                # the whole job at its peak, about: every rank's own peak, shared pages once
+                "total_mb": sum(x["own_mb"] for x in per)
+                + max(x["rss_mb"] - x["own_mb"] for x in per)} if per else {})}
+
+
+def available_mb() -> float | None:
+    """MemAvailable of this machine (Linux), MB."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None
+
+
+RANK_MB = 40
+"""A rank's own memory before data (Python, numpy, MPI, shlo: measured 33-37 MB)."""
+
+RESERVE_MB = 4096
+"""Memory left to the machine's other users when deciding whether an MPI case fits."""
+
+
+def mpi_need_mb(n: int, size: int) -> float:
+    """The memory an MPI case needs, about: per rank its own, and its operand, result and one
+    temporary of ``size`` f32."""
+    return n * (RANK_MB + 3 * 4 * size / 2**20)
 
 
 def main() -> int:
@@ -246,6 +288,9 @@ def main() -> int:
     ap.add_argument("--one", nargs=4, metavar=("ENGINE", "CASE", "N", "ELEMENTS"))
     ap.add_argument("--engines", default="threads,mpi,xla")
     ap.add_argument("--cases", default="loop,all_to_all")
+    ap.add_argument("--sizes", help="only these process counts (e.g. 8,64)")
+    ap.add_argument("--points", help="instead of the table's cases: CASE:N:ELEMENTS,... "
+                                     "(e.g. loop:128:1e3,all_to_all:64:5e6)")
     ap.add_argument("--timeout", type=float, default=900)
     ap.add_argument("--python", action="append", default=[], metavar="ENGINE=PATH",
                     help="the Python of an engine (e.g. xla=.venv/bin/python: jax there, "
@@ -261,23 +306,30 @@ def main() -> int:
         return 0
     grid = {"loop": [(8, 1000), (64, 1000), (256, 1000), (8, 100_000), (8, 10_000_000)],
             "all_to_all": [(8, 1_000_000), (64, 1_000_000), (64, 10_000_000)]}
-    print("| case | processes | f32 per process | engine | time | peak RSS (MB) |")
-    print("|---|---|---|---|---|---|")
-    for case in a.cases.split(","):
-        for n, size in grid[case]:
-            for engine in a.engines.split(","):
-                if engine == "mpi" and (n > 64 or n * size > 100_000_000):
-                    # ~85 MB per rank before data, ~5 copies of the data per rank
-                    print(f"| {case} | {n} | {size:.0e} | mpi | not run: "
-                          f"{n * (85 + 5 * 4 * size / 1e6) / 1e3:.0f} GB for {n} ranks, more "
-                          f"than this machine has | |", flush=True)
+    print("| case | processes | f32 per process | engine | time | peak RSS per process (MB) "
+          "| own peak per process (MB) | all processes (MB) |")
+    print("|---|---|---|---|---|---|---|---|")
+    points = [(c, n, size) for c in a.cases.split(",") for n, size in grid[c]
+              if not a.sizes or str(n) in a.sizes.split(",")]
+    if a.points:
+        points = [(c, int(n), int(float(e))) for c, n, e in
+                  (p.split(":") for p in a.points.split(","))]
+    for case, n, size in points:
+        for engine in a.engines.split(","):
+            if engine == "mpi":
+                need, free = mpi_need_mb(n, size), available_mb()
+                if free is not None and need > free - RESERVE_MB:
+                    print(f"| {case} | {n} | {size:.0e} | mpi | not run: needs about "
+                          f"{need / 1024:.1f} GB ({n} ranks x {need / n:.0f} MB), "
+                          f"{free / 1024:.1f} GB available | | | |", flush=True)
                     continue
-                r = measure(engine, case, n, size, a.timeout)
-                what = "per collective" if case == "loop" else "per run"
-                t = (f"{r['seconds'] * 1e3:.3g} ms {what}" if "seconds" in r
-                     else f"failed: {r['error']}")
-                rss = f"{r['rss_mb']:.0f}" if "rss_mb" in r else ""
-                print(f"| {case} | {n} | {size:.0e} | {engine} | {t} | {rss} |", flush=True)
+            r = measure(engine, case, n, size, a.timeout)
+            what = "per collective" if case == "loop" else "per run"
+            t = (f"{r['seconds'] * 1e3:.3g} ms {what}" if "seconds" in r
+                 else f"failed: {r['error']}")
+            mem = " | ".join(f"{r[k]:.0f}" if k in r else "" for k in
+                             ("rss_mb", "own_mb", "total_mb"))
+            print(f"| {case} | {n} | {size:.0e} | {engine} | {t} | {mem} |", flush=True)
     return 0
 
 
