@@ -3,6 +3,7 @@
     python benchmarks/grid_bench.py                 # the table of docs/process_model.md
     python benchmarks/grid_bench.py --cases loop --sizes 8,64 --engines threads
     python benchmarks/grid_bench.py --points all_to_all:64:5e6 --engines mpi
+    python benchmarks/grid_bench.py --floor      # the threaded grid's meeting, bare
     python benchmarks/grid_bench.py --one ENGINE CASE N ELEMENTS   # one measurement (internal)
 
 Cases (each program builds its inputs, so no engine pays for moving arguments, and returns
@@ -211,6 +212,59 @@ def one_xla(case: str, n: int, size: int) -> dict:
     return {"seconds": t, **memory()}
 
 
+# --- the floor of the threaded grid ------------------------------------------------------------
+
+
+def floor(n: int, meetings: int) -> dict[str, float]:
+    """Seconds per meeting of ``n`` threads: through the threaded grid (``ProcessGrid.
+    rendezvous``, no interpreter, a combine that does nothing) and through the bare hand-off
+    it is built on (a lock per meeting that the last thread opens and every waiter passes on)."""
+    import threading
+
+    sys.path.insert(0, str(ROOT))
+    from shlo.interpreter.threads import ProcessGrid
+
+    def threads(work: Callable[[int], None]) -> float:
+        ts = [threading.Thread(target=work, args=(i,)) for i in range(n)]
+        t0 = time.perf_counter()
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        return (time.perf_counter() - t0) / meetings
+
+    grid = ProcessGrid(n, 1, timeout=600)
+    group = tuple((i, 0) for i in range(n))
+
+    def member(i: int) -> None:
+        for _ in range(meetings):
+            grid.rendezvous(None, group, (i, 0), i, lambda values: values)
+        grid.finish((i, 0))
+
+    lock = threading.Lock()
+    state = {"count": 0, "gate": threading.Lock()}
+    state["gate"].acquire()
+
+    def bare(i: int) -> None:
+        for _ in range(meetings):
+            with lock:
+                state["count"] += 1
+                gate = state["gate"]
+                last = state["count"] == n
+                if last:
+                    state["count"] = 0
+                    state["gate"] = threading.Lock()
+                    state["gate"].acquire()
+            if last:
+                gate.release()
+            else:
+                gate.acquire()
+                gate.release()
+
+    return {"grid": min(threads(member) for _ in range(3)),
+            "bare": min(threads(bare) for _ in range(3))}
+
+
 # --- the driver --------------------------------------------------------------------------------
 
 
@@ -295,8 +349,18 @@ def main() -> int:
     ap.add_argument("--python", action="append", default=[], metavar="ENGINE=PATH",
                     help="the Python of an engine (e.g. xla=.venv/bin/python: jax there, "
                          "mpi4py in this one)")
+    ap.add_argument("--floor", action="store_true",
+                    help="the threaded grid's meeting alone, and a bare thread hand-off")
     a = ap.parse_args()
     PYTHONS.update(x.split("=", 1) for x in a.python)
+    if a.floor:
+        print("| threads | grid meeting | bare hand-off | grid, per thread |")
+        print("|---|---|---|---|")
+        for n in (8, 64, 256):
+            f = floor(n, 20_000 // n)
+            print(f"| {n} | {f['grid'] * 1e3:.3g} ms | {f['bare'] * 1e3:.3g} ms | "
+                  f"{f['grid'] * 1e6 / n:.3g} us |", flush=True)
+        return 0
     if a.one:
         engine, case, n, size = a.one
         fn = {"threads": one_threads, "mpi": one_mpi, "xla": one_xla}[engine]

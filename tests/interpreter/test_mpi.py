@@ -187,3 +187,27 @@ def test_probes_of_every_rank_reach_the_host() -> None:
     for engine in ([], ["--engine", "mpi"]):
         r = shlo("check", *engine, case)
         assert "1 passed, 0 failed" in r.stdout, (engine, r.stdout + r.stderr)
+
+
+class _StubWorld:
+    """What a Coordinator reads of its world, without MPI."""
+
+    run_id = 7
+    report_after = 0.05
+    ctl = None
+
+
+def test_the_coordinator_ignores_reports_of_another_run() -> None:
+    """A rank's report that it finished run 6 arrives while run 7 is watched: taking it for run
+    7 made the coordinator say the rank 'finished without reaching' a collective it had not
+    reached yet (seen with 128 ranks on 2 cores)."""
+    from shlo.interpreter.mpi.coordinator import Coordinator
+
+    c = Coordinator(_StubWorld(), 2, 1, 10.0)  # type: ignore[arg-type]
+    c._handle({"t": "done", "rank": 1, "seq": {}, "run": 6})
+    assert c.state[1] == "running" and not c.done
+    c._handle({"t": "block", "rank": 1, "key": ("k",), "members": [0, 1], "op": None,
+               "run": 7})
+    assert isinstance(c.state[1], tuple)
+    c._handle({"t": "done", "rank": 1, "seq": {}, "run": 7})
+    assert c.state[1] == "done" and c.done == {1}

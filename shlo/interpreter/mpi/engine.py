@@ -26,7 +26,7 @@ from ..evaluator import PrepareContext, ProcessContext
 from ..threads import THREADS
 from .coordinator import Coordinator
 from .grid import MPIGrid
-from .world import BACKSTOP, TAG_COMMAND, TAG_REPLY, TAG_REPORT, TAG_RESULT, World, die, world
+from .world import BACKSTOP, TAG_COMMAND, TAG_REPLY, TAG_RESULT, World, die, world
 
 __all__ = ["MPIEngine", "serve", "stop_workers"]
 
@@ -172,10 +172,12 @@ class MPIEngine:
                                  f"it with mpiexec -n {n} (or shlo ... --engine mpi -n {n})")
         queues = infeeds or [[] for _ in range(n)]
         shared = all(q is queues[0] for q in queues) and bool(queues[0])
+        w.run_id += 1
         coordinator = Coordinator(w, n, num_partitions, timeout, queues[0] if shared else None)
         coordinator.start()
         for k in range(1, n):  # one at a time: a rank's arguments are pickled while sent
-            req = w.ctl.isend({"t": "run", "module": self.module_key, "names": names,
+            req = w.ctl.isend({"t": "run", "run_id": w.run_id, "module": self.module_key,
+                               "names": names,
                                "r": num_replicas, "p": num_partitions, "args": args[k],
                                "timeout": timeout, "deterministic": self.deterministic,
                                "infeed": None if shared else list(queues[k])},
@@ -184,7 +186,7 @@ class MPIEngine:
             if not w.poll(req.Test, limit):
                 die(f"error: {process_label(k, num_partitions)} (rank {k}) does not take its "
                     f"arguments (is it running a grid started by another rank?)")
-        w.report = lambda msg: w.ctl.send(msg, dest=0, tag=TAG_REPORT)
+        w.report = w.report_to_host
         infeed0 = _RemoteQueue(w, 0) if shared else list(queues[0])
         try:
             res0, out0, fail0, probes0 = _run_rank(w, ctx, names, num_replicas, num_partitions,
@@ -228,7 +230,7 @@ def serve(module_for: Callable[[Any], Module],
     the case of `shlo check`); ``custom_calls`` are this rank's (as rank 0's, which
     cannot send functions)."""
     w = world()
-    w.report = lambda msg: w.ctl.send(msg, dest=0, tag=TAG_REPORT)
+    w.report = w.report_to_host
     while True:
         box: list[Any] = []
 
@@ -244,6 +246,7 @@ def serve(module_for: Callable[[Any], Module],
         if cmd["t"] == "exit":
             w.done()
             return
+        w.run_id = cmd["run_id"]
         module = module_for(cmd["module"])
         ctx = PrepareContext(module, ProcessContext(custom_calls=dict(custom_calls or {})))
         infeed = _RemoteQueue(w, w.rank) if cmd["infeed"] is None else cmd["infeed"]

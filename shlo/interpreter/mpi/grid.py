@@ -104,8 +104,15 @@ class MPIGrid:
         self.timeout = timeout
         self.deterministic = deterministic
         self.receivers = receivers
-        self.p2p = comm.Dup()  # channels (every rank of the grid makes it at the start)
-        self._comms: dict[tuple[Any, ...], Any] = {}
+        # Communicators are made once per MPI job and kept by the world (making one is a
+        # blocking collective, and blocking MPI calls spin: with more ranks than cores,
+        # making them for every run cost seconds): channels on one of their own, and one per
+        # (group, op name, channel id).
+        cache = w.communicators.setdefault(id(comm), {})
+        self.p2p = cache.get("p2p")
+        if self.p2p is None:
+            self.p2p = cache["p2p"] = comm.Dup()  # every rank of the grid, at its first run
+        self._comms: dict[tuple[Any, ...], Any] = cache
         self._seq: dict[tuple[Any, ...], int] = {}
         self._pending: list[Any] = []
         self._local: dict[int, deque[tuple[Any, ...]]] = {}
