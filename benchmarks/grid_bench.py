@@ -35,9 +35,12 @@ from pathlib import Path
 from typing import Callable
 
 ROOT = Path(__file__).resolve().parents[1]
-def iterations(case: str, size: int) -> int:
-    """Collectives per loop (fewer for large messages)."""
-    return 0 if case != "loop" else 50 if size <= 100_000 else 5
+def iterations(case: str, size: int, n: int = 0, engine: str = "") -> int:
+    """Collectives per loop (fewer for large messages, and for MPI beyond 64 ranks, where
+    each takes seconds on few cores)."""
+    if case != "loop":
+        return 0
+    return 5 if size > 100_000 or (engine == "mpi" and n > 64) else 50
 
 
 def program(case: str, n: int, size: int, iters: int) -> str:
@@ -116,15 +119,15 @@ def repeats(n: int, size: int) -> int:
     return 3 if n * size <= 64_000_000 and n <= 64 else 2
 
 
-def timed(run: Callable[[int], float], case: str, n: int, size: int) -> float:
+def timed(run: Callable[[int], float], case: str, n: int, size: int, iters: int) -> float:
     """Seconds per collective (``loop``: the best run of K iterations less the best of none,
     over K) or per run (``all_to_all``), after a first run of each program."""
     k = repeats(n, size)
     run(0)
     t = min(run(0) for _ in range(k))
-    if iterations(case, size):
+    if iters:
         run(1)
-        t = max(t - min(run(1) for _ in range(k)), 0.0) / iterations(case, size)
+        t = max(t - min(run(1) for _ in range(k)), 0.0) / iters
     return t
 
 
@@ -140,7 +143,7 @@ def one_threads(case: str, n: int, size: int) -> dict:
         shlo.run(mods[k], replicas=n, timeout=600)
         return time.perf_counter() - t0
 
-    return {"seconds": timed(run, case, n, size), **memory()}
+    return {"seconds": timed(run, case, n, size, iters), **memory()}
 
 
 def one_mpi(case: str, n: int, size: int) -> dict | None:
@@ -150,7 +153,7 @@ def one_mpi(case: str, n: int, size: int) -> dict | None:
     from shlo.interpreter.mpi.world import world
     from shlo.interpreter.process_grid import run_grid
 
-    iters = iterations(case, size)
+    iters = iterations(case, size, n, "mpi")
     mods = [shlo.parse(program(case, n, size, iters)), shlo.parse(program(case, n, size, 0))]
     w = world()
     if w.rank != 0:
@@ -164,7 +167,7 @@ def one_mpi(case: str, n: int, size: int) -> dict | None:
         return time.perf_counter() - t0
 
     try:
-        t = timed(run, case, n, size)
+        t = timed(run, case, n, size, iters)
     finally:
         stop_workers()
     return {"seconds": t, **memory()}
