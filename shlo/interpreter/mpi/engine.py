@@ -205,7 +205,8 @@ class MPIEngine:
                     box.append(m.recv())
                     return True
 
-                w.poll(test, None)  # a rank that never ends: the coordinator ends the job
+                w.poll(test, None, idle=True)  # one that never ends: the coordinator ends
+                # the job
                 res, out, fails, probed = box[0]
                 results.append(res)
                 outfeeds.append(out)
@@ -241,7 +242,7 @@ def serve(module_for: Callable[[Any], Module],
             box.append(m.recv())
             return True
 
-        w.poll(test, None)  # idle until the host starts a grid (or the job ends)
+        w.poll(test, None, idle=True)  # until the host starts a grid (or the job ends)
         cmd = box[0]
         if cmd["t"] == "exit":
             w.done()

@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from mpi4py import MPI as MPIModule
 
 __all__ = ["mpi", "available", "launched_by_mpiexec", "World", "world", "die",
-           "REPORT_AFTER", "CROWD", "MAX_SLEEP", "BACKSTOP"]
+           "REPORT_AFTER", "CROWD", "CROWDED", "MAX_SLEEP", "BACKSTOP"]
 
 REPORT_AFTER = 0.05
 """Seconds a wait lasts before it is reported to the coordinator (with up to :data:`CROWD`
@@ -36,9 +36,18 @@ got a sliver of the core (raw Iallreduce of 1e3 f32 on 2 cores: 128 ranks 185 ->
 ranks 566 -> 326 ms; 64 ranks are faster spinning and yielding, 69 ms against 112)."""
 
 CROWD = 8
-"""Ranks per core beyond which waits are reported later, in proportion (256 ranks on 2 cores:
-0.8 s). Every collective then lasts longer than 50 ms, and two reports per rank and collective
-flooded rank 0 (128 ranks: 2 s per all_reduce instead of 0.6)."""
+"""Ranks per core beyond which waits are reported later, as the square of the excess, up to
+:data:`LATEST_REPORT` (128 ranks on 2 cores: 3.2 s). Every collective then lasts longer than
+50 ms, and two reports per rank and collective flooded rank 0, which every collective waits
+for (256 ranks: 6 s per all_reduce reporting after 0.8 s, 2.6 s after 5 s)."""
+
+LATEST_REPORT = 5.0
+"""The longest a wait goes unreported (half the default timeout)."""
+
+IDLE_SLEEP = 0.02
+"""Longest sleep between polls of a rank with many ranks per core that waits for the host's
+next command or a rank's results (not in a collective): 256 idle ranks waking every 2 ms kept
+2 cores busy."""
 
 MAX_SLEEP = 0.002
 """Longest sleep between two polls of a waiting request."""
@@ -112,7 +121,7 @@ class World:
                                                                 os.getpid()))
         host = socket.gethostname()
         crowd = sum(1 for h, _ in self.pids if h == host) / _cores()  # ranks per core
-        self.report_after = REPORT_AFTER * max(1.0, crowd / CROWD)
+        self.report_after = min(REPORT_AFTER * max(1.0, crowd / CROWD) ** 2, LATEST_REPORT)
         self.crowded = crowd > CROWDED  # waits sleep at once (see poll)
         if threading.current_thread() is threading.main_thread():
             # MPICH's launcher started with -disable-auto-cleanup signals the surviving
@@ -176,15 +185,17 @@ class World:
         return c
 
     def poll(self, test: Callable[[], bool], deadline: float | None,
-             on_report: Callable[[], None] | None = None) -> bool:
+             on_report: Callable[[], None] | None = None, idle: bool = False) -> bool:
         """Call ``test`` until it is true (True) or ``deadline`` passes (False); after
-        ``report_after`` seconds (:data:`REPORT_AFTER`) call ``on_report`` once."""
+        ``report_after`` seconds (:data:`REPORT_AFTER`) call ``on_report`` once. ``idle``: a
+        wait outside collectives (see :data:`IDLE_SLEEP`)."""
         if test():
             return True
         start = time.monotonic()
         sleep = 0.0
         reported = on_report is None
         spin_for, yield_for = (0.0, 0.0) if self.crowded else (SPIN_FOR, YIELD_FOR)
+        max_sleep = IDLE_SLEEP if idle and self.crowded else MAX_SLEEP
         while True:
             if test():
                 return True
@@ -199,7 +210,7 @@ class World:
             if now - start < yield_for:
                 os.sched_yield()  # a rank that computes gets the core (ranks > cores)
             else:
-                sleep = min(MAX_SLEEP, sleep * 2 or 2e-5)
+                sleep = min(max_sleep, sleep * 2 or 2e-5)
                 time.sleep(sleep)
 
 
