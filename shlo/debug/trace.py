@@ -349,6 +349,17 @@ class _Relay:
              results: Sequence[Any], seconds: float) -> None:
         self.target.exit(op, process, operands, results, seconds)  # type: ignore[union-attr]
 
+    # for engines whose processes run elsewhere (MPI ranks): see shlo/debug/ranks.py
+    def for_ranks(self) -> Any:
+        from .ranks import RankTracing
+
+        return RankTracing.of(self.target)  # type: ignore[arg-type]
+
+    def absorb(self, rows: list[tuple[Any, ...]]) -> None:
+        from .ranks import absorb
+
+        absorb(self.target, rows)  # type: ignore[arg-type]
+
 
 def _keys_and_leaves(module: Module) -> tuple[dict[int, int], frozenset[int]]:
     """Each op's key (its position in the module's walk) and the ids of the ops that run no

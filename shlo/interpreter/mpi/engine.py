@@ -170,6 +170,11 @@ class MPIEngine:
             raise ExecutionError(f"the grid has {n} processes ({num_replicas}x"
                                  f"{num_partitions}) but the MPI job has {w.size} ranks: start "
                                  f"it with mpiexec -n {n} (or shlo ... --engine mpi -n {n})")
+        # An observed run (shlo.trace): each rank observes its own process the same way and
+        # sends back what it saw (the observer's for_ranks() and absorb(), shlo/debug/ranks.py)
+        observer = ctx.observer
+        observe = getattr(observer, "for_ranks", None)
+        remote = observe() if observe is not None else None
         queues = infeeds or [[] for _ in range(n)]
         shared = all(q is queues[0] for q in queues) and bool(queues[0])
         w.run_id += 1
@@ -180,7 +185,8 @@ class MPIEngine:
                                "names": names,
                                "r": num_replicas, "p": num_partitions, "args": args[k],
                                "timeout": timeout, "deterministic": self.deterministic,
-                               "infeed": None if shared else list(queues[k])},
+                               "infeed": None if shared else list(queues[k]),
+                               "observe": remote},
                               dest=k, tag=TAG_COMMAND)
             limit = None if timeout is None else time.monotonic() + timeout + BACKSTOP
             if not w.poll(req.Test, limit):
@@ -207,11 +213,13 @@ class MPIEngine:
 
                 w.poll(test, None, idle=True)  # one that never ends: the coordinator ends
                 # the job
-                res, out, fails, probed = box[0]
+                res, out, fails, probed, seen = box[0]
                 results.append(res)
                 outfeeds.append(out)
                 failures.extend(fails)
                 probes.append(probed)
+                if seen is not None:
+                    observer.absorb(seen)  # type: ignore[union-attr]  # in grid order
         finally:
             coordinator.stop()
         target = parent.check_failures if parent is not None else ctx.process.check_failures
@@ -249,12 +257,16 @@ def serve(module_for: Callable[[Any], Module],
             return
         w.run_id = cmd["run_id"]
         module = module_for(cmd["module"])
-        ctx = PrepareContext(module, ProcessContext(custom_calls=dict(custom_calls or {})))
+        observe = cmd.get("observe")
+        observer, seen = observe.observer(module) if observe is not None else (None, None)
+        ctx = PrepareContext(module, ProcessContext(custom_calls=dict(custom_calls or {})),
+                             observer)
         infeed = _RemoteQueue(w, w.rank) if cmd["infeed"] is None else cmd["infeed"]
         res, out, fails, probed = _run_rank(w, ctx, cmd["names"], cmd["r"], cmd["p"], w.rank,
                                             cmd["args"], infeed, cmd["timeout"],
                                             cmd["deterministic"])
-        w.ctl.send((res, out, [str(f) for f in fails], probed), dest=0, tag=TAG_RESULT)
+        w.ctl.send((res, out, [str(f) for f in fails], probed,
+                    seen() if seen is not None else None), dest=0, tag=TAG_RESULT)
 
 
 def stop_workers() -> None:
