@@ -236,13 +236,18 @@ def floor(n: int, meetings: int) -> dict[str, float]:
             t.join()
         return (time.perf_counter() - t0) / meetings
 
-    grid = ProcessGrid(n, 1, timeout=600)
     group = tuple((i, 0) for i in range(n))
+    grids: list[ProcessGrid] = []
 
     def member(i: int) -> None:
+        grid = grids[-1]
         for _ in range(meetings):
             grid.rendezvous(None, group, (i, 0), i, lambda values: values)
         grid.finish((i, 0))
+
+    def through_grid() -> float:
+        grids.append(ProcessGrid(n, 1, timeout=600))  # a grid per run, as shlo.run makes
+        return threads(member)
 
     lock = threading.Lock()
     state = {"count": 0, "gate": threading.Lock()}
@@ -264,7 +269,7 @@ def floor(n: int, meetings: int) -> dict[str, float]:
                 gate.acquire()
                 gate.release()
 
-    return {"grid": min(threads(member) for _ in range(3)),
+    return {"grid": min(through_grid() for _ in range(3)),
             "bare": min(threads(bare) for _ in range(3))}
 
 
