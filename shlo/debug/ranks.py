@@ -17,35 +17,37 @@ from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..ir import Module
-    from .trace import Tracer
+    from .trace import Event, Tracer
 
 __all__ = ["RankTracing", "export", "absorb"]
 
 
 @dataclass(frozen=True)
 class RankTracing:
-    """What a rank needs to trace its process as the host's tracer does (picklable)."""
+    """What a rank needs to trace its process as the host's tracer does (picklable: the
+    tracer's class and ``relay_for`` travel as references to :mod:`.trace`)."""
 
     ops: frozenset[str] | None
     locations: str | None
     functions: frozenset[str] | None
     values: bool
     summaries: bool
+    tracer_class: Any
+    relay_for: Callable[[Module, Any], Any]
 
     @staticmethod
-    def of(tracer: Tracer) -> RankTracing:
+    def of(tracer: Tracer, relay_for: Callable[[Module, Any], Any]) -> RankTracing:
         return RankTracing(None if tracer.ops is None else frozenset(tracer.ops),
                            tracer.locations.pattern if tracer.locations is not None else None,
                            None if tracer.functions is None else frozenset(tracer.functions),
-                           tracer.keep_values or tracer.writer is not None, tracer.summaries)
+                           tracer.keep_values or tracer.writer is not None, tracer.summaries,
+                           type(tracer), relay_for)
 
     def observer(self, module: Module) -> tuple[Any, Callable[[], list[tuple[Any, ...]]]]:
         """The observer to prepare this rank's process with, and what makes its rows."""
-        from .trace import Tracer, relay_for
-
-        tracer = Tracer(module, self.ops, self.locations, self.functions, self.values,
-                        summaries=self.summaries)
-        return relay_for(module, tracer), lambda: export(tracer)
+        tracer = self.tracer_class(module, self.ops, self.locations, self.functions,
+                                   self.values, summaries=self.summaries)
+        return self.relay_for(module, tracer), lambda: export(tracer)
 
 
 def export(tracer: Tracer) -> list[tuple[Any, ...]]:
@@ -60,20 +62,19 @@ def export(tracer: Tracer) -> list[tuple[Any, ...]]:
             for e in tracer.events]
 
 
-def absorb(tracer: Tracer, rows: list[tuple[Any, ...]]) -> None:
-    """Add another rank's rows (:func:`export`) to ``tracer``'s events (and its directory)."""
-    from .trace import Event
-
+def absorb(tracer: Tracer, rows: list[tuple[Any, ...]], event: type[Event]) -> None:
+    """Add another rank's rows (:func:`export`) to ``tracer``'s events (and its directory), as
+    ``event`` objects."""
     ops = tracer.module.__dict__.get("_walked_ops")
     if ops is None:
         ops = tracer.module.__dict__["_walked_ops"] = list(tracer.module.walk())
-    made: list[Event | None] = []
+    made: list[Any] = []
     for (key, it, depth, pid, start, seconds, self_seconds, nbytes, summaries, values,
          operands, parent) in rows:
         if not 0 <= key < len(ops):  # an op made while preparing: not in the host's module
             made.append(None)
             continue
-        ev = Event(next(tracer._counter), ops[key], key, it, depth, pid, start - tracer.t0,
+        ev = event(next(tracer._counter), ops[key], key, it, depth, pid, start - tracer.t0,
                    made[parent] if parent >= 0 else None)
         ev.seconds, ev.self_seconds, ev.nbytes = seconds, self_seconds, nbytes
         ev.summaries, ev.values, ev.operands = summaries, values, operands

@@ -353,12 +353,12 @@ class _Relay:
     def for_ranks(self) -> Any:
         from .ranks import RankTracing
 
-        return RankTracing.of(self.target)  # type: ignore[arg-type]
+        return RankTracing.of(self.target, relay_for)  # type: ignore[arg-type]
 
     def absorb(self, rows: list[tuple[Any, ...]]) -> None:
         from .ranks import absorb
 
-        absorb(self.target, rows)  # type: ignore[arg-type]
+        absorb(self.target, rows, Event)  # type: ignore[arg-type]
 
 
 def _keys_and_leaves(module: Module) -> tuple[dict[int, int], frozenset[int]]:
