@@ -3,7 +3,8 @@
 Ranks tell it when a wait has lasted :data:`~.world.REPORT_AFTER` seconds (longer with many
 ranks per core), what they wait for (the collective's key and members, or a channel), when
 they run again and when they finish; they also ask it for infeed values when the grid shares
-one queue. From those reports it diagnoses, in the threaded grid's words (:mod:`shlo.ops.distributed.meeting`):
+one queue. From those reports it diagnoses, in the threaded grid's words
+(:mod:`shlo.ops.distributed.meeting`):
 
 * a member that **finished** without reaching a collective others wait at;
 * a **timeout**: a rank has waited ``timeout`` seconds for members that have not arrived
