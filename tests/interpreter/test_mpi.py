@@ -240,3 +240,24 @@ def test_shlo_run_trace_on_mpi_writes_every_process_values(tmp_path: Path) -> No
     assert tanh == [(p, i) for p in range(4) for i in range(2)]
     probe = np.load(tmp_path / "t" / "probe12.npy")  # process 3's probe, written last
     np.testing.assert_allclose(probe, np.tanh(np.tanh(np.arange(3) * 4.0) * 4.0), rtol=1e-6)
+
+
+def test_shlo_run_profile_on_mpi_has_one_track_per_process(tmp_path: Path) -> None:
+    import json
+
+    import numpy as np
+
+    sys.path.insert(0, str(HERE))
+    from mpi_job import TRACED
+
+    (tmp_path / "p.mlir").write_text(TRACED)
+    np.save(tmp_path / "x.npy", np.arange(3, dtype=np.float32))
+    out = tmp_path / "t.json"
+    r = shlo("run", str(tmp_path / "p.mlir"), str(tmp_path / "x.npy"), "--replicas", "4",
+             "--engine", "mpi", "-n", "4", "--profile", str(out))
+    assert r.returncode == 0, r.stderr
+    events = json.loads(out.read_text())["traceEvents"]
+    tracks = sorted(e["pid"] for e in events if e["ph"] == "M")
+    assert tracks == [0, 1, 2, 3]
+    tanh = sorted(e["pid"] for e in events if e["ph"] == "X" and e["name"] == "stablehlo.tanh")
+    assert tanh == [0, 0, 1, 1, 2, 2, 3, 3]  # two iterations on every rank
