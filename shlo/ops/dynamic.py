@@ -510,9 +510,9 @@ def set_dimension_size(op: Operation, ctx: PrepareContext) -> Kernel:
 
 @inference("stablehlo.set_dimension_size")
 def _infer_set_dimension_size(op: Operation, diag: Diagnostics) -> list[Type] | None:
-    """(C1) `0 <= dimension < rank(operand)`; the result is the operand's type with
-    `dimension` of the size a constant `size` holds, `?` otherwise (upstream's
-    inferSetDimensionSizeOp)."""
+    """`size` is 0-dimensional; (C1) `0 <= dimension < rank(operand)`; the result is the
+    operand's type with `dimension` of the size a constant `size` holds, `?` otherwise
+    (upstream's inferSetDimensionSizeOp)."""
     d = int_attr(op, "dimension", None)
     if d is None or len(op.operands) != 2:
         return None
@@ -520,6 +520,9 @@ def _infer_set_dimension_size(op: Operation, diag: Diagnostics) -> list[Type] | 
     if d < 0:
         diag.error(op, "C1", f"op attribute 'dimension' failed to satisfy constraint: 64-bit "
                              f"signless integer attribute whose value is non-negative (got {d})")
+        return None
+    if _c.rank_of(op.operands[1].type) not in (None, 0):
+        diag.error(op, "", "size operand should be of rank-0")
         return None
     rank = _c.rank_of(operand)
     if rank is not None and d >= rank:
