@@ -2,6 +2,8 @@
 
     python benchmarks/grid_bench.py                 # the table of docs/process_model.md
     python benchmarks/grid_bench.py --cases loop --sizes 8,64 --engines threads
+    python benchmarks/grid_bench.py --points all_to_all:64:5e6 --engines mpi
+    python benchmarks/grid_bench.py --floor      # the threaded grid's meeting, bare
     python benchmarks/grid_bench.py --one ENGINE CASE N ELEMENTS   # one measurement (internal)
 
 Cases (each program builds its inputs, so no engine pays for moving arguments, and returns
@@ -30,11 +32,15 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Callable
 
 ROOT = Path(__file__).resolve().parents[1]
-def iterations(case: str, size: int) -> int:
-    """Collectives per loop (fewer for large messages)."""
-    return 0 if case != "loop" else 50 if size <= 100_000 else 5
+def iterations(case: str, size: int, n: int = 0, engine: str = "") -> int:
+    """Collectives per loop (fewer for large messages, and for MPI beyond 64 ranks, where
+    each takes seconds on few cores)."""
+    if case != "loop":
+        return 0
+    return 5 if size > 100_000 or (engine == "mpi" and n > 64) else 50
 
 
 def program(case: str, n: int, size: int, iters: int) -> str:
@@ -82,11 +88,47 @@ def program(case: str, n: int, size: int, iters: int) -> str:
     raise ValueError(case)
 
 
-def rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+def memory() -> dict[str, float]:
+    """This process's memory in MB: ``rss_mb`` its peak resident set (shared library pages
+    included, as ru_maxrss counts them); from /proc (Linux) also ``pss_mb`` and ``uss_mb``
+    now (proportional and unique set sizes, smaps_rollup) and ``own_mb``, its peak less the
+    file and shared-memory pages it maps now (an estimate of the peak of what is its own:
+    what one more rank costs)."""
+    out = {"rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    try:
+        kb: dict[str, float] = {}
+        for name in ("status", "smaps_rollup"):
+            with open(f"/proc/self/{name}", encoding="ascii") as f:
+                for line in f:
+                    k, _, v = line.partition(":")
+                    if v.strip().endswith("kB"):
+                        kb[k] = float(v.split()[0])
+    except OSError:
+        return out
+    out["pss_mb"] = kb["Pss"] / 1024
+    out["uss_mb"] = (kb["Private_Clean"] + kb["Private_Dirty"]) / 1024
+    out["own_mb"] = (kb["VmHWM"] - kb["RssFile"] - kb["RssShmem"]) / 1024
+    return out
 
 
 # --- one measurement, in this process ---------------------------------------------------------
+
+
+def repeats(n: int, size: int) -> int:
+    """Timed runs per program (the best counts): fewer where one run takes long."""
+    return 3 if n * size <= 64_000_000 and n <= 64 else 2
+
+
+def timed(run: Callable[[int], float], case: str, n: int, size: int, iters: int) -> float:
+    """Seconds per collective (``loop``: the best run of K iterations less the best of none,
+    over K) or per run (``all_to_all``), after a first run of each program."""
+    k = repeats(n, size)
+    run(0)
+    t = min(run(0) for _ in range(k))
+    if iters:
+        run(1)
+        t = max(t - min(run(1) for _ in range(k)), 0.0) / iters
+    return t
 
 
 def one_threads(case: str, n: int, size: int) -> dict:
@@ -94,18 +136,14 @@ def one_threads(case: str, n: int, size: int) -> dict:
     import shlo
 
     iters = iterations(case, size)
-    m = shlo.parse(program(case, n, size, iters))
-    shlo.run(m, replicas=n, timeout=600)
-    t0 = time.perf_counter()
-    shlo.run(m, replicas=n, timeout=600)
-    t = time.perf_counter() - t0
-    if iters:
-        m0 = shlo.parse(program(case, n, size, 0))
-        shlo.run(m0, replicas=n, timeout=600)
-        t1 = time.perf_counter()
-        shlo.run(m0, replicas=n, timeout=600)
-        t = (t - (time.perf_counter() - t1)) / iters
-    return {"seconds": t, "rss_mb": rss_mb()}
+    mods = [shlo.parse(program(case, n, size, iters)), shlo.parse(program(case, n, size, 0))]
+
+    def run(k: int) -> float:
+        t0 = time.perf_counter()
+        shlo.run(mods[k], replicas=n, timeout=600)
+        return time.perf_counter() - t0
+
+    return {"seconds": timed(run, case, n, size, iters), **memory()}
 
 
 def one_mpi(case: str, n: int, size: int) -> dict | None:
@@ -115,12 +153,12 @@ def one_mpi(case: str, n: int, size: int) -> dict | None:
     from shlo.interpreter.mpi.world import world
     from shlo.interpreter.process_grid import run_grid
 
-    iters = iterations(case, size)
+    iters = iterations(case, size, n, "mpi")
     mods = [shlo.parse(program(case, n, size, iters)), shlo.parse(program(case, n, size, 0))]
     w = world()
     if w.rank != 0:
         serve(lambda k: mods[k])
-        print(json.dumps({"rank": w.rank, "rss_mb": rss_mb()}), flush=True)
+        print(json.dumps({"rank": w.rank, **memory()}), flush=True)
         return None
 
     def run(k: int) -> float:
@@ -129,14 +167,10 @@ def one_mpi(case: str, n: int, size: int) -> dict | None:
         return time.perf_counter() - t0
 
     try:
-        run(0)
-        t = run(0)
-        if iters:
-            run(1)
-            t = (t - run(1)) / iters
+        t = timed(run, case, n, size, iters)
     finally:
         stop_workers()
-    return {"seconds": t, "rss_mb": rss_mb()}
+    return {"seconds": t, **memory()}
 
 
 def one_xla(case: str, n: int, size: int) -> dict:
@@ -178,7 +212,65 @@ def one_xla(case: str, n: int, size: int) -> dict:
     t = best(make(k))
     if iters:
         t = max(t - best(make(0)), 0.0) / k
-    return {"seconds": t, "rss_mb": rss_mb()}
+    return {"seconds": t, **memory()}
+
+
+# --- the floor of the threaded grid ------------------------------------------------------------
+
+
+def floor(n: int, meetings: int) -> dict[str, float]:
+    """Seconds per meeting of ``n`` threads: through the threaded grid (``ProcessGrid.
+    rendezvous``, no interpreter, a combine that does nothing) and through the bare hand-off
+    it is built on (a lock per meeting that the last thread opens and every waiter passes on)."""
+    import threading
+
+    sys.path.insert(0, str(ROOT))
+    from shlo.interpreter.threads import ProcessGrid
+
+    def threads(work: Callable[[int], None]) -> float:
+        ts = [threading.Thread(target=work, args=(i,)) for i in range(n)]
+        t0 = time.perf_counter()
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        return (time.perf_counter() - t0) / meetings
+
+    group = tuple((i, 0) for i in range(n))
+    grids: list[ProcessGrid] = []
+
+    def member(i: int) -> None:
+        grid = grids[-1]
+        for _ in range(meetings):
+            grid.rendezvous(None, group, (i, 0), i, lambda values: values)
+        grid.finish((i, 0))
+
+    def through_grid() -> float:
+        grids.append(ProcessGrid(n, 1, timeout=600))  # a grid per run, as shlo.run makes
+        return threads(member)
+
+    lock = threading.Lock()
+    state = {"count": 0, "gate": threading.Lock()}
+    state["gate"].acquire()
+
+    def bare(i: int) -> None:
+        for _ in range(meetings):
+            with lock:
+                state["count"] += 1
+                gate = state["gate"]
+                last = state["count"] == n
+                if last:
+                    state["count"] = 0
+                    state["gate"] = threading.Lock()
+                    state["gate"].acquire()
+            if last:
+                gate.release()
+            else:
+                gate.acquire()
+                gate.release()
+
+    return {"grid": min(through_grid() for _ in range(3)),
+            "bare": min(threads(bare) for _ in range(3))}
 
 
 # --- the driver --------------------------------------------------------------------------------
@@ -217,9 +309,40 @@ def measure(engine: str, case: str, n: int, size: int, timeout: float) -> dict:
         tail = (r.stderr.strip().splitlines() or ["failed"])[-1]
         return {"error": tail[:200]}
     out = main[0]
-    if engine == "mpi":
-        out["rss_mb"] = max([out["rss_mb"]] + [x["rss_mb"] for x in rows if "rank" in x])
-    return out
+    ranks = [out] + [x for x in rows if "rank" in x]  # MPI: every rank; else the one process
+    if engine == "mpi" and len(ranks) != n:
+        return {"error": f"{len(ranks)} of {n} ranks reported"}
+    per = [x for x in ranks if "own_mb" in x]
+    return {"seconds": out["seconds"], "rss_mb": max(x["rss_mb"] for x in ranks),
+            **({"own_mb": max(x["own_mb"] for x in per),
+                # the whole job at its peak, about: every rank's own peak, shared pages once
+                "total_mb": sum(x["own_mb"] for x in per)
+                + max(x["rss_mb"] - x["own_mb"] for x in per)} if per else {})}
+
+
+def available_mb() -> float | None:
+    """MemAvailable of this machine (Linux), MB."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None
+
+
+RANK_MB = 40
+"""A rank's own memory before data (Python, numpy, MPI, shlo: measured 33-37 MB)."""
+
+RESERVE_MB = 4096
+"""Memory left to the machine's other users when deciding whether an MPI case fits."""
+
+
+def mpi_need_mb(n: int, size: int) -> float:
+    """The memory an MPI case needs, about: per rank its own, and its operand, result and one
+    temporary of ``size`` f32."""
+    return n * (RANK_MB + 3 * 4 * size / 2**20)
 
 
 def main() -> int:
@@ -227,12 +350,25 @@ def main() -> int:
     ap.add_argument("--one", nargs=4, metavar=("ENGINE", "CASE", "N", "ELEMENTS"))
     ap.add_argument("--engines", default="threads,mpi,xla")
     ap.add_argument("--cases", default="loop,all_to_all")
+    ap.add_argument("--sizes", help="only these process counts (e.g. 8,64)")
+    ap.add_argument("--points", help="instead of the table's cases: CASE:N:ELEMENTS,... "
+                                     "(e.g. loop:128:1e3,all_to_all:64:5e6)")
     ap.add_argument("--timeout", type=float, default=900)
     ap.add_argument("--python", action="append", default=[], metavar="ENGINE=PATH",
                     help="the Python of an engine (e.g. xla=.venv/bin/python: jax there, "
                          "mpi4py in this one)")
+    ap.add_argument("--floor", action="store_true",
+                    help="the threaded grid's meeting alone, and a bare thread hand-off")
     a = ap.parse_args()
     PYTHONS.update(x.split("=", 1) for x in a.python)
+    if a.floor:
+        print("| threads | grid meeting | bare hand-off | grid, per thread |")
+        print("|---|---|---|---|")
+        for n in (8, 64, 256):
+            f = floor(n, 20_000 // n)
+            print(f"| {n} | {f['grid'] * 1e3:.3g} ms | {f['bare'] * 1e3:.3g} ms | "
+                  f"{f['grid'] * 1e6 / n:.3g} us |", flush=True)
+        return 0
     if a.one:
         engine, case, n, size = a.one
         fn = {"threads": one_threads, "mpi": one_mpi, "xla": one_xla}[engine]
@@ -242,23 +378,30 @@ def main() -> int:
         return 0
     grid = {"loop": [(8, 1000), (64, 1000), (256, 1000), (8, 100_000), (8, 10_000_000)],
             "all_to_all": [(8, 1_000_000), (64, 1_000_000), (64, 10_000_000)]}
-    print("| case | processes | f32 per process | engine | time | peak RSS (MB) |")
-    print("|---|---|---|---|---|---|")
-    for case in a.cases.split(","):
-        for n, size in grid[case]:
-            for engine in a.engines.split(","):
-                if engine == "mpi" and (n > 64 or n * size > 100_000_000):
-                    # ~85 MB per rank before data, ~5 copies of the data per rank
-                    print(f"| {case} | {n} | {size:.0e} | mpi | not run: "
-                          f"{n * (85 + 5 * 4 * size / 1e6) / 1e3:.0f} GB for {n} ranks, more "
-                          f"than this machine has | |", flush=True)
+    print("| case | processes | f32 per process | engine | time | peak RSS per process (MB) "
+          "| own peak per process (MB) | all processes (MB) |")
+    print("|---|---|---|---|---|---|---|---|")
+    points = [(c, n, size) for c in a.cases.split(",") for n, size in grid[c]
+              if not a.sizes or str(n) in a.sizes.split(",")]
+    if a.points:
+        points = [(c, int(n), int(float(e))) for c, n, e in
+                  (p.split(":") for p in a.points.split(","))]
+    for case, n, size in points:
+        for engine in a.engines.split(","):
+            if engine == "mpi":
+                need, free = mpi_need_mb(n, size), available_mb()
+                if free is not None and need > free - RESERVE_MB:
+                    print(f"| {case} | {n} | {size:.0e} | mpi | not run: needs about "
+                          f"{need / 1024:.1f} GB ({n} ranks x {need / n:.0f} MB), "
+                          f"{free / 1024:.1f} GB available | | | |", flush=True)
                     continue
-                r = measure(engine, case, n, size, a.timeout)
-                what = "per collective" if case == "loop" else "per run"
-                t = (f"{r['seconds'] * 1e3:.3g} ms {what}" if "seconds" in r
-                     else f"failed: {r['error']}")
-                rss = f"{r['rss_mb']:.0f}" if "rss_mb" in r else ""
-                print(f"| {case} | {n} | {size:.0e} | {engine} | {t} | {rss} |", flush=True)
+            r = measure(engine, case, n, size, a.timeout)
+            what = "per collective" if case == "loop" else "per run"
+            t = (f"{r['seconds'] * 1e3:.3g} ms {what}" if "seconds" in r
+                 else f"failed: {r['error']}")
+            mem = " | ".join(f"{r[k]:.0f}" if k in r else "" for k in
+                             ("rss_mb", "own_mb", "total_mb"))
+            print(f"| {case} | {n} | {size:.0e} | {engine} | {t} | {mem} |", flush=True)
     return 0
 
 

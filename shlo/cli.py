@@ -193,8 +193,12 @@ def _mpi_run(a: argparse.Namespace) -> int | None:
         loaded.append(module)
         return module
 
+    def debug_run(module: Any, *args: Any, entry: str, **opts: Any) -> list[Any]:
+        return _debug_run(a, module, list(args), opts)  # every rank's events reach rank 0
+
     return run_ranks(a, load_module, lambda: _load_args(a, loaded[-1] if loaded else None),
-                     lambda module, results: _print_results(a, module, results, True))
+                     lambda module, results: _print_results(a, module, results, True),
+                     debug_run if a.trace or a.profile is not None else None)
 
 
 def _strip_engine(argv: list[str]) -> list[str]:

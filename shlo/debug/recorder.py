@@ -72,6 +72,17 @@ class Relay:
     def recorder(self, process: Any) -> Recorder:
         return self.target.recorder(process)  # type: ignore[union-attr]  # (see relay_for)
 
+    # for engines whose processes run elsewhere (MPI ranks): see shlo/debug/ranks.py
+    def for_ranks(self) -> Any:
+        from .ranks import RankTracing
+
+        return RankTracing.of(self.target)  # type: ignore[arg-type]
+
+    def absorb(self, rows: list[tuple[Any, ...]]) -> None:
+        from .ranks import absorb
+
+        absorb(self.target, rows, Event)  # type: ignore[arg-type]
+
 
 def relay_for(module: Module, tracer: Tracer | None = None) -> Relay:
     """The module's relay (made on first use), now handing out ``tracer``'s recorders (its

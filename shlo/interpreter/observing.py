@@ -62,6 +62,10 @@ class Observer(Protocol):
     the in-place buffer updates of loops are left out: recorded values are never written
     again). Every run prepared without an observer is left as it was: observing costs
     nothing when it is off.
+
+    Engines whose processes run in other OS processes (MPI ranks) also use, when present,
+    ``for_ranks()`` (a picklable spec each rank makes its own observer from) and
+    ``absorb(rows)`` (a rank's recording, added in grid order): see shlo/debug/ranks.py.
     """
 
     def key(self, op: Operation) -> int:

@@ -6,6 +6,7 @@ default Shardy export and the GSPMD one (`jax_use_shardy_partitioner=False`): a 
 MLP training step (shard_map + psum), a tensor-parallel matmul (all_gather, psum_scatter), a
 ring ppermute, a pmap, an auto-sharded jit over a 2x4 NamedSharding mesh, a nested partially
 manual shard_map; plus a single-device program with jax.debug.print (parse and verify only).
+The same programs also run on the MPI engine, 8 ranks (when mpi4py is installed).
 Skipped when jax is absent.
 """
 
@@ -172,3 +173,24 @@ def test_debug_print_program_parses_and_verifies(generated: dict[str, Any]) -> N
     from shlo.syntax.printer import format_module
 
     assert "sdy.mesh @maximal_mesh_0 = <[], device_ids=[0]>" in format_module(module)
+
+
+def test_sharded_programs_match_xla_on_mpi_ranks(generated: dict[str, Any]) -> None:
+    """Every program of both exports on the MPI engine, one rank per device."""
+    pytest.importorskip("mpi4py")
+    from shlo.interpreter.mpi.launch import mpi_command, mpiexec
+
+    try:
+        mpiexec()
+    except RuntimeError:
+        pytest.skip("no mpiexec in this environment")
+    root = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, PYTHONPATH=str(root) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               OPENBLAS_NUM_THREADS="1")
+    cmd = mpi_command(8, [])[:-1] + [str(Path(__file__).with_name("sharded_mpi_job.py")),
+                                     generated["work"]]
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
+    lines = dict(line.split(" ", 1) for line in r.stdout.splitlines() if " " in line)
+    want = [n for n in CASES if "error" not in generated["report"][n]]
+    assert want and {n: lines.get(n) for n in want} == {n: "OK" for n in want}, \
+        r.stdout + r.stderr[-2000:]

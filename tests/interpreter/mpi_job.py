@@ -6,6 +6,9 @@
 * ``dies``: process 1 ends its OS process in the middle of the run (os._exit); rank 0 waits
   for it at an all_reduce.
 * ``unreceived``: a value sent and never received ends the job, located at its send.
+* ``trace``: shlo.trace of a grid program on the MPI engine records every process's events
+  (in grid order, filters applied on every rank) as on the threaded grid; rank 0 prints
+  ``OK n`` or the differences.
 """
 
 from __future__ import annotations
@@ -64,6 +67,26 @@ def moves(et: str) -> str:
 }}"""
 
 
+def moves_inner(et: str) -> str:
+    """all_gather and all_to_all along dimensions other than 0 (blocks that do not lie one
+    after the other in memory)."""
+    t, g, a, b = (f"tensor<2x8x{et}>", f"tensor<2x32x{et}>", f"tensor<8x2x{et}>",
+                  f"tensor<1x16x{et}>")
+    grp = "replica_groups = dense<[[0, 1, 2, 3]]> : tensor<1x4xi64>"
+    return f"""func.func @main(%x: {t}) -> ({g}, {a}, {t}, {b}) {{
+  %g = "stablehlo.all_gather"(%x) {{all_gather_dim = 1 : i64, {grp}}} : ({t}) -> {g}
+  %a = "stablehlo.all_to_all"(%x) {{split_dimension = 1 : i64, concat_dimension = 0 : i64,
+      split_count = 4 : i64, {grp}}} : ({t}) -> {a}
+  %c = "stablehlo.all_to_all"(%x) {{split_dimension = 1 : i64, concat_dimension = 1 : i64,
+      split_count = 4 : i64, {grp}}} : ({t}) -> {t}
+  %y = stablehlo.reshape %x : ({t}) -> tensor<4x4x{et}>
+  %s = stablehlo.slice %y [0:4, 0:4] : (tensor<4x4x{et}>) -> tensor<4x4x{et}>
+  %d = "stablehlo.all_to_all"(%s) {{split_dimension = 0 : i64, concat_dimension = 1 : i64,
+      split_count = 4 : i64, {grp}}} : (tensor<4x4x{et}>) -> {b}
+  return %g, %a, %c, %d : {g}, {a}, {t}, {b}
+}}"""
+
+
 def partial_permute() -> str:
     t = "tensor<5xi32>"
     return f"""func.func @main(%x: {t}) -> {t} {{
@@ -117,6 +140,10 @@ PROGRAMS = [  # (name, text, per-process inputs of 4 processes)
      [data(F32, (6,), 90 + i) for i in range(4)]),
     ("f32 moves", moves("f32"), [data(F32, (4, 3), 100 + i) for i in range(4)]),
     ("bf16 moves", moves("bf16"), [data(BF16, (4, 3), 110 + i) for i in range(4)]),
+    ("f32 moves along inner dimensions", moves_inner("f32"),
+     [data(F32, (2, 8), 120 + i) for i in range(4)]),
+    ("i4 moves along inner dimensions", moves_inner("i4"),
+     [data(np.dtype(ml_dtypes.int4), (2, 8), 130 + i) for i in range(4)]),
     ("permute without a source", partial_permute(),
      [np.arange(5, dtype=np.int32) + 10 * i for i in range(4)]),
 ]
@@ -219,5 +246,63 @@ def unreceived() -> int:
     return 0
 
 
+TRACED = """func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {
+  %c0 = stablehlo.constant dense<0> : tensor<i64>
+  %one = stablehlo.constant dense<1> : tensor<i64>
+  %k = stablehlo.constant dense<2> : tensor<i64>
+  %r:2 = stablehlo.while(%i = %c0, %a = %x) : tensor<i64>, tensor<3xf32>
+    cond {
+      %p = stablehlo.compare LT, %i, %k : (tensor<i64>, tensor<i64>) -> tensor<i1>
+      stablehlo.return %p : tensor<i1>
+    } do {
+      %s = "stablehlo.all_reduce"(%a) ({
+        ^bb0(%u: tensor<f32>, %v: tensor<f32>):
+          %w = stablehlo.add %u, %v : tensor<f32>
+          stablehlo.return %w : tensor<f32>
+      }) {replica_groups = dense<[[0, 1, 2, 3]]> : tensor<1x4xi64>} : (tensor<3xf32>) ->
+          tensor<3xf32>
+      %t = stablehlo.tanh %s : tensor<3xf32>
+      %j = stablehlo.add %i, %one : tensor<i64>
+      stablehlo.return %j, %t : tensor<i64>, tensor<3xf32>
+    }
+  %p = "interpreter.probe"(%r#1) {probe_id = "out"} : (tensor<3xf32>) -> tensor<3xf32>
+  return %p : tensor<3xf32>
+}"""
+
+
+def trace() -> int:
+    from shlo.debug.trace import trace as shlo_trace
+
+    m = shlo.parse(TRACED, "traced.mlir")
+    if world().rank != 0:
+        serve(lambda k: m)
+        return 0
+    xs = PerProcess([np.arange(3, dtype=np.float32) * (i + 1) for i in range(4)])
+    bad = []
+    try:
+        for filters in ({}, {"ops": ["tanh", "all_reduce"]}):
+            want = shlo_trace(m, xs, replicas=4, **filters)
+            got = shlo_trace(m, xs, replicas=4, engine=MPIEngine(), **filters)
+
+            def rows(t):  # what must agree (times differ)
+                return [(e.process, e.name, e.iteration, e.depth, e.key,
+                         None if e.parent is None else e.parent.key,
+                         tuple(s.hash for s in e.summaries)) for e in t.events]
+
+            if got.error is not None or rows(got) != rows(want):
+                bad.append(f"{filters}: {got.error} {rows(got)} != {rows(want)}")
+            if {e.process for e in got.events} != {0, 1, 2, 3}:
+                bad.append(f"{filters}: processes {sorted({e.process for e in got.events})}")
+            if sorted(got.probes) != ["out"] or len(got.probes["out"]) != 4 or not all(
+                    np.array_equal(a, b) for a, b in zip(got.probes["out"],
+                                                         want.probes["out"])):
+                bad.append(f"{filters}: probes {got.probes} != {want.probes}")
+    finally:
+        stop_workers()
+    print("\n".join(bad) if bad else "OK 2", flush=True)
+    return 0
+
+
 if __name__ == "__main__":
-    sys.exit({"bitwise": bitwise, "dies": dies, "unreceived": unreceived}[sys.argv[1]]())
+    sys.exit({"bitwise": bitwise, "dies": dies, "unreceived": unreceived,
+              "trace": trace}[sys.argv[1]]())

@@ -80,6 +80,22 @@ def test_iota_spec_examples() -> None:
     np.testing.assert_array_equal(out, [list(range(5))] * 4)
 
 
+def test_a_large_iota_is_built_when_it_runs_not_kept() -> None:
+    """Above KEEP_IOTA_BYTES the prepared kernel keeps no copy (every process of a grid would
+    keep one); the values are the same."""
+    from shlo.ops.shape import constant
+
+    n = constant.KEEP_IOTA_BYTES // 4 * 2 + 3  # f32: twice the limit
+    text = f"""func.func @main() -> tensor<2x{n}xf32> {{
+  %i = stablehlo.iota dim = 1 : tensor<2x{n}xf32>
+  return %i : tensor<2x{n}xf32>
+}}"""
+    out, = run_text(text)
+    assert out.shape == (2, n) and out[1, -1] == n - 1
+    np.testing.assert_array_equal(out[0], np.arange(n, dtype=np.float32))
+    np.testing.assert_array_equal(out[1], out[0])
+
+
 # --- broadcast_in_dim --------------------------------------------------------------------------
 
 

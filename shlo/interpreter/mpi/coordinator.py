@@ -1,9 +1,10 @@
 """The coordinator: a thread on rank 0 that watches the ranks of a grid while it runs.
 
-Ranks tell it when a wait has lasted :data:`~.world.REPORT_AFTER` seconds (what they wait
-for: the collective's key and members, or a channel), when they run again and when they
-finish; they also ask it for infeed values when the grid shares one queue. From those
-reports it diagnoses, in the threaded grid's words (:mod:`shlo.ops.distributed.meeting`):
+Ranks tell it when a wait has lasted :data:`~.world.REPORT_AFTER` seconds (longer with many
+ranks per core), what they wait for (the collective's key and members, or a channel), when
+they run again and when they finish; they also ask it for infeed values when the grid shares
+one queue. From those reports it diagnoses, in the threaded grid's words
+(:mod:`shlo.ops.distributed.meeting`):
 
 * a member that **finished** without reaching a collective others wait at;
 * a **timeout**: a rank has waited ``timeout`` seconds for members that have not arrived
@@ -24,12 +25,16 @@ from ...ir import FileLineColLoc, Location
 from ...ops.distributed.meeting import (
     deadlock_message, gone_message, grid_error, timeout_message, waits_at,
 )
-from .world import REPORT_AFTER, TAG_REPLY, TAG_REPORT, World, die
+from .world import TAG_REPLY, TAG_REPORT, World, die
 
 __all__ = ["Coordinator", "OpRef", "op_info", "SETTLE"]
 
 SETTLE = 0.3
 """Seconds every live rank must have been waiting, with no report, before a deadlock."""
+
+PID_CHECKS = 32
+"""Ranks whose OS process is looked at per check (every 0.2 s, in turn): looking at all 256
+of a large job each time kept rank 0 busy."""
 
 
 class OpRef:
@@ -66,7 +71,9 @@ class Coordinator(threading.Thread):
         self.num_partitions = num_partitions
         self.timeout = timeout
         self.infeed = infeed
+        self.run_id = w.run_id  # reports of other runs (late ones of the last) are ignored
         self.state: dict[int, Any] = {r: "running" for r in range(n)}
+        self.done: set[int] = set()
         self.stopping = threading.Event()
         self._last_change = time.monotonic()
         self._changed = {r: self._last_change for r in range(n)}  # per rank
@@ -97,6 +104,8 @@ class Coordinator(threading.Thread):
                 time.sleep(0.005)
 
     def _handle(self, m: dict[str, Any]) -> None:
+        if m.get("run") != self.run_id:
+            return
         t, r = m["t"], m["rank"]
         now = time.monotonic()
         self._last_change = self._changed[r] = now
@@ -104,12 +113,13 @@ class Coordinator(threading.Thread):
             self.seqs[r] = m["seq"]
         if t == "block":
             self.state[r] = ("blocked", m["key"], m.get("members"), op_ref(m.get("op")),
-                             m.get("detail", ""), now - REPORT_AFTER)
+                             m.get("detail", ""), now - self.w.report_after)
         elif t == "run":
             if self.state.get(r) not in ("done", "failed"):
                 self.state[r] = "running"
         elif t == "done":
             self.state[r] = "done"
+            self.done.add(r)
         elif t == "infeed":
             q = self.infeed
             reply = ("ok", q.pop(0)) if q else ("empty",)
@@ -136,39 +146,58 @@ class Coordinator(threading.Thread):
         return isinstance(s, tuple) and s[1] == key
 
     def _check(self, now: float) -> None:
+        """Diagnose from the reports so far. Ranks blocked at the same wait (most of them, at
+        a collective) are looked at once per wait, not once per rank: at 256 ranks a look per
+        rank at every member cost rank 0 most of its time."""
         if now - self._last_pid_check > 0.2:
             self._last_pid_check = now
-            died = self.w.peer_died_message()
+            died = self.w.peer_died_message(PID_CHECKS)
             if died is not None:
                 die(died)
-        blocked = {r: s for r, s in self.state.items() if isinstance(s, tuple)}
-        for r, (_, key, members, op, detail, since) in blocked.items():
-            if members is not None and now - self._changed[r] > SETTLE:
+        waits: dict[Any, list[int]] = {}  # wait key -> its blocked ranks, in rank order
+        for r, s in self.state.items():
+            if isinstance(s, tuple):
+                waits.setdefault(s[1], []).append(r)
+        for key, ranks in waits.items():
+            _, _, members, op, detail, _ = self.state[ranks[0]]
+            if self.done and members is not None:
+                settled = [r for r in ranks if now - self._changed[r] > SETTLE]
                 # (settled: a report that the rank runs again may still be on its way)
-                gone = [m for m in members if self.state.get(m) == "done"
-                        and now - self._changed[m] > SETTLE and not self._reached(m, key)]
-                if gone:
-                    self._end(op, gone_message(op, self.pid(r), [self.pid(g) for g in gone]))
-            if self.timeout is not None and now - since > self.timeout:
-                if members is None:
-                    running = [(self.pid(q), "still running") for q, s in self.state.items()
-                               if s == "running"]
-                    self._end(op, timeout_message(op, self.pid(r), self.timeout, None,
-                                                  running, detail))
-                late = [m for m in members if not self._here(m, key)]
-                if late:
-                    arrived = [self.pid(m) for m in members if self._here(m, key)]
-                    self._end(op, timeout_message(
-                        op, self.pid(r), self.timeout, arrived,
-                        [(self.pid(m), self._describe(self.state.get(m))) for m in late]))
-        live = [r for r, s in self.state.items() if s not in ("done", "failed")]
-        if not live or len(blocked) < len(live) or now - self._last_change < SETTLE:
+                if settled:
+                    group = set(members)
+                    gone = sorted(m for m in self.done if m in group
+                                  and now - self._changed[m] > SETTLE
+                                  and not self._reached(m, key))
+                    if gone:
+                        self._end(op, gone_message(op, self.pid(settled[0]),
+                                                   [self.pid(g) for g in gone]))
+            if self.timeout is None:
+                continue
+            late_ranks = [r for r in ranks if now - self.state[r][5] > self.timeout]
+            if not late_ranks:
+                continue
+            r = late_ranks[0]
+            if members is None:
+                running = [(self.pid(q), "still running") for q, s in self.state.items()
+                           if s == "running"]
+                self._end(op, timeout_message(op, self.pid(r), self.timeout, None,
+                                              running, detail))
+            late = [m for m in members if not self._here(m, key)]
+            if late:
+                arrived = [self.pid(m) for m in members if self._here(m, key)]
+                self._end(op, timeout_message(
+                    op, self.pid(r), self.timeout, arrived,
+                    [(self.pid(m), self._describe(self.state.get(m))) for m in late]))
+        blocked = sum(len(r) for r in waits.values())
+        live = sum(1 for s in self.state.values() if s not in ("done", "failed"))
+        if not live or blocked < live or now - self._last_change < SETTLE:
             return
-        for _, key, members, *_ in blocked.values():
+        for key, ranks in waits.items():
+            members = self.state[ranks[0]][2]
             if members is not None and all(self._here(m, key) for m in members):
                 return  # that collective completes: the ranks exchange data
-        r = min(blocked)
-        _, _, _, op, detail, _ = blocked[r]
+        r = min(min(ranks) for ranks in waits.values())
+        _, _, _, op, detail, _ = self.state[r]
         states = [(self.pid(q), self._describe(s)) for q, s in sorted(self.state.items())]
         self._end(op, deadlock_message(op, self.pid(r), detail, states))
 

@@ -26,7 +26,7 @@ from ..evaluator import PrepareContext, ProcessContext
 from ..threads import THREADS
 from .coordinator import Coordinator
 from .grid import MPIGrid
-from .world import BACKSTOP, TAG_COMMAND, TAG_REPLY, TAG_REPORT, TAG_RESULT, World, die, world
+from .world import BACKSTOP, TAG_COMMAND, TAG_REPLY, TAG_RESULT, World, die, world
 
 __all__ = ["MPIEngine", "serve", "stop_workers"]
 
@@ -109,13 +109,20 @@ def _run_rank(w: World, ctx: PrepareContext, names: list[str], r: int, p: int, r
     w.num_partitions = p
     comm = w.grid_comm(n)
     grid = MPIGrid(w, comm, r, p, timeout, deterministic, _receivers(module, names))
+    # Prepared once per grid shape and custom-call table (kernels may read custom_calls
+    # while preparing; the pooled context holds the callables, so their ids stay unique),
+    # as the threads engine pools them; observed runs are prepared afresh.
     pool = module.__dict__.setdefault("_mpi_prepared", {})
-    key = (tuple(names), r, p, rank, id(ctx.process.engine))
-    prepared = pool.get(key)
+    key = (tuple(names), r, p, rank,
+           tuple(sorted((k, id(v)) for k, v in ctx.process.custom_calls.items())))
+    prepared = None if ctx.observer is not None else pool.get(key)
     if prepared is None:
         pctx = ctx.for_process(rank // p, rank % p, r, p)
-        prepared = pool[key] = (pctx.process, pctx.function(names[rank]))
+        prepared = (pctx.process, pctx.function(names[rank]))
+        if ctx.observer is None:
+            pool[key] = prepared
     process, fn = prepared
+    process.engine = ctx.process.engine  # the engine of grids this process starts
     # A fresh run in the lists prepared kernels hold (check ops keep the list they saw).
     process.check_failures.clear()
     process.outfeed.clear()
@@ -163,21 +170,29 @@ class MPIEngine:
             raise ExecutionError(f"the grid has {n} processes ({num_replicas}x"
                                  f"{num_partitions}) but the MPI job has {w.size} ranks: start "
                                  f"it with mpiexec -n {n} (or shlo ... --engine mpi -n {n})")
+        # An observed run (shlo.trace): each rank observes its own process the same way and
+        # sends back what it saw (the observer's for_ranks() and absorb(), shlo/debug/ranks.py)
+        observer = ctx.observer
+        observe = getattr(observer, "for_ranks", None)
+        remote = observe() if observe is not None else None
         queues = infeeds or [[] for _ in range(n)]
         shared = all(q is queues[0] for q in queues) and bool(queues[0])
+        w.run_id += 1
         coordinator = Coordinator(w, n, num_partitions, timeout, queues[0] if shared else None)
         coordinator.start()
         for k in range(1, n):  # one at a time: a rank's arguments are pickled while sent
-            req = w.ctl.isend({"t": "run", "module": self.module_key, "names": names,
+            req = w.ctl.isend({"t": "run", "run_id": w.run_id, "module": self.module_key,
+                               "names": names,
                                "r": num_replicas, "p": num_partitions, "args": args[k],
                                "timeout": timeout, "deterministic": self.deterministic,
-                               "infeed": None if shared else list(queues[k])},
+                               "infeed": None if shared else list(queues[k]),
+                               "observe": remote},
                               dest=k, tag=TAG_COMMAND)
             limit = None if timeout is None else time.monotonic() + timeout + BACKSTOP
             if not w.poll(req.Test, limit):
                 die(f"error: {process_label(k, num_partitions)} (rank {k}) does not take its "
                     f"arguments (is it running a grid started by another rank?)")
-        w.report = lambda msg: w.ctl.send(msg, dest=0, tag=TAG_REPORT)
+        w.report = w.report_to_host
         infeed0 = _RemoteQueue(w, 0) if shared else list(queues[0])
         try:
             res0, out0, fail0, probes0 = _run_rank(w, ctx, names, num_replicas, num_partitions,
@@ -196,12 +211,15 @@ class MPIEngine:
                     box.append(m.recv())
                     return True
 
-                w.poll(test, None)  # a rank that never ends: the coordinator ends the job
-                res, out, fails, probed = box[0]
+                w.poll(test, None, idle=True)  # one that never ends: the coordinator ends
+                # the job
+                res, out, fails, probed, seen = box[0]
                 results.append(res)
                 outfeeds.append(out)
                 failures.extend(fails)
                 probes.append(probed)
+                if seen is not None:
+                    observer.absorb(seen)  # type: ignore[union-attr]  # in grid order
         finally:
             coordinator.stop()
         target = parent.check_failures if parent is not None else ctx.process.check_failures
@@ -221,7 +239,7 @@ def serve(module_for: Callable[[Any], Module],
     the case of `shlo check`); ``custom_calls`` are this rank's (as rank 0's, which
     cannot send functions)."""
     w = world()
-    w.report = lambda msg: w.ctl.send(msg, dest=0, tag=TAG_REPORT)
+    w.report = w.report_to_host
     while True:
         box: list[Any] = []
 
@@ -232,18 +250,23 @@ def serve(module_for: Callable[[Any], Module],
             box.append(m.recv())
             return True
 
-        w.poll(test, None)  # idle until the host starts a grid (or the job ends)
+        w.poll(test, None, idle=True)  # until the host starts a grid (or the job ends)
         cmd = box[0]
         if cmd["t"] == "exit":
             w.done()
             return
+        w.run_id = cmd["run_id"]
         module = module_for(cmd["module"])
-        ctx = PrepareContext(module, ProcessContext(custom_calls=dict(custom_calls or {})))
+        observe = cmd.get("observe")
+        observer, seen = observe.observer(module) if observe is not None else (None, None)
+        ctx = PrepareContext(module, ProcessContext(custom_calls=dict(custom_calls or {})),
+                             observer)
         infeed = _RemoteQueue(w, w.rank) if cmd["infeed"] is None else cmd["infeed"]
         res, out, fails, probed = _run_rank(w, ctx, cmd["names"], cmd["r"], cmd["p"], w.rank,
                                             cmd["args"], infeed, cmd["timeout"],
                                             cmd["deterministic"])
-        w.ctl.send((res, out, [str(f) for f in fails], probed), dest=0, tag=TAG_RESULT)
+        w.ctl.send((res, out, [str(f) for f in fails], probed,
+                    seen() if seen is not None else None), dest=0, tag=TAG_RESULT)
 
 
 def stop_workers() -> None:

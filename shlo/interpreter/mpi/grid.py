@@ -70,6 +70,25 @@ def _unraw(b: np.ndarray, like: np.ndarray) -> np.ndarray:
     return b.view(like.dtype).reshape(like.shape)
 
 
+def _blocks(x: np.ndarray, axis: int, size: int) -> np.ndarray:
+    """``x`` cut into ``size`` blocks along ``axis``, as ``(size, bytes per block)``: block k
+    is row k. A view of ``x`` (no copy) when the blocks already lie one after the other (axis
+    0 of a C-contiguous array), else one copy."""
+    shape = x.shape
+    v = x.reshape(shape[:axis] + (size, shape[axis] // size) + shape[axis + 1:])
+    v = np.ascontiguousarray(np.moveaxis(v, axis, 0))
+    return v.reshape(-1).view(np.uint8).reshape(size, -1)
+
+
+def _joined(buf: np.ndarray, block: tuple[int, ...], dtype: np.dtype, axis: int) -> np.ndarray:
+    """The blocks in the rows of ``buf`` (each of shape ``block``) concatenated along
+    ``axis``: a view of ``buf`` along axis 0, else one copy (as np.concatenate)."""
+    size = buf.shape[0]
+    b = buf.view(dtype).reshape((size,) + block)
+    out = block[:axis] + (size * block[axis],) + block[axis + 1:]
+    return b.reshape(out) if axis == 0 else np.moveaxis(b, 0, axis).reshape(out)
+
+
 class MPIGrid:
     """The grid of one run as rank ``rank`` of communicator ``comm`` sees it."""
 
@@ -85,8 +104,15 @@ class MPIGrid:
         self.timeout = timeout
         self.deterministic = deterministic
         self.receivers = receivers
-        self.p2p = comm.Dup()  # channels (every rank of the grid makes it at the start)
-        self._comms: dict[tuple[Any, ...], Any] = {}
+        # Communicators are made once per MPI job and kept by the world (making one is a
+        # blocking collective, and blocking MPI calls spin: with more ranks than cores,
+        # making them for every run cost seconds): channels on one of their own, and one per
+        # (group, op name, channel id).
+        cache = w.communicators.setdefault(id(comm), {})
+        self.p2p = cache.get("p2p")
+        if self.p2p is None:
+            self.p2p = cache["p2p"] = comm.Dup()  # every rank of the grid, at its first run
+        self._comms: dict[tuple[Any, ...], Any] = cache
         self._seq: dict[tuple[Any, ...], int] = {}
         self._pending: list[Any] = []
         self._local: dict[int, deque[tuple[Any, ...]]] = {}
@@ -287,28 +313,30 @@ class MPIGrid:
                 return tuple(o if o is not None else z for o, z in zip(outs, zeros)) \
                     if i != native.root else tuple(outs)
             return tuple(outs)
+        # The data movements receive into one buffer whose rows are the members' blocks, and
+        # cut and join blocks without copying where the layout allows it (dimension 0): an
+        # all_to_all of 40 MB then needs the operand and the result, nothing more.
         if kind == "all_gather":
             for x in value:
                 x = np.asarray(x)
                 buf = np.empty((size, x.nbytes), np.uint8)
                 reqs.append(comm.Iallgather(_raw(x), buf))
-                outs.append((x, buf))
+                outs.append((x.shape, x.dtype, buf))
             self._requests(reqs, op, key, members)
-            return tuple(np.concatenate([_unraw(b[k], x) for k in range(size)], axis=native.dim)
-                         for x, b in outs)
+            return tuple(_joined(b, shape, dtype, native.dim) for shape, dtype, b in outs)
         if kind == "all_to_all":
             for x in value:
                 x = np.asarray(x)
                 if x.shape[native.split] % size:
                     return None
-                parts = np.stack(np.split(x, size, axis=native.split))
-                send = _raw(parts).reshape(size, -1)
+                send = _blocks(x, native.split, size)
                 recv = np.empty_like(send)
                 reqs.append(comm.Ialltoall(send, recv))
-                outs.append((parts[0], recv))
+                block = list(x.shape)
+                block[native.split] //= size
+                outs.append((tuple(block), x.dtype, recv))
             self._requests(reqs, op, key, members)
-            return tuple(np.concatenate([_unraw(r[k], like) for k in range(size)],
-                                        axis=native.dim) for like, r in outs)
+            return tuple(_joined(r, block, dtype, native.dim) for block, dtype, r in outs)
         if kind == "broadcast":
             for x in value[0]:
                 x = np.asarray(x)

@@ -70,8 +70,10 @@ def relaunch(argv: Sequence[str], n: int) -> int:
 
 
 def run_ranks(a: Any, load_module: Callable[[], Any], load_args: Callable[[], list[Any]],
-              print_results: Callable[[Any, list[Any]], None]) -> int:
-    """`shlo run` on one rank of an MPI job (the world gives the ranks)."""
+              print_results: Callable[[Any, list[Any]], None],
+              runner: Callable[..., list[Any]] | None = None) -> int:
+    """`shlo run` on one rank of an MPI job (the world gives the ranks). ``runner`` (rank 0)
+    runs the grid instead of ``run_grid``, with its arguments (`--trace`, `--profile`)."""
     from ..process_grid import run_grid
     from .engine import MPIEngine, serve, stop_workers
     from .world import world
@@ -90,7 +92,7 @@ def run_ranks(a: Any, load_module: Callable[[], Any], load_args: Callable[[], li
         opts["replicas"] = w.size
     timeout = getattr(a, "timeout", None)
     try:
-        results = run_grid(module, *load_args(), entry=a.entry,
+        results = (runner or run_grid)(module, *load_args(), entry=a.entry,
                            engine=MPIEngine(deterministic=getattr(a, "deterministic", False)),
                            **({"timeout": timeout} if timeout is not None else {}), **opts)
     finally:

@@ -170,12 +170,24 @@ def iota(op: Operation, ctx: PrepareContext) -> Kernel:
     dim = int_attr(op, "iota_dimension")
     if not t.is_static:
         raise TypeError("iota: the result type must be static (use dynamic_iota)")
-    out = (iota_array(t.shape, dim, t.dtype),)  # type: ignore[arg-type]
+    shape, dtype = t.shape, t.dtype
+    if int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize > KEEP_IOTA_BYTES:
+        # built when it runs, like any result: a prepared function kept per process (64
+        # threads of a grid, every MPI rank) does not hold a copy of a large iota forever
+        def build() -> Sequence[Any]:
+            return (iota_array(shape, dim, dtype),)  # type: ignore[arg-type]
+
+        return build
+    out = (iota_array(shape, dim, dtype),)  # type: ignore[arg-type]
 
     def run() -> Sequence[Any]:
         return out
 
     return run
+
+
+KEEP_IOTA_BYTES = 1 << 22
+"""An iota up to this size (4 MiB) is built once, when its function is prepared."""
 
 
 _STATIC_IOTA = _c.TC(_c.I | _c.F | _c.C | _c.Q, static=True)
