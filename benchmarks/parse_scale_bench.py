@@ -1,15 +1,16 @@
 """How parsing and printing scale (issue 16 item 3, issue 17): ops/s and MB/s from 10^3 to 10^6
 ops, on one or two shlo trees side by side (a script, not a test):
 
-    python benchmarks/parse_scale_bench.py [--before /path/to/other/tree] [--max 1000000]
+    python benchmarks/parse_scale_bench.py [--before OTHER_TREE] [--after TREE] [--max 1000000]
 
 Programs: an op chain (parse_bench.op_dense_module, the shapes and spellings JAX prints) of
 10^3..10^6 ops; modules of 10^3..10^5 small functions called from @main; when jax is installed,
 a JAX export of an unrolled transformer with debug info (`loc(#locN)` on every op); the
 conformance corpus's testdata (1,746 files of hex constants). Each is parsed and printed in a
 child process per tree (trees alternate program by program); times are CPU time (process time),
-the best of a few runs for the small ones; bytes/op is the growth of the resident set while the
-first parse builds the module. Both trees must print the same text (a digest is compared).
+the best of a few runs for the small ones; bytes/op is the memory the parsed module holds
+(tracemalloc, in a parse of its own). Both trees must print the same text (a digest is
+compared).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import os
 import subprocess
 import sys
 import time
+import tracemalloc
 import zlib
 from pathlib import Path
 
@@ -81,11 +83,6 @@ def corpus_text() -> list[tuple[str, str]]:
     return [(p.name, p.read_text()) for p in sorted(CORPUS.glob("*.mlir"))]
 
 
-def _rss() -> int:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-
-
 def _best(fn, runs: int) -> tuple[float, object]:
     import gc
 
@@ -119,11 +116,9 @@ def child(kind: str, n: int) -> None:
         runs = 1 if n >= 10 ** 6 or kind == "jax" and n > 100 else 2 if n >= 10 ** 5 else 5
     size = sum(len(t.encode()) for _, t in texts)
     gc.collect()
-    rss0 = _rss()
     t0 = time.process_time()
     mods = [shlo.parse(t, name) for name, t in texts]
     t_parse = time.process_time() - t0
-    grown = _rss() - rss0
     ops = sum(1 for m in mods for _ in m.walk())
     if runs > 1:
         t, _ = _best(lambda: [shlo.parse(t, name) for name, t in texts], runs - 1)
@@ -133,8 +128,15 @@ def child(kind: str, n: int) -> None:
     digest = 0
     for o in out:  # type: ignore[union-attr]
         digest = zlib.crc32(o.encode(), digest)
+    del mods, out
+    gc.collect()
+    tracemalloc.start()
+    mods = [shlo.parse(t, name) for name, t in texts]
+    gc.collect()
+    held = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
     print(json.dumps({"ops": ops, "mb": size / 1e6, "out_mb": out_size / 1e6,
-                      "parse": t_parse, "print": t_print, "bytes_per_op": grown / ops,
+                      "parse": t_parse, "print": t_print, "bytes_per_op": held / ops,
                       "digest": digest}))
 
 
@@ -151,6 +153,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--before", help="another shlo tree, timed side by side")
+    ap.add_argument("--after", default=str(HERE.parent), help="the tree to time (this one)")
     ap.add_argument("--max", type=int, default=10 ** 6, help="largest chain (ops)")
     ap.add_argument("--max-functions", type=int, default=10 ** 5)
     ap.add_argument("--jax-layers", type=int, default=300, help="0: no JAX export")
@@ -160,8 +163,7 @@ def main() -> None:
     if a.child:
         child(a.child[0], int(a.child[1]))
         return
-    here = str(HERE.parent)
-    trees = [("before", a.before), ("after", here)] if a.before else [("this", here)]
+    trees = [("before", a.before), ("after", a.after)] if a.before else [("this", a.after)]
     progs: list[tuple[str, int]] = []
     n = 1000
     while n <= a.max:

@@ -243,3 +243,49 @@ def test_memo_matches_general_path_on_benchmark_programs(monkeypatch):
     _no_memo(monkeypatch)
     for (n, t), mf in zip(texts, memo):
         assert _exact_difference(mf, shlo.parse(t, n)) is None, n
+
+
+# --- the printer's memo of op text templates -------------------------------------------------
+
+
+def _printed(monkeypatch, text: str, memo: bool, **kw) -> str:
+    from shlo.syntax.printer import Printer, format_module
+
+    m = shlo.parse(text, "m.mlir")
+    with monkeypatch.context() as mp:
+        if not memo:
+            mp.setattr(Printer, "_leaf_text", Printer._body)
+        return format_module(m, **kw)
+
+
+@pytest.mark.parametrize("kw", [{}, {"generic": True},
+                                {"debug_info": True, "loc_aliases": True}])
+def test_printer_memo_prints_what_the_printer_prints(monkeypatch, kw):
+    from shlo.syntax.printer import Printer
+
+    learned = []
+    learn = Printer._learn
+    monkeypatch.setattr(Printer, "_learn", lambda self, op, key, text: (
+        learned.append(op.name), learn(self, op, key, text)))
+    lines = []
+    for ln in ONE_OF_EACH.splitlines():
+        lines.append(ln)
+        name = ln.strip().split(" = ", 1)[0]
+        if name.startswith("%") and " = " in ln:
+            lines.append(ln.replace(name + " = ", name + "_again = ", 1))
+            lines.append(ln.replace(name + " = ", name + "_third = ", 1))
+    for text in ("\n".join(lines), MEMO_TEXT.replace("tensor<2xi32>", "tensor<2xf32>")):
+        with_memo = _printed(monkeypatch, text, True, **kw)
+        assert with_memo == _printed(monkeypatch, text, False, **kw)
+    assert "stablehlo.dot_general" in learned and "stablehlo.compare" in learned
+
+
+def test_printer_memo_on_corpus(monkeypatch):
+    root = Path(__file__).resolve().parents[2] / ".." / "shared" / "conformance" / "testdata"
+    if not root.is_dir():
+        pytest.skip("no ../shared/conformance")
+    for f in sorted(root.glob("*.mlir"))[::90]:
+        text = f.read_text()
+        for kw in ({}, {"generic": True}):
+            assert _printed(monkeypatch, text, True, **kw) == \
+                _printed(monkeypatch, text, False, **kw), f.name
