@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from ..ir import Block, FileLineColLoc, Operation, Value
+from ..ir import Block, FileLineColLoc, Location, Operation, Region, Value
 from .cursor import UNBOUND
 from .parse_locations import LocRef
 
@@ -79,7 +79,7 @@ def memo_ops(p: "Parser", block: Block) -> int:
     """Read the lines from the current token on whose templates are known, appending their ops
     to ``block``; returns how many were read (0: nothing consumed, the current token starts a
     line the general path reads)."""
-    memo = p.memo
+    memo = p.memo.get(p.default_dialect[-1])
     if not memo:
         return 0
     text = p.text
@@ -87,10 +87,22 @@ def memo_ops(p: "Parser", block: Block) -> int:
     ls = text.rfind("\n", 0, pos) + 1
     if ls != pos and not text[ls:pos].isspace():
         return 0
-    key_prefix = p.default_dialect[-1] + "\n"
+    # the first line (a miss returns at once)
+    eol = text.find("\n", pos)
+    body = text[pos:eol if eol >= 0 else len(text)].rstrip()
+    if len(body) > MAX_LINE:
+        return 0
+    t = template(body)
+    if t is None:
+        return 0
+    if t[0] not in memo:
+        p.memo_miss = (pos, t)  # (for learn, which reads the same line next)
+        return 0
+    first = t
     values = p.values
     scope = p.scopes[-1]
     fname = p.filename
+    locrefs = p.locrefs
     ops = block.operations
     line = 0  # (found at the first op built: nothing to count when the first line misses)
     end = len(text)
@@ -110,20 +122,23 @@ def memo_ops(p: "Parser", block: Block) -> int:
             if line:
                 line += 1
             continue
-        if len(body) > MAX_LINE:
+        if first is not None:
+            t = first
+            first = None
+        elif len(body) > MAX_LINE:
             break
-        t = template(body)
-        if t is None:
-            break
+        else:
+            t = template(body)
+            if t is None:
+                break
         key, res, names, alias = t
-        entry = memo.get(key_prefix + key)
+        entry = memo.get(key)
         if entry is None:
-            if not n:
-                p.memo_miss = (pos, t)  # (for learn, which reads the same line next)
             break
-        name, props, attrs, in_types, out_type = entry
-        if len(names) != len(in_types):
-            break
+        name, props, attrs, in_types, out_type, regions, inner_col = entry
+        if len(names) != len(in_types) or regions is not None and \
+                (inner_col is None) != (alias is not None):
+            break  # (a region's ops are at the line's location alias, or at the op's name)
         operands = []
         for nm, ty in zip(names, in_types):
             v = values.get(nm)
@@ -138,7 +153,6 @@ def memo_ops(p: "Parser", block: Block) -> int:
         op.operands = operands
         op.properties = dict(props) if props else {}
         op.attributes = dict(attrs) if attrs else {}
-        op.regions = []
         op.successors = []
         op.parent = block
         if res is None:
@@ -152,44 +166,113 @@ def memo_ops(p: "Parser", block: Block) -> int:
             op.results = [r]
             scope[res] = values.get(res, UNBOUND)
             values[res] = r
-        if not line:
-            line = p.lines.line_col(pos)[0]
         if alias is None:
+            if not line:
+                line = p.lines.line_col(pos)[0]
             loc = _loc_new(FileLineColLoc)
             _set_file(loc, fname)
             _set_line(loc, line)
             _set_col(loc, pos - ls + 1)
             _set_end_line(loc, None)
             _set_end_col(loc, None)
-            op.location = loc
         else:
-            op.location = LocRef(alias)
-            p.has_loc_refs = True
+            loc = locrefs.get(alias)
+            if loc is None:
+                loc = locrefs[alias] = LocRef(alias)
+                p.has_loc_refs = True
+        op.location = loc
+        if regions is None:
+            op.regions = []
+        else:
+            if inner_col is not None:  # (the body's ops are at the op's name)
+                col = pos - ls + 1 + inner_col + (len(res) + 1 if res is not None else 0)
+                loc = FileLineColLoc(fname, line or p.lines.line_col(pos)[0], col)
+            op.regions = _clone(regions, op, loc)
         ops.append(op)
         n += 1
         if eol == end:
             ls = end
             break
         ls = eol + 1
-        line += 1
+        if line:
+            line += 1
     if n:
         p.reset(ls)
     return n
+
+
+def _clone(regions: list[Region], op: Operation, loc: Location) -> list[Region]:
+    """Copies of the regions of a learned op for ``op``: new blocks, arguments and ops wired
+    alike, every op at ``loc``."""
+    out = []
+    vmap: dict[Value, Value] = {}
+    for region in regions:
+        new_region = Region()
+        new_region.parent = op
+        for block in region.blocks:
+            nb = Block(label=block.label)
+            for a in block.arguments:
+                vmap[a] = nb.add_argument(a.type, a.name)
+            for x in block.operations:
+                y = Operation(x.name, [vmap[v] for v in x.operands], [r.type for r in x.results],
+                              x.properties, x.attributes, _clone(x.regions, x, loc)
+                              if x.regions else None, location=loc)
+                for rx, ry in zip(x.results, y.results):
+                    ry.name = rx.name
+                    vmap[rx] = ry
+                nb.append(y)
+            new_region.append(nb)
+        out.append(new_region)
+    return out
+
+
+def _clonable(op: Operation, loc: Location, inside: set[Value]) -> bool:
+    """Whether the regions of ``op`` can be copied for a later line (:func:`_clone`): no
+    successors, every op at ``loc``, every operand defined inside."""
+    for region in op.regions:
+        for block in region.blocks:
+            inside.update(block.arguments)
+            for x in block.operations:
+                if x.successors or x.location != loc or any(v not in inside for v in x.operands):
+                    return False
+                inside.update(x.results)
+                if x.regions and not _clonable(x, loc, inside):
+                    return False
+    return True
+
+
+def _inner_location(op: Operation, res: str | None, first_piece: str) -> tuple[bool, int | None]:
+    """Where the ops in the regions of ``op`` are: (True, None) at the op's location, (True,
+    k) at its line, ``k`` columns after the result's name (within the template's first piece,
+    so on every line of the template), else (False, None)."""
+    inner = op.regions[0].blocks[0].operations[0].location \
+        if op.regions[0].blocks and op.regions[0].blocks[0].operations else op.location
+    loc = op.location
+    if inner == loc:
+        return True, None
+    if type(inner) is not FileLineColLoc or type(loc) is not FileLineColLoc or \
+            inner.file != loc.file or inner.line != loc.line or inner.end_line is not None or \
+            inner.end_col is not None:
+        return False, None
+    k = inner.col - loc.col - (len(res) + 1 if res is not None else 0)
+    return (0 <= k < len(first_piece)), k
 
 
 def learn(p: "Parser", op: Operation, start: int, read: list[tuple[int, str, Value]]) -> None:
     """Keep the reading of ``op`` (parsed by the general path from offset ``start``; ``read``
     the operand tokens it read: offset, text, value) under its line's template, when it is a
     pure function of the template (see the module docstring)."""
-    if op.regions or op.successors or len(op.results) > 1:
-        return
     text = p.text
+    end = p.prev_end
+    if text.find("\n", start, end) >= 0 or end - start > MAX_LINE or op.successors or \
+            len(op.results) > 1:
+        return  # (not on one line: a function, a region)
     ls = text.rfind("\n", 0, start) + 1
     if ls != start and not text[ls:start].isspace():
         return
-    eol = text.find("\n", start)
+    eol = text.find("\n", end)
     body = text[start:eol if eol >= 0 else len(text)].rstrip()
-    if p.prev_end != start + len(body) or len(body) > MAX_LINE:
+    if end != start + len(body):
         return
     miss = p.memo_miss
     t = miss[1] if miss is not None and miss[0] == start else template(body)
@@ -218,9 +301,19 @@ def learn(p: "Parser", op: Operation, start: int, read: list[tuple[int, str, Val
             (loc.line, loc.col) != p.lines.line_col(start) or loc.end_line is not None or \
             loc.end_col is not None:
         return
-    memo = p.memo
-    if len(memo) >= MAX_TEMPLATES:
+    inner_col = None
+    if op.regions:
+        ok, inner_col = _inner_location(op, res, parts[0])
+        if not ok or (inner_col is None) != (alias is not None) or \
+                not _clonable(op, op.regions[0].blocks[0].operations[0].location
+                              if inner_col is not None else loc, set()):
+            return
+    dialect = p.default_dialect[-1]
+    memo = p.memo.get(dialect)
+    if memo is None:
+        memo = p.memo[dialect] = {}
+    elif len(memo) >= MAX_TEMPLATES:
         memo.clear()
-    memo[p.default_dialect[-1] + "\n" + key] = (
-        op.name, op.properties or None, op.attributes or None,
-        tuple(v.type for v in op.operands), op.results[0].type if op.results else None)
+    memo[key] = (op.name, op.properties or None, op.attributes or None,
+                 tuple(v.type for v in op.operands), op.results[0].type if op.results else None,
+                 op.regions or None, inner_col)

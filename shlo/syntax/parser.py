@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..attributes import (
-    ENUM_CASES, DenseElementsAttr, DenseResourceAttr, canonical_struct_params,
+    ENUM_CASES, DenseResourceAttr, canonical_struct_params,
 )
 from ..resources import ResourceHandle
 from ..errors import ParseError
@@ -64,12 +64,12 @@ class Parser(LocationParser):
         self.has_loc_refs = False
         self.default_dialect = ["builtin"]
         self.type_cache: dict[str, Type] = {}
-        self.sig_cache: dict[str, Any] = {}
-        self.const_cache: dict[tuple[str, str], DenseElementsAttr] = {}
+        self.sig_cache: dict[str, FunctionType] = {}
         self.block_labels: list[dict[str, Block]] = []
         self.resources: dict[str, ResourceHandle] = {}
         self.resource_uses: list[tuple[DenseResourceAttr, int]] = []
-        self.memo: dict[str, tuple] = {}  # line templates -> what their reading built (.memo)
+        self.memo: dict[str, dict[str, tuple]] = {}  # dialect -> line template -> reading
+        self.locrefs: dict[str, LocRef] = {}  # (one per alias: the lines of .memo share them)
         self.operands_read: list[tuple[int, str, Value]] | None = None
         self.memo_miss: tuple[int, Any] | None = None  # (memo_ops's last miss, for learn)
         super().__init__(text, filename)
@@ -229,8 +229,8 @@ class Parser(LocationParser):
             self.error("expected operation name")
         if self.v == "loc" and self.k == BARE:
             op.location = self.parse_location()
-        else:
-            op.location = self.location_at(start)
+        elif op.location is UNKNOWN_LOC:  # (a pretty form may read the location itself, as
+            op.location = self.location_at(start)  # reduce's `applies` form does)
         if names:
             results = op.results
             if nres != len(results):
@@ -527,7 +527,11 @@ class Parser(LocationParser):
                 module.aliases[name] = self.resolve_location(loc, memo)
         for op in module.walk():
             loc = op.location
-            if not isinstance(loc, (FileLineColLoc,)) and loc is not UNKNOWN_LOC:
+            t = type(loc)
+            if t is LocRef:  # (most: JAX's `loc(#loc3)`)
+                got = memo.get(loc.name)
+                op.location = got if got is not None else self.resolve_location(loc, memo)
+            elif t is not FileLineColLoc and loc is not UNKNOWN_LOC:
                 op.location = self.resolve_location(loc, memo)
 
 

@@ -80,6 +80,8 @@ module @jit_main attributes {mhlo.num_partitions = 1 : i32} {
     %20 = "stablehlo.add"(%19, %18) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
     %21 = stablehlo.reduce(%20 init: %cst) applies stablehlo.add across dimensions = [1] : (tensor<2x3xf32>, tensor<f32>) -> tensor<2xf32>
     %22 = stablehlo.reduce(%20 init: %cst) applies stablehlo.add across dimensions = [1] : (tensor<2x3xf32>, tensor<f32>) -> tensor<2xf32>
+    %r1 = stablehlo.reduce(%20 init: %cst) applies stablehlo.add across dimensions = [1] : (tensor<2x3xf32>, tensor<f32>) -> tensor<2xf32> loc(#loc2)
+    %r2 = stablehlo.reduce(%20 init: %cst) applies stablehlo.add across dimensions = [1] : (tensor<2x3xf32>, tensor<f32>) -> tensor<2xf32> loc(#loc2)
     %23 = stablehlo.add %21, %22 : tensor<2xf32>
     %24 = stablehlo.add %23, %21 : tensor<2xf32>
     %25 = call @f(%24) : (tensor<2xf32>) -> tensor<2xf32>
@@ -183,16 +185,20 @@ def test_memo_builds_what_the_general_path_builds(monkeypatch):
     general = shlo.parse(text, "m.mlir")
     assert _exact_difference(memo, general) is None
     # each line after the first of its template (with the operand types learned, in the same
-    # default dialect) is read by the memo, in regions too; not: inline locations, `%16#1`
-    # operands, a `%` in a string, region ops, trailing comments, two ops on a line
+    # default dialect) is read by the memo, in regions too, one-line region ops too (reduce's
+    # `applies` form); not: inline locations, `%16#1` operands, a `%` in a string, ops over
+    # several lines, trailing comments, two ops on a line
     assert read == ["cst_0=stablehlo.constant", "1=stablehlo.broadcast_in_dim",
                     "3=stablehlo.add", "5=stablehlo.compare", "7=stablehlo.select",
                     "8=stablehlo.select", "10=stablehlo.dot_general", "20=stablehlo.add",
-                    "24=stablehlo.add", "26=func.call", "t=stablehlo.add", "s=stablehlo.add",
+                    "22=stablehlo.reduce", "r2=stablehlo.reduce", "24=stablehlo.add", "26=func.call", "t=stablehlo.add", "s=stablehlo.add",
                     "t=stablehlo.add", "=stablehlo.return", "0=stablehlo.add", "1=stablehlo.add",
                     "2=stablehlo.add"]
     loc7 = [op for op in memo.walk() if op.results and op.results[0].name == "7"][0].location
     assert loc7.file_line_col() == ("q.py", 3, 4)
+    # reduce's `applies` form reads its location: the op's and its body's (as upstream)
+    red = [op for op in memo.walk() if op.results and op.results[0].name == "r2"][0]
+    assert [x.location for x in red.walk()] == [loc7] * 3
 
 
 def test_memo_with_crlf_line_ends(monkeypatch):
@@ -202,7 +208,7 @@ def test_memo_with_crlf_line_ends(monkeypatch):
     _no_memo(monkeypatch)
     general = shlo.parse(text, "m.mlir")
     assert _exact_difference(memo, general) is None
-    assert len(read) == 17
+    assert len(read) == 19
 
 
 @pytest.mark.parametrize("bad, message", [
