@@ -154,6 +154,7 @@ def main() -> None:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--before", help="another shlo tree, timed side by side")
     ap.add_argument("--after", default=str(HERE.parent), help="the tree to time (this one)")
+    ap.add_argument("--min", type=int, default=10 ** 3, help="smallest chain (ops)")
     ap.add_argument("--max", type=int, default=10 ** 6, help="largest chain (ops)")
     ap.add_argument("--max-functions", type=int, default=10 ** 5)
     ap.add_argument("--jax-layers", type=int, default=300, help="0: no JAX export")
@@ -165,7 +166,7 @@ def main() -> None:
         return
     trees = [("before", a.before), ("after", a.after)] if a.before else [("this", a.after)]
     progs: list[tuple[str, int]] = []
-    n = 1000
+    n = a.min
     while n <= a.max:
         progs.append(("chain", n))
         n *= 10
