@@ -26,10 +26,18 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def _load_ops() -> None:
-    from . import ops  # noqa: F401  (importing the ops modules fills the registry)
+    from .ops import load_all
+
+    load_all()
 
 
-_registry.set_loader(_load_ops)
+def _ops_index() -> _registry.Index:
+    from .ops import index
+
+    return index()
+
+
+_registry.set_loader(_load_ops, _ops_index)
 
 __all__ = ["parse", "load", "format", "verify", "run", "Module", "ShloError", "ParseError",
            "VerificationError", "ExecutionError", "InternalError", "custom_call_target",

@@ -239,14 +239,29 @@ def _cmd_verify(a: argparse.Namespace) -> int:
     return 1 if bad else 0
 
 
-def build_parser() -> argparse.ArgumentParser:
+class _Unbuilt:
+    """The parser of a command that is not being run: its options are not built (building every
+    command's options was a sixth of `shlo --help`); the command is still listed by name."""
+
+    def __getattr__(self, name: str) -> Any:
+        return lambda *args, **kwargs: self
+
+
+def _command(sub: Any, only: str | None, name: str, **kwargs: Any) -> Any:
+    p = sub.add_parser(name, **kwargs)
+    return p if only is None or only == name else _Unbuilt()
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The command line; with ``only`` (the command being run, or any other word: none), the
+    options of that command alone."""
     from . import __version__
 
     p = argparse.ArgumentParser(prog="shlo", description="StableHLO in Python.")
     p.add_argument("--version", action="version", version=f"shlo {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
 
-    r = sub.add_parser("run", help="run a function on numpy inputs and print its results")
+    r = _command(sub, only, "run", help="run a function on numpy inputs and print its results")
     r.add_argument("file", help="program text (.mlir), bytecode, or a jax.export artifact; "
                                 "- reads stdin")
     r.add_argument("inputs", nargs="*", help="one .npy file per argument, in order, or "
@@ -286,7 +301,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.set_defaults(fn=_cmd_run)
     _add_debug_options(r)
 
-    c = sub.add_parser("check", help="run self-checking test files and folders")
+    c = _command(sub, only, "check", help="run self-checking test files and folders")
     c.add_argument("paths", nargs="+")
     c.add_argument("-j", "--jobs", type=int, help="worker processes (default: cores)")
     c.add_argument("--timeout", type=float, default=120.0, help="seconds per case")
@@ -295,7 +310,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_engine_options(c)
     c.set_defaults(fn=_cmd_check)
 
-    v = sub.add_parser("verify", help="check programs against the spec's constraints")
+    v = _command(sub, only, "verify", help="check programs against the spec's constraints")
     v.add_argument("files", nargs="+")
     v.add_argument("--split-input-file", action="store_true")
     v.add_argument("--verify-diagnostics", action="store_true")
@@ -305,7 +320,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --verify-diagnostics: match diagnostics by line and severity only")
     v.set_defaults(fn=_cmd_verify)
 
-    f = sub.add_parser("fmt", help="print a program in pretty (default) or generic form")
+    f = _command(sub, only, "fmt", help="print a program in pretty (default) or generic form")
     f.add_argument("file")
     f.add_argument("--generic", action="store_true", help="print the generic op form")
     f.add_argument("--mlir-print-debuginfo", dest="debuginfo", action="store_true",
@@ -322,7 +337,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("opt", add_help=False,
                    help="transform a program with passes: --pass PIPELINE or stablehlo-opt's "
                         "flags (--NAME[=OPTIONS], --split-input-file, ...); --list")
-    _add_debug_commands(sub)
+    _add_debug_commands(sub, only)
     for name, text in (("translate", "stablehlo-translate: --serialize --target=V, "
                                      "--deserialize, --interpret"),
                        ("inspect", "describe a portable artifact (or program)")):
@@ -482,8 +497,8 @@ def _cmd_graph(a: argparse.Namespace) -> int:
     return 0
 
 
-def _add_debug_commands(sub: Any) -> None:
-    d = sub.add_parser("diff", help="find the first op where two executions diverge")
+def _add_debug_commands(sub: Any, only: str | None = None) -> None:
+    d = _command(sub, only, "diff", help="find the first op where two executions diverge")
     d.add_argument("files", nargs="+", help="A.mlir [B.mlir] then one .npy per argument")
     d.add_argument("--args", help="an .npz holding the arguments (in name order)")
     d.add_argument("--b-args", help="an .npz of other arguments for the reference run")
@@ -503,7 +518,7 @@ def _add_debug_commands(sub: Any) -> None:
     d.add_argument("-q", "--quiet", action="store_true", help="only the verdict")
     d.set_defaults(fn=_cmd_diff)
 
-    g = sub.add_parser("graph", help="draw the program's dataflow (standalone HTML or SVG)")
+    g = _command(sub, only, "graph", help="draw the program's dataflow (standalone HTML or SVG)")
     g.add_argument("file")
     g.add_argument("inputs", nargs="*", help="one .npy per argument (for an overlay)")
     g.add_argument("-o", "--output", help="OUT.html, OUT.svg, or OUT.json (the overlay as Model Explorer node data; "
@@ -528,7 +543,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return translate_main(argv)  # stablehlo-translate's command line
     _ARGV[:] = argv
-    args = build_parser().parse_args(argv)
+    args = build_parser(argv[0] if argv else "").parse_args(argv)
     from .errors import ShloError
 
     try:

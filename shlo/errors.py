@@ -100,13 +100,15 @@ class Diagnostics:
     ``symbols`` the module's symbol table, for verifiers that resolve references.
     """
 
-    __slots__ = ("items", "current", "symbols")
+    __slots__ = ("items", "current", "symbols", "symbol_uses")
 
     def __init__(self, symbols: dict[str, Operation] | None = None) -> None:
         self.items: list[Diagnostic] = []
         self.current: Operation | None = None
         # The module's symbol table (name -> op), for verifiers that resolve references.
         self.symbols = symbols
+        # Errors in resolving symbol references of attributes (:meth:`symbol_use_error`).
+        self.symbol_uses: list[Diagnostic] = []
 
     def error(self, op: Operation | None, label: str, message: str,
               notes: Sequence[tuple[str, Location | None]] = (),
@@ -118,6 +120,15 @@ class Diagnostics:
         for text, nloc in notes:
             d.notes.append(Diagnostic(text, nloc or loc, "note"))
         self.items.append(d)
+
+    def symbol_use_error(self, op: Operation, label: str, message: str) -> None:
+        """An unresolved symbol reference in an attribute (MLIR's verifySymbolUses): MLIR checks
+        symbol uses only once every op verified, so these are reported only when nothing else
+        is (the verifier's walk adds them at its end)."""
+        before = len(self.items)
+        self.error(op, label, message)
+        self.symbol_uses.extend(self.items[before:])
+        del self.items[before:]
 
     def __len__(self) -> int:
         return len(self.items)

@@ -161,7 +161,7 @@ class Operation:
     """One op: name, operands, results, inherent properties, discardable attributes, regions."""
 
     __slots__ = ("name", "operands", "results", "properties", "attributes", "regions",
-                 "successors", "location", "parent")
+                 "successors", "location", "parent", "attr_locations")
 
     def __init__(self, name: str, operands: list[Value] | None = None,
                  result_types: list[Type] | None = None,
@@ -181,12 +181,22 @@ class Operation:
         self.successors: list[Block] = list(successors or [])
         self.location = location
         self.parent: Block | None = None
+        # Where each attribute of a generic op's `<{...}>` and `{...}` was written (name ->
+        # location), kept by the parser so that verifiers can report an error on the attribute's
+        # own line as MLIR does; None when unknown (pretty forms, ops built in code). Read it with
+        # `attr_location` (the fast paths that build ops with __new__ leave it unset).
+        self.attr_locations: dict[str, Location] | None = None
 
     # Attribute access: inherent first, then discardable.
     def attr(self, name: str, default: Any = None) -> Any:
         if name in self.properties:
             return self.properties[name]
         return self.attributes.get(name, default)
+
+    def attr_location(self, name: str) -> Location:
+        """Where attribute ``name`` was written, or the op's location when that is unknown."""
+        locs = getattr(self, "attr_locations", None)
+        return locs.get(name, self.location) if locs else self.location
 
     def has_attr(self, name: str) -> bool:
         return name in self.properties or name in self.attributes

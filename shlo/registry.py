@@ -16,14 +16,17 @@ the op's definition for what is op-specific; every table of op names is derived 
 definitions (:func:`names_with`, :func:`defined`), never written by hand.
 
 This module is plain data (layer 0): it imports nothing of shlo. The ops modules fill it when
-``shlo.ops`` is imported; :func:`lookup` and the other queries load them on first use through the
-loader that ``shlo/__init__.py`` installs (:func:`set_loader`), so that a layer below the ops
-never imports them.
+they are imported; :func:`lookup` imports, on first use, only the modules that register the op
+asked for, found in an index generated from the eager registry (``shlo/ops/_index.py``; a test
+checks it against a full import), and :func:`names_with` answers from that index without
+importing. ``shlo/__init__.py`` installs the loader and the index (:func:`set_loader`), so that
+a layer below the ops never imports them.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import importlib
+import sys
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol, Sequence
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -34,7 +37,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "OpDef", "Syntax", "define", "kernel", "verifier", "inference", "folder", "lookup", "get",
-    "defined", "names_with", "set_loader", "Kernel", "PrepareFn", "VerifyFn", "InferFn", "FoldFn",
+    "defined", "names_with", "set_loader", "load_extension", "extension_keys", "record_origins",
+    "Index", "Kernel", "PrepareFn", "VerifyFn", "InferFn", "FoldFn",
     "ELEMENTWISE", "COMMUTATIVE", "TERMINATOR", "FUNCTION_RETURN", "DOQ", "QUANTIZED_AWARE",
     "QUANTIZED_STORAGE", "DOT_LIKE", "ISOLATED", "SIDE_EFFECTS", "TRAITS",
 ]
@@ -99,29 +103,35 @@ class Syntax(Protocol):
     def print(self, pr: Any, op: "Operation") -> str | None: ...
 
 
-@dataclass(eq=False)
 class OpDef:
     """Everything op-specific about one op name.
 
     ``spec`` names the spec section (the anchor of https://openxla.org/stablehlo/spec, e.g.
     ``"dot_general"``); ``inherent`` the op's inherent attribute names (printed as properties
     `<{...}>` in the generic form; None when not known: then every attribute name without a
-    `.` is taken as inherent, as for ops shlo does not know); ``syntax`` its pretty form; ``prepare``, ``verify`` and
-    ``infer`` its kernel, constraints and type inference; ``fold`` its constant folding (what
-`stablehlo-aggressive-folder` does to it).
+    `.` is taken as inherent, as for ops shlo does not know); ``syntax`` its pretty form;
+    ``prepare``, ``verify`` and ``infer`` its kernel, constraints and type inference; ``fold``
+    its constant folding (what `stablehlo-aggressive-folder` does to it).
+
+    A plain class, not a dataclass: `import shlo` (and `shlo --help`) then imports neither
+    dataclasses nor inspect (a fifth of `shlo --help`'s instructions).
     """
 
-    name: str
-    spec: str | None = None
-    summary: str = ""
-    traits: frozenset[str] = frozenset()
-    inherent: frozenset[str] | None = None
-    syntax: Syntax | None = None
-    prepare: PrepareFn | None = None
-    verify: VerifyFn | None = None
-    infer: InferFn | None = None
-    fold: FoldFn | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.spec: str | None = None
+        self.summary = ""
+        self.traits: frozenset[str] = frozenset()
+        self.inherent: frozenset[str] | None = None
+        self.syntax: Syntax | None = None
+        self.prepare: PrepareFn | None = None
+        self.verify: VerifyFn | None = None
+        self.infer: InferFn | None = None
+        self.fold: FoldFn | None = None
+        self.extra: dict[str, Any] = {}
+
+    def __repr__(self) -> str:
+        return f"OpDef({self.name!r}, spec={self.spec!r}, traits={sorted(self.traits)})"
 
     @property
     def dialect(self) -> str:
@@ -135,13 +145,33 @@ _OPS: dict[str, OpDef] = {}
 _by_trait: dict[str, frozenset[str]] = {}
 _loader: list[Callable[[], None]] = []
 _loaded = [False]
+_recording: list[dict[str, set[str]]] = []  # see record_origins
 
 
 def _def(name: str) -> OpDef:
     d = _OPS.get(name)
     if d is None:
         d = _OPS[name] = OpDef(name)
+    if _recording:
+        _recording[0].setdefault(name, set()).add(_importing_module())
     return d
+
+
+def _importing_module() -> str:
+    """The module whose import is running the current registration: the innermost frame of
+    module-level code (a registration helper called at import time is not the module)."""
+    f: Any = sys._getframe(2)
+    while f is not None and f.f_code.co_name != "<module>":
+        f = f.f_back
+    return f.f_globals.get("__name__", "?") if f is not None else "?"
+
+
+def record_origins() -> dict[str, set[str]]:
+    """From now on, note for each registration the module whose import made it: returns the
+    dict (op name -> module names) that fills as modules are imported (what generates the
+    index, ``python -m shlo.ops._make_index``)."""
+    _recording[:] = [{}]
+    return _recording[0]
 
 
 def define(name: str, *, spec: str | None = None, summary: str = "",
@@ -234,24 +264,72 @@ def folder(*names: str) -> Callable[[FoldFn], FoldFn]:
 # --- queries --------------------------------------------------------------------------------------
 
 
-def set_loader(fn: Callable[[], None]) -> None:
-    """Install the function that imports the ops modules (``shlo/__init__.py`` does)."""
+class Index:
+    """Where the opset's registrations live, generated from the eager registry
+    (``shlo/ops/_index.py``): the modules to import for each op name, the op names of each
+    trait, and the modules that register other named things (``extensions``: kind -> key ->
+    module; custom_call targets, dialect attribute parsers)."""
+
+    def __init__(self, modules: dict[str, tuple[str, ...]], traits: dict[str, frozenset[str]],
+                 extensions: dict[str, dict[str, str]]) -> None:
+        self.modules = modules
+        self.traits = traits
+        self.extensions = extensions
+
+
+_index: list[Index] = []
+_index_source: list[Callable[[], Index]] = []
+_ready: set[str] = set()  # op names whose modules are imported (or that have none)
+_extensions_loaded: set[tuple[str, str]] = set()
+
+
+def set_loader(fn: Callable[[], None], index: Callable[[], Index] | None = None) -> None:
+    """Install the function that imports every ops module and the one that reads the index
+    (``shlo/__init__.py`` does). Without an index, the first query imports every module."""
     _loader[:] = [fn]
+    _index_source[:] = [index] if index is not None else []
+    _index.clear()
 
 
 def _ensure_loaded() -> None:
     if not _loaded[0] and _loader:
         _loaded[0] = True
         _loader[0]()
+        _by_trait.clear()
+
+
+def _get_index() -> Index | None:
+    if not _index and _index_source:
+        _index.append(_index_source[0]())
+    return _index[0] if _index else None
+
+
+def _import_all(modules: Iterable[str]) -> bool:
+    """Import ``modules``; False when one of them is still being imported (a registration
+    made at import time asked for an op of a module that is not done yet)."""
+    done = True
+    for m in modules:
+        mod = importlib.import_module(m)
+        spec = getattr(mod, "__spec__", None)
+        done = done and not getattr(spec, "_initializing", False)
+    return done
+
+
+def _load(name: str) -> OpDef | None:
+    idx = _get_index()
+    if idx is None:
+        _ensure_loaded()
+        _ready.add(name)
+    elif _import_all(idx.modules.get(name, ())):
+        _ready.add(name)  # an op outside the index (vhlo, unknown) has nothing to import
+    return _OPS.get(name)
 
 
 def lookup(name: str) -> OpDef | None:
     """The definition of op ``name``, or None for an op shlo does not know."""
-    d = _OPS.get(name)
-    if d is None and not _loaded[0]:
-        _ensure_loaded()
-        d = _OPS.get(name)
-    return d
+    if name in _ready:
+        return _OPS.get(name)
+    return _load(name)
 
 
 get = lookup
@@ -260,13 +338,43 @@ get = lookup
 def defined() -> dict[str, OpDef]:
     """Every definition, by op name (read only)."""
     _ensure_loaded()
+    idx = _get_index()
+    if idx is not None:
+        _ready.update(idx.modules)
     return _OPS
 
 
 def names_with(trait: str) -> frozenset[str]:
-    """The names of the ops that have ``trait``."""
+    """The names of the ops that have ``trait`` (from the index, and the ops registered so far:
+    no module is imported for it)."""
     s = _by_trait.get(trait)
     if s is None:
-        _ensure_loaded()
-        s = _by_trait[trait] = frozenset(n for n, d in _OPS.items() if trait in d.traits)
+        idx = _get_index()
+        if idx is None:
+            _ensure_loaded()
+        known = idx.traits.get(trait, frozenset()) if idx is not None else frozenset()
+        s = _by_trait[trait] = known | frozenset(
+            n for n, d in _OPS.items() if trait in d.traits)
     return s
+
+
+def load_extension(kind: str, key: str) -> bool:
+    """Import the module that registers ``key`` of ``kind`` (``"custom_call_target"``,
+    ``"attribute_dialect"``) per the index; False when the index names none."""
+    idx = _get_index()
+    if idx is None:
+        _ensure_loaded()
+        return False
+    module = idx.extensions.get(kind, {}).get(key)
+    if module is None:
+        return False
+    if (kind, key) not in _extensions_loaded:
+        importlib.import_module(module)
+        _extensions_loaded.add((kind, key))
+    return True
+
+
+def extension_keys(kind: str) -> list[str]:
+    """The keys of ``kind`` the index knows (registered or not yet)."""
+    idx = _get_index()
+    return sorted(idx.extensions.get(kind, {})) if idx is not None else []

@@ -283,18 +283,14 @@ def emit_bytecode(module: Any, target: str | None, output: str | None) -> int:
 def run_jax_exported(a: Any, load_args: Any, format_result: Any) -> int | None:
     """`shlo run model.jax_exported ARGS`: run a serialized `jax.export.Exported` with its
     calling convention and print (or save) the results; None when the file is not one."""
-    # the opset first: shlo.interpreter imports cleanly only after shlo.ops (a cycle
-    # evaluator -> ops.distributed -> process_grid -> evaluator outside this module)
-    from . import ops  # noqa: F401
-
     if a.file == "-":
         return None
     with open(a.file, "rb") as f:
-        head = f.read(4)
-    if head == b"ML\xefR":
-        return None
-    with open(a.file, "rb") as f:
         data = f.read()
+    # an artifact embeds a bytecode module: text (UTF-8, where 0xEF starts a 3-byte sequence)
+    # never holds its magic, so a text program costs no import of the reader
+    if data[:4] == b"ML\xefR" or b"ML\xefR" not in data:
+        return None
     from .bytecode.jax_export import is_jax_exported, load_exported
 
     if not is_jax_exported(data):

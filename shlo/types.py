@@ -158,6 +158,9 @@ class QuantizedType(ElementType):
     quantization_dimension: int | None = None
     storage_min: int | None = None
     storage_max: int | None = None
+    # "ui" for an unsigned storage type spelled `ui8` (MLIR's unsigned integer type) rather than
+    # `u8` (MLIR's signless type flagged unsigned): two distinct types, each printed as written.
+    storage_spelling: str | None = None
 
     @cached_property
     def name(self) -> str:  # type: ignore[override]
@@ -391,7 +394,8 @@ def _format_type(t: Type) -> str:
         return f"tensor<{dims}{format_type(t.element_type)}{enc}>"
     if isinstance(t, QuantizedType):
         st = t.storage_type
-        s = ("ui" if st.signedness == "unsigned" else "i") + str(st.width)
+        s = (t.storage_spelling or {"unsigned": "u", "signed": "si"}.get(st.signedness, "i")) + \
+            str(st.width)  # (as MLIR prints it)
         if (t.storage_min is not None and t.storage_min != st.min) or \
                 (t.storage_max is not None and t.storage_max != st.max):
             s += f"<{t.min}:{t.max}>"

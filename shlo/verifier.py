@@ -34,13 +34,13 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Any, Callable
+from typing import Any
 
 from .attributes import StringAttr, SymbolRefAttr, TypeAttr
 from .dtypes import finfo
 from .errors import Diagnostic, Diagnostics, InternalError, ParseError, VerificationError
 from .ir import Block, Module, Operation, Value
-from .registry import FUNCTION_RETURN, TERMINATOR, defined, names_with
+from .registry import FUNCTION_RETURN, TERMINATOR, lookup, names_with
 from .types import FloatType, FunctionType, IntegerType, QuantizedType, TensorType, TupleType
 
 __all__ = ["Diagnostics", "verify", "collect", "verify_text"]
@@ -49,15 +49,6 @@ __all__ = ["Diagnostics", "verify", "collect", "verify_text"]
 # --- the ops shlo knows ---------------------------------------------------------------------------
 
 _CHECKED_DIALECTS = frozenset({"stablehlo", "chlo", "func", "builtin"})
-
-
-
-def _verifier_table() -> dict[str, Callable[[Operation, Any], None]]:
-    return {name: d.verify for name, d in defined().items() if d.verify is not None}
-
-
-def _known_names() -> set[str]:
-    return set(defined())
 
 
 # --- quantized element types (spec "Types", C1-C11) -----------------------------------------------
@@ -149,8 +140,6 @@ class _Walker:
         self.module = module
         self.symbols: dict[str, Operation] = {}
         self.diag = Diagnostics(self.symbols)
-        self.table = _verifier_table()
-        self.known = _known_names()
         self.visible: set[Value] = set()
         # id(type) -> problems, with the type kept alive so that ids stay unique during the run.
         self._types: dict[int, tuple[Any, bool]] = {}
@@ -215,6 +204,8 @@ class _Walker:
         if not top.regions or not top.regions[0].blocks:
             return self.diag.items
         self.visit_module_body(top.regions[0].blocks[0])
+        if not self.diag.items:
+            self.diag.items.extend(self.diag.symbol_uses)
         return self.diag.items
 
     def visit_module_body(self, body: Block) -> None:
@@ -315,9 +306,10 @@ class _Walker:
             self.check_call(op)
         elif name == "stablehlo.return":
             self.check_region_return(op)
-        fn = self.table.get(name)
+        d = lookup(name)  # imports the op's module on first use (shlo/registry.py)
+        fn = d.verify if d is not None else None
         if fn is None:
-            if op.dialect in _CHECKED_DIALECTS and name not in self.known:
+            if op.dialect in _CHECKED_DIALECTS and d is None:
                 self.diag.error(None, "", f"unregistered operation '{name}' found in dialect "
                                           f"('{op.dialect}')", location=op.location)
             return

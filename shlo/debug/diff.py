@@ -4,8 +4,12 @@ first op whose error exceeds the tolerance.
 The two executions (:func:`diff`):
 
 * one program on two engines: ``against="xla"`` / ``"upstream"`` (one compile of a variant
-  returning every body op's result, :mod:`.engines`), ``"f64"`` (shlo on the program with its
-  floats widened to f64: where precision is lost);
+  with the entry's calls inlined, returning every op's result, :mod:`.engines`: the ops of
+  the entry and of the functions it calls are compared, each execution with its own; ops
+  inside `while`/`if`/`case` bodies and other regions run inside the engine and are compared
+  through the op holding them: :attr:`DiffReport.uncompared` lists them, the table ends with
+  a note per holding op), ``"f64"`` (shlo on the program with its floats widened to f64:
+  where precision is lost);
 * two programs (``b``) on shlo (or ``b`` on ``against``), ops matched ``by="order"`` (the
   executed op sequences aligned by op name; quantize/dequantize ops are left out, so a float
   model and its quantized version align), ``"location"`` (line:col), ``"name"`` (the name
@@ -71,6 +75,9 @@ class DiffReport:
     against: str
     unmatched_a: list[Event] = field(default_factory=list)
     unmatched_b: list[Event] = field(default_factory=list)
+    # against an engine: executions it cannot show, with the op holding them (None: results
+    # it could not return: calls inlined away, dynamic shapes)
+    uncompared: list[tuple[Event, Event | None]] = field(default_factory=list)
 
     @property
     def first(self) -> Pair | None:
@@ -87,8 +94,10 @@ class DiffReport:
         """The diagnostic naming the first divergence (or a line saying there is none)."""
         first = self.first
         if first is None:
+            rest = f" ({len(self.uncompared)} not compared: see the table's notes)" \
+                if self.uncompared else ""
             return (f"no divergence: {len(self.pairs)} op executions agree with "
-                    f"{self.against}")
+                    f"{self.against}{rest}")
         e = first.a
         it = f" (iteration {e.iteration})" if e.iteration else ""
         idx = next(k for k, m in enumerate(first.metrics) if m.diverged)
@@ -134,7 +143,33 @@ class DiffReport:
         if self.unmatched_a or self.unmatched_b:
             lines.append(f"unmatched: {len(self.unmatched_a)} op executions of the first "
                          f"program, {len(self.unmatched_b)} of the reference")
+        lines.extend(self.uncompared_lines())
         return "\n".join(lines)
+
+    def uncompared_lines(self) -> list[str]:
+        """What the engine could not show, as notes: ops inside regions by the op holding
+        them (compared through that op's results), and the rest."""
+        held: dict[int, tuple[Event, int]] = {}
+        calls = other = 0
+        for e, holder in self.uncompared:
+            if holder is not None:
+                n = held.get(holder.key, (holder, 0))[1]
+                held[holder.key] = (holder, n + 1)
+            elif e.name in _CALLS:
+                calls += 1
+            else:
+                other += 1
+        out = [f"not compared against {self.against}: {n} op executions inside "
+               f"'{h.name}' at {h.where()} (its regions run inside {self.against}; compared "
+               f"through its results)" for h, n in held.values()]
+        if calls:
+            out.append(f"not compared against {self.against}: {calls} calls (inlined for "
+                       f"{self.against}: compared through their callees' ops)")
+        if other:
+            out.append(f"not compared against {self.against}: {other} op executions whose "
+                       f"results it does not return (results of dynamic shape, calls the "
+                       f"inliner keeps)")
+        return out
 
     def overlay(self) -> dict[str, float]:
         """{`file:line:col`: worst SQNR... as an error score} for the graph page: log10 of the
@@ -313,25 +348,56 @@ def _compare_pair(x: Event, y: Event | None, expected: list[Any], tolerance: Tol
     return Pair(x, y, expected, metrics, tol_used or Tolerance())
 
 
-def _against_values(ta: Trace, values: dict[int, list[Any]], against: str,
+_CALLS = frozenset({"func.call", "call"})
+
+
+def _holder(e: Event) -> Event | None:
+    """The outermost op around ``e`` that is not a call (None: ``e`` runs in the entry
+    function or in functions it calls, which the engines' variant inlines)."""
+    found = None
+    p = e.parent
+    while p is not None:
+        if p.name not in _CALLS:
+            found = p
+        p = p.parent
+    return found
+
+
+def _against_values(ta: Trace, executions: list[tuple[int, list[Any]]], against: str,
                     tolerance: Tolerance | None) -> DiffReport:
-    pairs = []
+    """Pairs of shlo's events and an engine's values: the n-th execution of an op (outside
+    regions) with the n-th value the engine returned for it."""
+    by_key: dict[int, list[list[Any]]] = {}
+    for key, values in executions:
+        by_key.setdefault(key, []).append(values)
+    pairs, uncompared = [], []
+    seen: dict[int, int] = {}
     for e in _comparable(ta.events, False):
-        if e.depth or e.key not in values:
+        holder = _holder(e)
+        if holder is not None:
+            uncompared.append((e, holder))
             continue
-        pairs.append(_compare_pair(e, None, values[e.key], tolerance, False))
-    return DiffReport(pairs, ta, None, against)
+        n = seen[e.key] = seen.get(e.key, -1) + 1
+        runs = by_key.get(e.key, ())
+        if n >= len(runs) or all(v is None for v in runs[n]):
+            uncompared.append((e, None))
+            continue
+        pairs.append(_compare_pair(e, None, runs[n], tolerance, False))
+    return DiffReport(pairs, ta, None, against, uncompared=uncompared)
 
 
-def _pseudo_trace(module: Module, values: dict[int, list[Any]], results: list[Any]) -> Trace:
-    """Events of an engine's body ops (for matching a second program run elsewhere)."""
+def _pseudo_trace(module: Module, executions: list[tuple[int, list[Any]]],
+                  results: list[Any]) -> Trace:
+    """Events of an engine's op executions (for matching a second program run elsewhere)."""
+    ops = list(module.walk())
     events = []
-    for i, op in enumerate(module.walk()):
-        if i in values:
-            ev = Event(len(events), op, i, 0, 0, 0, 0.0, None)
-            ev.seconds = 0.0
-            ev.values = values[i]
-            events.append(ev)
+    for key, values in executions:
+        if all(v is None for v in values):
+            continue
+        ev = Event(len(events), ops[key], key, 0, 0, 0, 0.0, None)
+        ev.seconds = 0.0
+        ev.values = values
+        events.append(ev)
     return Trace(module, events, results)
 
 

@@ -1,10 +1,11 @@
 """The other side of a diff: XLA, the upstream interpreter, or shlo at a wider dtype.
 
 * :func:`run_with_intermediates` compiles ONE variant of the program whose entry function also
-  returns the result of every op of its body (XLA through jax, or the upstream reference
-  interpreter through jaxlib's bindings), runs it once, and gives those values back keyed as
-  the tracer keys ops (their position in the module's walk order). Ops nested in regions or
-  in called functions are not visible from outside; they are compared through their parents.
+  returns the result of every op of its body and of the functions it calls (inlined into it)
+  (XLA through jax, or the upstream reference interpreter through jaxlib's bindings), runs it
+  once, and gives those values back keyed as the tracer keys ops (their position in the
+  module's walk order). Ops nested in regions (`while`, `if`, `case` bodies, reduction
+  bodies) are not visible from outside; they are compared through the ops holding them.
 * :func:`promoted` is the module with every f16/bf16/f32/fp8 type (and complex<f32>) widened
   to f64 (complex<f64>), constants converted: running it is the "reference dtype" engine.
 """
@@ -38,10 +39,22 @@ def _returnable(t: Type) -> bool:
     return isinstance(t, TensorType) and t.is_static
 
 
-def run_with_intermediates(module: Module, args: Sequence[Any], engine: str,
-                           entry: str = "main") -> tuple[list[Any], dict[int, list[Any]]]:
-    """(results, {op key: [values of its results]}) of ``entry`` on ``engine`` (xla or
-    upstream), from one compilation of a variant that returns every body op's results."""
+_KEY = "_shlo.key"  # (an attribute the variant's ops carry until it is printed)
+
+
+def run_with_intermediates(module: Module, args: Sequence[Any], engine: str, entry: str = "main"
+                           ) -> tuple[list[Any], list[tuple[int, list[Any]]]]:
+    """(results, [(op key, [values of its results]) per op execution, in program order]) of
+    ``entry`` on ``engine`` (xla or upstream), from one compilation of a variant that returns
+    every op's results (None for a result that cannot be returned).
+
+    The variant has the entry's calls inlined (MLIR's inliner, :func:`~shlo.passes.inline.
+    inline_calls`: a callee called twice gives two copies), so the ops of called functions
+    are returned too, once per call, in program order: the executions a trace numbers at
+    that key in order. Ops inside `while`/`if`/`case` bodies and other regions, in calls
+    the inliner leaves (recursion, `no_inline`) and with results of dynamic shape cannot be
+    returned: they have no entry (the caller reports them, :func:`~.diff.diff`)."""
+    from ..passes.inline import inline_calls
     from ..syntax.printer import format_module
     from ..testing import oracles
 
@@ -50,18 +63,26 @@ def run_with_intermediates(module: Module, args: Sequence[Any], engine: str,
                              "installed; use --against xla or upstream")
     if not oracles.available():
         raise ExecutionError(f"--against {engine} needs jax (pip install jax)")
-    variant = copy_module(module)
-    keys = {id(op): i for i, op in enumerate(variant.walk())}
+    tagged = copy_module(module)
+    for i, op in enumerate(tagged.walk()):  # the key of each op survives the inlining
+        op.attributes[_KEY] = i
+    variant = inline_calls(tagged)
+    keys = {id(op): op.attributes.pop(_KEY, None) for op in variant.walk()}
     func = variant.function(entry)
     body = function_body(func)
     ret = body.operations[-1]
     n = len(ret.operands)
-    extra: list[tuple[int, int]] = []  # (op key, result index) per extra result
+    extra: list[tuple[int, int]] = []  # (execution, result index) per extra result
+    executions: list[tuple[int, list[Any]]] = []
     for op in body.operations[:-1]:
+        key = keys.get(id(op))
+        if key is None:
+            continue
+        executions.append((key, [None] * len(op.results)))
         for k, v in enumerate(op.results):
             if _returnable(v.type):
                 ret.operands.append(v)
-                extra.append((keys[id(op)], k))
+                extra.append((len(executions) - 1, k))
     ft = function_type(func)
     new_ft = FunctionType(tuple(ft.inputs), tuple(ft.results) +
                           tuple(ret.operands[i].type for i in range(n, len(ret.operands))))
@@ -77,14 +98,9 @@ def run_with_intermediates(module: Module, args: Sequence[Any], engine: str,
         outs = run(text, [np.asarray(a) for a in args])
     except oracles.OracleError as e:
         raise ExecutionError(f"{engine} rejected the program: {e}") from None
-    values: dict[int, list[Any]] = {}
-    for (key, k), v in zip(extra, outs[n:]):
-        values.setdefault(key, []).append(None)
-        lst = values[key]
-        while len(lst) <= k:
-            lst.append(None)
-        lst[k] = v
-    return list(outs[:n]), values
+    for (execution, k), v in zip(extra, outs[n:]):
+        executions[execution][1][k] = v
+    return list(outs[:n]), executions
 
 
 # --- widening to f64 -------------------------------------------------------------------------

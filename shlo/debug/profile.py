@@ -23,7 +23,8 @@ from ..errors import ShloError
 from ..ir import Module, Operation
 from ..registry import ELEMENTWISE, names_with
 from ..types import TensorType
-from .trace import Event, Tracer, relay_for
+from .events import Event
+from .recorder import Tracer
 
 __all__ = ["Profile", "Row", "flops", "profile"]
 
@@ -197,10 +198,9 @@ def profile(module: Module | str, *args: Any, entry: str = "main",
     results: list[Any] = []
     t0 = time.perf_counter()
     try:
-        results = run(module, *args, entry=entry, observer=relay_for(module, tracer),
-                      **run_options)
+        results = run(module, *args, entry=entry, observer=tracer.observer(), **run_options)
     except ShloError as e:
         error = e
     seconds = time.perf_counter() - t0
-    tracer.events.sort(key=lambda e: (e.process, e.index))
-    return Profile(module, tracer.events, seconds, results, error)
+    tracer.finish()
+    return Profile(module, tracer.events(), seconds, results, error)

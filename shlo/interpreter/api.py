@@ -24,14 +24,16 @@ from .limits import (TimeLimit, TimeLimitExceeded, check_grid_size, check_result
 __all__ = ["run", "prepare_entry", "as_module", "is_path"]
 
 
-def prepare_entry(module: Module, entry: str = "main") -> tuple[CompiledBlock, ProcessContext]:
+def prepare_entry(module: Module, entry: str = "main",
+                  counted: bool = False) -> tuple[CompiledBlock, ProcessContext]:
     """Function ``entry`` of ``module`` compiled for one process, and that process's context
-    (cached on the module: repeated runs reuse the preparation)."""
+    (cached on the module: repeated runs reuse the preparation). ``counted``: its loops
+    count their iterations (for runs with a time limit; see PrepareContext)."""
     cache = module.__dict__.setdefault("_prepared", {})
-    hit = cache.get(entry)
+    hit = cache.get((entry, counted))
     if hit is None:
-        ctx = PrepareContext(module)
-        hit = cache[entry] = (ctx.function(entry), ctx.process)
+        ctx = PrepareContext(module, counted=counted)
+        hit = cache[(entry, counted)] = (ctx.function(entry), ctx.process)
     return hit
 
 
@@ -168,11 +170,12 @@ def run(module: Module | str, *args: Any, entry: str = "main", verify: bool = Tr
     module = as_module(module)
     if verify:
         _verify_once(module)
-    check_result_sizes(module, default_max_bytes() if max_bytes == "physical" else max_bytes)
+    limit = default_max_bytes() if max_bytes == "physical" else max_bytes
+    check_result_sizes(module, limit)
     try:
         with TimeLimit(time_limit):
             return _run(module, args, entry, infeed, custom_calls, replicas, partitions,
-                        outfeed, observer, grid_options)
+                        outfeed, observer, grid_options, limit, time_limit is not None)
     except ExecutionError as e:
         if isinstance(e.__cause__, RecursionError):
             raise recursion_error(module, entry) from None
@@ -188,7 +191,8 @@ def run(module: Module | str, *args: Any, entry: str = "main", verify: bool = Tr
 def _run(module: Module, args: Sequence[Any], entry: str, infeed: Sequence[Any] | None,
          custom_calls: dict[str, Callable[..., Any]] | None, replicas: int | None,
          partitions: int | None, outfeed: list[Any] | None, observer: Observer | None,
-         grid_options: dict[str, Any]) -> list[Any]:
+         grid_options: dict[str, Any], max_bytes: int | None = None,
+         counted: bool = False) -> list[Any]:
     num_replicas, num_partitions = _grid_size(module, replicas, partitions)
     explicit = replicas is not None or partitions is not None or "programs" in grid_options
     # --- sharded programs (docs/sharding.md): annotations say where values live, not how
@@ -204,7 +208,7 @@ def _run(module: Module, args: Sequence[Any], entry: str, infeed: Sequence[Any] 
         feeds: list[Any] = []
         per_process = run_grid(module, *args, entry=entry, replicas=plan.replicas,
                                partitions=plan.partitions, infeed=infeed, outfeed=feeds,
-                               custom_calls=custom_calls,
+                               custom_calls=custom_calls, max_bytes=max_bytes,
                                **({"observer": observer} if observer is not None else {}))
         if outfeed is not None:
             outfeed.extend(feeds[0])
@@ -221,7 +225,7 @@ def _run(module: Module, args: Sequence[Any], entry: str, infeed: Sequence[Any] 
             grid_options["observer"] = observer
         per_process = run_grid(module, *args, entry=entry, replicas=replicas,
                                partitions=partitions, infeed=infeed, outfeed=feeds,
-                               custom_calls=custom_calls, **grid_options)
+                               custom_calls=custom_calls, max_bytes=max_bytes, **grid_options)
         flat = not explicit and len(per_process) == 1
         if outfeed is not None:
             outfeed.extend(feeds[0] if flat else feeds)
@@ -235,7 +239,7 @@ def _run(module: Module, args: Sequence[Any], entry: str, infeed: Sequence[Any] 
                              func.location)
     values = [check_argument(a, t, i, entry) for i, (a, t) in enumerate(zip(args, ftype.inputs))]
     if observer is None:
-        fn, process = prepare_entry(module, entry)
+        fn, process = prepare_entry(module, entry, counted)
     else:  # the last observer's preparation is kept (it holds the observer: ids stay unique)
         observed = module.__dict__.setdefault("_prepared_observed", {})
         hit = observed.get(entry)
@@ -244,6 +248,7 @@ def _run(module: Module, args: Sequence[Any], entry: str, infeed: Sequence[Any] 
             hit = observed[entry] = (ctx.function(entry), ctx.process, observer)
         fn, process = hit[0], hit[1]
     process.start_run(infeed, custom_calls)
+    process.max_bytes = max_bytes
     with np.errstate(all="ignore"):  # NaN/inf/overflow are values here, not warnings
         results = fn(*values)
     if outfeed is not None:

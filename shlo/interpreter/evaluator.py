@@ -8,10 +8,11 @@ blocks are *captures*: the step owning the region binds them before calling its 
 
 from __future__ import annotations
 
+import itertools
 import operator
 from dataclasses import dataclass, field
 from time import perf_counter
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Callable, Sequence
 
 from ..errors import ExecutionError, ShloError, locate, runtime_location
 from ..ir import Block, Module, Operation, Region, Value, function_body
@@ -19,6 +20,9 @@ from ..ops.distributed.grid import Engine, Grid
 from ..ops.quantization import dequantize_op_quantize
 from ..registry import COMMUTATIVE, QUANTIZED_AWARE, TERMINATOR, lookup, names_with
 from ..types import is_quantized
+from .limits import check_shape_size, result_check
+from .observing import GENERATED as _GENERATED
+from .observing import Observer, failing_step
 from .threads import THREADS
 
 __all__ = ["PrepareContext", "ProcessContext", "CompiledBlock", "Observer"]
@@ -49,10 +53,19 @@ class ProcessContext:
     probes: dict[str, list[Any]] = field(default_factory=dict)
     # send/recv queues by channel id of a process run without a grid (one process).
     channels: dict[int, Any] = field(default_factory=dict)
+    # The largest value (bytes) an op may make: results whose shapes are known only at run
+    # time are checked against it (interpreter/limits.py; None: no limit).
+    max_bytes: int | None = None
 
     @property
     def process_id(self) -> int:
         return self.replica_id * self.num_partitions + self.partition_id
+
+    def check_shape(self, op: Operation, shape: tuple[int, ...]) -> None:
+        """Before making ``op``'s result of run-time ``shape`` (dynamic-shape ops taking it as
+        an operand): refuse it when larger than ``max_bytes``."""
+        if self.max_bytes is not None:
+            check_shape_size(op, shape, self.max_bytes)
 
     def start_run(self, infeed: Sequence[Any] | None = None,
                   custom_calls: dict[str, Callable[..., Any]] | None = None) -> None:
@@ -68,71 +81,50 @@ class ProcessContext:
         self.__dict__.pop("rng_counters", None)
 
 
-class Observer(Protocol):
-    """Watches a run op by op (the hook of :mod:`shlo.debug`: trace, profile, diff).
-
-    A context prepared with an observer asks ``wants(op)`` once per op while preparing; the
-    kernel of each wanted op is wrapped to call ``enter`` before it runs and ``exit`` after,
-    with its operands, results and the seconds it took (nested ops of its regions and callees
-    run in between). Ops not wanted, and every run prepared without an observer, run exactly
-    as before: observing costs nothing when it is off.
-    """
-
-    def wants(self, op: Operation) -> bool: ...
-
-    def enter(self, op: Operation, process: ProcessContext) -> None: ...
-
-    def exit(self, op: Operation, process: ProcessContext, operands: tuple[Any, ...],
-             results: Sequence[Any], seconds: float) -> None: ...
-
-
-def _observed(op: Operation, kern: Callable[..., Sequence[Any]], observer: Observer,
-              process: ProcessContext) -> Callable[..., Sequence[Any]]:
-    """``kern`` reporting to ``observer`` (its ``enter``/``exit`` are looked up at each call:
-    an observer may retarget them, as the trace's relay does, without a preparation)."""
-    clock = perf_counter
-
-    def run(*args: Any) -> Sequence[Any]:
-        observer.enter(op, process)
-        t0 = clock()
-        results = kern(*args)
-        observer.exit(op, process, args, results, clock() - t0)
-        return results
-
-    return run
-
-
 class PrepareContext:
     """Handed to every prepare function: compiles regions and functions, knows the process.
-    With an ``observer`` (:class:`Observer`), the kernels of the ops it wants report to it."""
+
+    With an ``observer`` (:class:`Observer`) the generated code reports every op to it.
+    ``counted``: loops count their iterations (`for n in count()` instead of `while True`),
+    so that a run stopped by its time limit can say which iteration each loop was in
+    (observed runs always count). ``compiled`` False runs kernel by kernel: no region or
+    callee emitted in place, no direct forms, no constants read from globals (the reference
+    that tests compare the generated code with)."""
 
     def __init__(self, module: Module | None, process: ProcessContext | None = None,
-                 observer: Observer | None = None) -> None:
+                 observer: Observer | None = None, counted: bool = False,
+                 compiled: bool = True) -> None:
         self.module = module
         self.process = process or ProcessContext()
         self.observer = observer
+        self.counted = counted or observer is not None
+        self.compiled = compiled
         self._functions: dict[str, CompiledBlock] = {}
         self._new_regions: list[CompiledBlock] = []
+        self._nests = False  # the op being prepared compiled a region or looked up a function
 
     def for_process(self, replica_id: int, partition_id: int, num_replicas: int,
                     num_partitions: int) -> "PrepareContext":
         """A context preparing this context's module for process ``(replica_id,
         partition_id)`` of a ``num_replicas x num_partitions`` grid, with this process's custom
-        calls and engine (what an engine prepares each process of a grid with)."""
+        calls, engine and memory limit (what an engine prepares each process of a grid
+        with)."""
         process = ProcessContext(replica_id=replica_id, partition_id=partition_id,
                                  num_replicas=num_replicas, num_partitions=num_partitions,
                                  custom_calls=dict(self.process.custom_calls),
-                                 engine=self.process.engine)
-        return PrepareContext(self.module, process, self.observer)
+                                 engine=self.process.engine, max_bytes=self.process.max_bytes)
+        return PrepareContext(self.module, process, self.observer, self.counted, self.compiled)
 
     def region(self, region: Region) -> "CompiledBlock":
         """Compile ``region`` (its entry block) into a callable ``fn(*args) -> list``."""
+        self._nests = True
         cb = CompiledBlock(region.blocks[0], self)
         self._new_regions.append(cb)
         return cb
 
     def function(self, name: str) -> "CompiledBlock":
         """The compiled body of function ``@name`` (compiled once per context)."""
+        self._nests = True
         cb = self._functions.get(name)
         if cb is None:
             if self.module is None:
@@ -148,14 +140,10 @@ class PrepareContext:
         """Resolve ``op`` to its run-time kernel."""
         d = lookup(op.name)
         if d is None or d.prepare is None:
-            kern = _unsupported(op)
-        elif QUANTIZED_AWARE not in d.traits and _has_quantized(op):
-            kern = dequantize_op_quantize(op, self)
-        else:
-            kern = d.prepare(op, self)
-        if self.observer is not None and self.observer.wants(op):
-            return _observed(op, kern, self.observer, self.process)
-        return kern
+            return _unsupported(op)
+        if QUANTIZED_AWARE not in d.traits and _has_quantized(op):
+            return dequantize_op_quantize(op, self)
+        return d.prepare(op, self)
 
 
 def _has_quantized(op: Operation) -> bool:
@@ -194,13 +182,18 @@ class CompiledBlock:
         self.ret: list[int] = []
         self.ops: list[Operation] = []
         self.regions: list[list[CompiledBlock]] = []
+        self.ctx = ctx
+        # observed: each step's op key, and whether it runs other ops (regions, callees)
+        self.keys: list[int] = []
+        self.nests: list[bool] = []
+        observer = ctx.observer
         terminators = names_with(TERMINATOR)
         for op in block.operations:
             if op.name in terminators and op is block.operations[-1]:
                 self.ret = [self._slot(v) for v in op.operands]
                 break
-            saved = ctx._new_regions
-            ctx._new_regions = []
+            saved, saved_nests = ctx._new_regions, ctx._nests
+            ctx._new_regions, ctx._nests = [], False
             try:
                 kern = ctx.prepare(op)
             except ShloError as e:
@@ -208,6 +201,10 @@ class CompiledBlock:
             except Exception as e:  # a bad attribute found while preparing
                 raise ExecutionError(f"'{op.name}' op: {e}", runtime_location(op)) from e
             regions, ctx._new_regions = ctx._new_regions, saved
+            if observer is not None:
+                self.keys.append(observer.key(op))
+                self.nests.append(ctx._nests)
+            ctx._nests = saved_nests
             ins = tuple(self._slot(v) for v in op.operands)
             binds = tuple((r, tuple(self._slot(v) for v in r.capture_values))
                           for r in regions if r.capture_values)
@@ -264,6 +261,9 @@ class CompiledBlock:
         em.add(0, f"def run({', '.join(names[s] for s in range(self.nargs))}):")
         if self.capture_slots:
             em.add(1, "".join(f"{names[c]}, " for c in self.capture_slots) + "= _self.bound")
+        if em.observed:  # the run's recorder, this call's iteration, the clock
+            em.env["_begin"] = _beginning(self, self.ctx.observer, self.ctx.process)
+            em.add(1, "_rec, _const, _open, _close, _n, _t = _begin()")
         rets = self.emit(em, names, 1, own=True)
         em.add(1, f"return [{', '.join(rets)}]")
         self.source = "\n".join(em.lines)  # what runs (for tests and for reading)
@@ -304,27 +304,40 @@ class CompiledBlock:
         a kernel with ``direct`` (one result) is called without its 1-tuple, a Python operator
         as that operator; a kernel with ``constant`` (no operands) is that value."""
         dead_after = self._dead_after(own)
+        observed, compiled = em.observed, em.compiled
         for k, (kern, ins, outs, binds) in enumerate(self.steps):
             op = self.ops[k]
-            if not ins and len(outs) == 1 and hasattr(kern, "constant") and \
+            if compiled and not ins and len(outs) == 1 and hasattr(kern, "constant") and \
                     getattr(kern, "inline", None) is None:
                 # a constant is read where it is used, from the function's globals
                 names[outs[0]] = em.obj(kern.constant, "c")
                 em.constants.add(names[outs[0]])
+                if observed:
+                    em.add(indent, f"_t = _const({self.keys[k]}, {em.it}, _t, {names[outs[0]]})",
+                           op)
                 continue
             for s in outs:
                 names[s] = em.fresh("v")
             args = [names[s] for s in ins]
             res = [names[s] for s in outs]
-            spec = getattr(kern, "inline", None)
+            nests = observed and self.nests[k]
+            slot = em.open(indent, op, self.keys[k]) if nests else ""
+            spec = getattr(kern, "inline", None) if compiled else None
             if spec is None or not em.inline(self, k, spec, args, res, names, indent):
                 for r, cs in binds:
                     bound = [names[c] for c in cs]
                     em.add(indent, f"{em.obj(r, 'r')}.bound = [{', '.join(bound)}]", op, bound)
                 em.step(indent, op, kern, args, res)
+            if nests:
+                em.close(indent, op, slot, args, res)
+            elif observed:
+                em.record(indent, op, self.keys[k], args, res)
+            fits = result_check(op, self.ctx.process) if res else None
+            if fits is not None:  # a result of dynamic shape: checked against max_bytes
+                em.add(indent, f"{em.obj(fits, 'fits')}({', '.join(res)})", op, res)
             dead = [names[s] for s in dead_after.get(k, ()) if names[s] not in em.constants]
             if dead:
-                em.add(indent, f"del {', '.join(dead)}")
+                em.add(indent, f"del {', '.join(dead)}", op)
         return [names[s] for s in self.ret]
 
     def region_names(self, k: int, region: "CompiledBlock", names: dict[int, str],
@@ -338,32 +351,43 @@ class CompiledBlock:
 
     def __call__(self, *args: Any) -> list[Any]:
         """Run the block; an exception in any op (here or in nested regions and calls, which
-        call each other's ``run`` directly) becomes an ExecutionError naming that op."""
+        call each other's ``run`` directly) becomes an ExecutionError naming that op (and an
+        observed run's recorder hears of it)."""
         try:
             return self.run(*args)
         except ShloError as e:
-            op = self._failing_op(e)
+            op = self._failed(e)
             raise e if op is None else locate(e, op)
         except Exception as e:
-            op = self._failing_op(e)
+            op = self._failed(e)
             if op is None:
                 raise
             raise ExecutionError(f"'{op.name}' op: {type(e).__name__}: {e}",
                                  runtime_location(op)) from e
 
-    @staticmethod
-    def _failing_op(e: BaseException) -> Operation | None:
-        """The innermost op whose step raised ``e`` (from the generated code's line numbers in
-        the traceback)."""
-        tb = e.__traceback__
-        found: Operation | None = None
-        while tb is not None:
-            if tb.tb_frame.f_code.co_filename == _GENERATED:
-                op = tb.tb_frame.f_globals["_line_ops"].get(tb.tb_lineno)
-                if op is not None:
-                    found = op
-            tb = tb.tb_next
-        return found
+    def _failed(self, e: BaseException) -> Operation | None:
+        """The innermost op whose step raised ``e``, told to an observed run's recorder."""
+        step = failing_step(e)
+        if step is None:
+            return None
+        ctx = step.block.ctx
+        if ctx.observer is not None:
+            ctx.observer.recorder(ctx.process).failed(ctx.observer.key(step.op),
+                                                      step.iteration or 0, step.start)
+        return step.op
+
+
+def _beginning(block: CompiledBlock, observer: Observer,
+               process: ProcessContext) -> Callable[[], tuple[Any, ...]]:
+    """What an observed generated function calls first: the run's recorder's ``record``,
+    ``constant``, ``open`` and ``close``, the iteration of its top-level ops and the clock."""
+    clock = perf_counter
+
+    def begin() -> tuple[Any, ...]:
+        r = observer.recorder(process)
+        return r.record, r.constant, r.open, r.close, r.enter(block), clock()
+
+    return begin
 
 
 # Python operators that kernels give as their ``direct`` function: the generated code writes
@@ -401,18 +425,36 @@ class _Emitter:
 
     `while`, `if` and `case` bodies and small callees are emitted in place (their kernels say
     how with an ``inline`` attribute): a loop then runs as a Python `while` over local
-    variables, with no call, list or tuple per iteration.
+    variables, with no call, list or tuple per iteration (`for _nK in _count():` when the
+    context counts iterations: ``_nK`` is the iteration, for a time limit's message and a
+    trace; ``_line_ctx`` gives each line's iteration expression and counted loops).
+
+    Observed (a context with an observer), every op is followed by its record:
+    ``_t = _rec(key, iteration, _t, (operands), [results])`` (``_const`` for a constant), and
+    an op running other ops is bracketed by ``_oN = _open(key, iteration, _t)`` and
+    ``_t = _close(_oN, (operands), [results])``; ``_t`` is the clock at the end of the last
+    record (the next op's start), the function's first line fetches the run's recorder.
+    Loops stay loops and small callees stay inlined; only ``_in_place`` is left out (a
+    recorded value is never written again).
     """
 
     def __init__(self, root: CompiledBlock) -> None:
+        ctx = root.ctx
+        self.observed, self.counted, self.compiled = (ctx.observer is not None, ctx.counted,
+                                                      ctx.compiled)
         self.line_ops: dict[int, Operation] = {}
-        self.env: dict[str, Any] = {"_self": root, "_line_ops": self.line_ops}
+        # counted: per line, the iteration expression of its op and the loops around it
+        self.line_ctx: dict[int, tuple[str, tuple[tuple[Operation, str], ...]]] = {}
+        self.env: dict[str, Any] = {"_self": root, "_line_ops": self.line_ops,
+                                    "_line_ctx": self.line_ctx, "_count": itertools.count}
         self.lines: list[str] = []
         self.info: list[_Line] = []
         self.n = 0
         self.stack: list[CompiledBlock] = [root]
         self.loops = 0
         self.constants: set[str] = set()  # global names standing for constant values
+        self.it = "_n"  # the iteration of the ops being emitted (observed runs)
+        self.around: tuple[tuple[Operation, str], ...] = ()  # the counted loops around them
 
     def fresh(self, prefix: str) -> str:
         self.n += 1
@@ -430,6 +472,26 @@ class _Emitter:
         self.info.append(_Line(indent, reads, writes, kern, callee, assignment))
         if op is not None:
             self.line_ops[len(self.lines)] = op
+            if self.counted:
+                self.line_ctx[len(self.lines)] = (self.it, self.around)
+
+    def record(self, indent: int, op: Operation, key: int, args: list[str],
+               res: list[str]) -> None:
+        """(Observed.) ``op`` ran: ``_t = _rec(key, iteration, start, operands, results)``."""
+        self.add(indent, f"_t = _rec({key}, {self.it}, _t, {_tuple(args)}, [{', '.join(res)}])",
+                 op, args + res)
+
+    def open(self, indent: int, op: Operation, key: int) -> str:
+        """(Observed.) ``op``, which runs other ops, begins: ``_oN = _open(key, iteration,
+        start)``; returns the slot's variable."""
+        slot = self.fresh("_o")
+        self.add(indent, f"{slot} = _open({key}, {self.it}, _t)", op)
+        return slot
+
+    def close(self, indent: int, op: Operation, slot: str, args: list[str],
+              res: list[str]) -> None:
+        self.add(indent, f"_t = _close({slot}, {_tuple(args)}, [{', '.join(res)}])", op,
+                 args + res)
 
     def assign(self, indent: int, targets: Sequence[str], values: Sequence[str],
                op: Operation) -> None:
@@ -441,7 +503,7 @@ class _Emitter:
     def step(self, indent: int, op: Operation, kern: Any, args: list[str],
              res: list[str]) -> None:
         """The line running ``kern`` on ``args`` into ``res`` (see :meth:`CompiledBlock.emit`)."""
-        direct = getattr(kern, "direct", None) if len(res) == 1 else None
+        direct = getattr(kern, "direct", None) if len(res) == 1 and self.compiled else None
         if direct is not None:
             infix = _INFIX.get(direct) if len(args) == 2 else None
             if infix is not None:
@@ -466,12 +528,17 @@ class _Emitter:
     def _can_inline(self, cb: CompiledBlock) -> bool:
         return "steps" in cb.__dict__ and cb not in self.stack
 
-    def _body(self, cb: CompiledBlock, names: dict[int, str], indent: int) -> list[str]:
+    def _body(self, cb: CompiledBlock, names: dict[int, str], indent: int,
+              it: str = "0") -> list[str]:
+        """Emit ``cb`` in place; its ops' iteration is ``it`` (a loop's counter, else 0: the
+        op runs once per execution of the op holding it)."""
         self.stack.append(cb)
+        saved, self.it = self.it, it
         try:
             return cb.emit(self, names, indent)
         finally:
             self.stack.pop()
+            self.it = saved
 
     def inline(self, host: CompiledBlock, k: int, spec: tuple[Any, ...], args: list[str],
                res: list[str], names: dict[int, str], indent: int) -> bool:
@@ -495,19 +562,29 @@ class _Emitter:
             loop = [self.fresh("w") for _ in args]
             self.assign(indent, loop, args, op)
             init = len(self.lines) - 1
-            self.add(indent, "while True:", op)
+            counter = self.fresh("_n") if self.counted else ""
+            self.add(indent, f"for {counter} in _count():" if counter else "while True:", op)
             self.loops += 1
+            saved = self.around
+            if counter:
+                self.around = saved + ((op, counter),)
             try:
-                c = self._body(cond, host.region_names(k, cond, names, loop), indent + 1)
+                c = self._body(cond, host.region_names(k, cond, names, loop), indent + 1,
+                               counter or "0")
                 self.add(indent + 1, f"if not {c[0]}: break", op, c[:1])
-                b = self._body(body, host.region_names(k, body, names, loop), indent + 1)
+                b = self._body(body, host.region_names(k, body, names, loop), indent + 1,
+                               counter or "0")
+                changed = [(w, v) for w, v in zip(loop, b) if w != v]
+                self.assign(indent + 1, [w for w, _ in changed], [v for _, v in changed], op)
             finally:
                 self.loops -= 1
-            changed = [(w, v) for w, v in zip(loop, b) if w != v]
-            self.assign(indent + 1, [w for w, _ in changed], [v for _, v in changed], op)
-            if changed:
+                self.around = saved
+            if changed and not self.observed:  # (recorded values are never written again)
                 self._in_place(init, loop, b, indent + 1)
-            self.add(indent + 1, "pass")
+            if counter:  # the back edge (where a time limit stops a loop) is in the loop
+                self.around = saved + ((op, counter),)
+            self.add(indent + 1, "pass", op)
+            self.around = saved
             self.assign(indent, res, loop, op)
             return True
         # if (pred; true, false) / case (index; branches..., the last also out of range)
@@ -524,7 +601,7 @@ class _Emitter:
             self.add(indent, head, op, tested)
             rets = self._body(r, host.region_names(k, r, names, []), indent + 1)
             self.assign(indent + 1, res, rets, op)
-            self.add(indent + 1, "pass")
+            self.add(indent + 1, "pass", op)
         return True
 
     def _in_place(self, init: int, loop: list[str], rets: list[str], indent: int) -> None:
@@ -571,4 +648,5 @@ class _Emitter:
         self.lines[init] = f"{lhs} = {', '.join(values)},"
 
 
-_GENERATED = "<shlo prepared block>"
+def _tuple(names: Sequence[str]) -> str:
+    return f"({names[0]},)" if len(names) == 1 else f"({', '.join(names)})"

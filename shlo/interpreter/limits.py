@@ -1,4 +1,5 @@
-"""What a run may use, checked before it is spent: memory per value, grid size, call depth.
+"""What a run may use, checked before it is spent: memory per value, grid size, call depth,
+time.
 
 A valid program can ask for more than any machine has (an `iota` of 10^11 elements, a
 1,000,000-process grid, a function calling itself forever). shlo refuses such runs up front,
@@ -6,19 +7,24 @@ with the op and its location, instead of letting numpy or the OS fail half-way (
 swap):
 
 - ``max_bytes``: no result of an op may be larger. Sizes known from the program's static
-  types are checked once per module, before the run (results whose shape is computed at run
-  time are not checked yet). The default is the machine's physical memory (a larger value can
-  never be made); `shlo.run(max_bytes=N)` or `shlo run --max-bytes N` lowers it.
+  types are checked once per module, before the run; results whose shape is computed at run
+  time (a `?` in their type) are checked as they are made: the dynamic-shape ops that take
+  their result's shape as an operand (`dynamic_iota`, `dynamic_broadcast_in_dim`) before
+  computing it, every op with such a result type after (:func:`result_check`). The message
+  is the same, at the same op. The default is the machine's physical memory (a larger value
+  can never be made); `shlo.run(max_bytes=N)` or `shlo run --max-bytes N` lowers it.
 - ``MAX_PROCESSES``: the threaded process grid runs one thread per process; beyond this many,
   the MPI engine is the way (docs/process_model.md).
 - recursion: a `func.call` chain deeper than Python's stack is reported at a call of the
   cycle, naming the functions on it.
 - ``time_limit``: a run still going after this many seconds is stopped (:class:`TimeLimit`)
   wherever it is, and the error names the op it was computing and the `while` loops around
-  it. A timer thread raises :class:`TimeLimitExceeded` asynchronously in the running thread
-  (CPython's ``PyThreadState_SetAsyncExc``), so the run itself checks nothing. It stops
-  Python code: one long numpy call finishes first. On a process grid the processes' own
-  threads are not stopped; their waits are bounded by the grid's ``timeout``.
+  it (in its function and in its callers), each with its location and the iteration it was
+  in (counted from 0: a run with a time limit is prepared with counting loops). A timer
+  thread raises :class:`TimeLimitExceeded` asynchronously in the running thread (CPython's
+  ``PyThreadState_SetAsyncExc``), so the run itself checks nothing; on a process grid, in
+  the thread of every process still running (the error then names the process too). It
+  stops Python code: one long numpy call finishes first.
 """
 
 from __future__ import annotations
@@ -26,14 +32,18 @@ from __future__ import annotations
 import ctypes
 import os
 import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from ..errors import ExecutionError
 from ..ir import Module, Operation
 from ..types import TensorType
 
-__all__ = ["TimeLimit", "TimeLimitExceeded", "time_limit_error", "MAX_PROCESSES", "default_max_bytes", "check_result_sizes",
-           "check_grid_size", "recursion_error", "format_bytes", "parse_bytes"]
+__all__ = ["check_shape_size", "TimeLimit", "TimeLimitExceeded", "time_limit_error",
+           "active_time_limit", "MAX_PROCESSES", "default_max_bytes", "check_result_sizes", "result_check",
+           "result_too_big", "check_grid_size", "recursion_error", "format_bytes",
+           "parse_bytes"]
 
 MAX_PROCESSES = 4096
 """The largest grid the threaded engine runs (one OS thread per StableHLO process)."""
@@ -87,6 +97,17 @@ def _too_big(what: str, nbytes: int, max_bytes: int) -> str:
             f"(shlo.run(max_bytes=...), shlo run --max-bytes)")
 
 
+def result_too_big(op: Operation, t: TensorType, nbytes: int, max_bytes: int,
+                   shape: tuple[int, ...] | None = None) -> ExecutionError:
+    """The error for a result of ``op`` (of type ``t``; ``shape`` its run-time shape when
+    ``t`` has dynamic dimensions) that needs ``nbytes``, more than ``max_bytes``."""
+    what = f"its result {t}"
+    if shape is not None:
+        what = f"its result {TensorType(tuple(shape), t.element_type, t.encoding)} ({t} in " \
+               f"the program)"
+    return ExecutionError(f"'{op.name}' op: " + _too_big(what, nbytes, max_bytes), op.location)
+
+
 def check_result_sizes(module: Module, max_bytes: int | None) -> None:
     """Raise ExecutionError at the first op whose statically shaped result is larger than
     ``max_bytes`` (once per module and limit)."""
@@ -104,10 +125,41 @@ def check_result_sizes(module: Module, max_bytes: int | None) -> None:
                 nbytes = sizes[id(t)] = (_nbytes(t) if isinstance(t, TensorType)
                                          and t.is_static else 0)
             if nbytes > max_bytes:
-                raise ExecutionError(f"'{op.name}' op: "
-                                     + _too_big(f"its result {t}", nbytes, max_bytes),
-                                     op.location)
+                raise result_too_big(op, t, nbytes, max_bytes)
     checked.add(max_bytes)
+
+
+def result_check(op: Operation, process: Any) -> Callable[..., None] | None:
+    """For an op with a result of dynamic shape, what the generated code calls with its
+    results after running it: each is checked against the run's ``process.max_bytes`` (None
+    when every result type is static: those were checked before the run)."""
+    types = [r.type for r in op.results]
+    if all(not isinstance(t, TensorType) or t.is_static for t in types):
+        return None
+
+    def fits(*values: Any) -> None:
+        limit = process.max_bytes
+        if limit is None:
+            return
+        for v, t in zip(values, types):
+            n = getattr(v, "nbytes", 0)
+            if n > limit and isinstance(t, TensorType):
+                raise result_too_big(op, t, n, limit, v.shape)
+
+    return fits
+
+
+def check_shape_size(op: Operation, shape: tuple[int, ...], max_bytes: int | None) -> None:
+    """Before making ``op``'s result of run-time ``shape`` (a dynamic-shape op that takes it
+    as an operand): refuse it when larger than ``max_bytes``."""
+    t = op.results[0].type if op.results else None
+    if max_bytes is None or not isinstance(t, TensorType):
+        return
+    n = max(t.dtype.itemsize, 1)
+    for d in shape:
+        n *= d
+    if n > max_bytes:
+        raise result_too_big(op, t, n, max_bytes, shape)
 
 
 def check_grid_size(num_replicas: int, num_partitions: int) -> None:
@@ -162,9 +214,24 @@ class TimeLimitExceeded(Exception):
     """Raised inside the running thread when its time limit is reached (see TimeLimit)."""
 
 
+_local = threading.local()  # .limit: the TimeLimit the code of this thread runs under
+
+
+def active_time_limit() -> TimeLimit | None:
+    """The time limit the code of this thread runs under (None: none)."""
+    return getattr(_local, "limit", None)
+
+
+def _raise_in(ident: int, exc: type[BaseException] | None) -> None:
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(
+        ctypes.c_ulong(ident), ctypes.py_object(exc) if exc is not None else None)
+
+
 class TimeLimit:
     """``with TimeLimit(seconds):`` stops the code of this thread after ``seconds`` by raising
-    :class:`TimeLimitExceeded` in it (None or a non-positive value: no limit)."""
+    :class:`TimeLimitExceeded` in it (None or a non-positive value: no limit). A process grid
+    started inside moves the limit to its processes' threads (:meth:`worker`) while the
+    starting thread waits for them (:meth:`waiting`)."""
 
     def __init__(self, seconds: float | None) -> None:
         self.seconds = seconds
@@ -172,18 +239,23 @@ class TimeLimit:
         self._lock = threading.Lock()
         self._done = False
         self._timer: threading.Timer | None = None
-        self._ident = threading.get_ident()
+        self._targets: set[int] = set()  # the threads stopped when the time is up
+        self._missed = False  # fired while no thread was a target
+        self._outer: TimeLimit | None = None
 
     def _fire(self) -> None:
         with self._lock:
-            if not self._done:
-                self.fired = True
-                ctypes.pythonapi.PyThreadState_SetAsyncExc(
-                    ctypes.c_ulong(self._ident), ctypes.py_object(TimeLimitExceeded))
+            if self._done:
+                return
+            self.fired = True
+            self._missed = not self._targets
+            for ident in self._targets:
+                _raise_in(ident, TimeLimitExceeded)
 
     def __enter__(self) -> "TimeLimit":
         if self.seconds is not None and self.seconds > 0:
-            self._ident = threading.get_ident()
+            self._targets = {threading.get_ident()}
+            self._outer, _local.limit = active_time_limit(), self
             self._timer = threading.Timer(self.seconds, self._fire)
             self._timer.daemon = True
             self._timer.start()
@@ -192,32 +264,74 @@ class TimeLimit:
     def __exit__(self, *exc: Any) -> None:
         if self._timer is None:
             return
+        _local.limit = self._outer
         with self._lock:
             self._done = True
             self._timer.cancel()
             if self.fired and exc[0] is None:  # fired after the run ended: withdraw it
-                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self._ident), None)
+                _raise_in(threading.get_ident(), None)
+
+    @contextmanager
+    def worker(self) -> Iterator[None]:
+        """The body of a grid process's thread: stopped when the time is up (and any grid
+        it starts runs under this limit too)."""
+        ident = threading.get_ident()
+        with self._lock:
+            self._targets.add(ident)
+        _local.limit = self
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._targets.discard(ident)
+            _local.limit = None
+
+    @contextmanager
+    def waiting(self) -> Iterator[None]:
+        """A thread waiting for its grid's processes: not stopped meanwhile (they are, and
+        the grid reports their error); if the time ran out when no process was left to stop,
+        it stops on leaving."""
+        ident = threading.get_ident()
+        with self._lock:
+            was = ident in self._targets
+            self._targets.discard(ident)
+        try:
+            yield
+        finally:
+            with self._lock:
+                if was:
+                    self._targets.add(ident)
+                missed, self._missed = self._missed and was and not self._done, False
+            if missed:
+                raise TimeLimitExceeded
 
 
 def time_limit_error(stop: BaseException, seconds: float) -> ExecutionError:
     """The error for a run stopped by its time limit (``stop``, the TimeLimitExceeded raised
-    in it): at the op it was computing, naming the `while` loops around that op."""
+    in it): at the op it was computing, naming its process on a grid and the `while` loops
+    around it, innermost first, each with the iteration it was in."""
     from ..errors import runtime_location
-    from .evaluator import CompiledBlock
+    from .observing import failing_step
 
-    op = CompiledBlock._failing_op(stop)
-    if op is None:
-        return ExecutionError(f"time limit of {seconds:g} s reached (shlo.run(time_limit=...), "
-                              f"shlo run --time-limit)")
-    loops = []
-    o: Any = op
-    while o is not None:
-        region = getattr(getattr(o, "parent", None), "parent", None)
-        o = getattr(region, "parent", None)
-        if isinstance(o, Operation) and o.name == "stablehlo.while":
-            flc = o.location.file_line_col() if o.location else None
-            loops.append("'stablehlo.while'" + (f" at {flc[0]}:{flc[1]}:{flc[2]}" if flc else ""))
-    inside = "".join(f" inside {w}" for w in loops)
-    return ExecutionError(f"'{op.name}' op: time limit of {seconds:g} s reached while computing "
-                          f"it{inside} (shlo.run(time_limit=...), shlo run --time-limit)",
-                          runtime_location(op))
+    step = failing_step(stop)
+    hint = "(shlo.run(time_limit=...), shlo run --time-limit)"
+    if step is None:
+        return ExecutionError(f"time limit of {seconds:g} s reached {hint}")
+    op = step.op
+    doing = "while computing it"
+    where = ""
+    for loop, n in reversed(step.loops):
+        if loop is op:  # stopped between two iterations of the loop itself
+            doing = f"in its iteration {n}" if n is not None else "in it"
+            continue
+        flc = loop.location.file_line_col() if loop.location else None
+        at = f" at {flc[0]}:{flc[1]}:{flc[2]}" if flc else ""
+        where += f" inside '{loop.name}'{at}" + (f" (iteration {n})" if n is not None else "")
+    process = step.block.ctx.process
+    who = ""
+    if process.num_replicas * process.num_partitions > 1:
+        from ..ops.distributed.groups import process_label
+
+        who = process_label((process.replica_id, process.partition_id)) + ": "
+    return ExecutionError(f"{who}'{op.name}' op: time limit of {seconds:g} s reached {doing}"
+                          f"{where} {hint}", runtime_location(op))

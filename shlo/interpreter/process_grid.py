@@ -30,6 +30,7 @@ from ..ops.distributed.groups import (
     process_label,
 )
 from .evaluator import Observer, PrepareContext, ProcessContext
+from .limits import active_time_limit
 from .threads import ProcessGrid
 
 __all__ = [
@@ -110,7 +111,8 @@ def run_grid(module: Module, *args: Any, entry: str = "main", replicas: int | No
              custom_calls: dict[str, Callable[..., Any]] | None = None,
              timeout: float | None = DEFAULT_TIMEOUT,
              observer: Observer | None = None,
-             engine: Engine | None = None) -> list[list[Any]]:
+             engine: Engine | None = None,
+             max_bytes: int | None = None) -> list[list[Any]]:
     """Run ``module`` on a ``replicas x partitions`` process grid; results per process.
 
     * The grid: ``replicas``/``partitions``, else the module's `mhlo.num_replicas` /
@@ -131,6 +133,9 @@ def run_grid(module: Module, *args: Any, entry: str = "main", replicas: int | No
       no limit; deadlocks are still reported at once).
     * ``observer``: watches every op of every process (:class:`~shlo.interpreter.evaluator.
       Observer`; prepared afresh, not pooled).
+    * ``max_bytes``: the largest result of dynamic shape an op may make (interpreter/limits.py;
+      static shapes are checked by :func:`shlo.run` before the run). A time limit the caller
+      runs under (``shlo.run(time_limit=)``) stops every process's thread.
     * ``engine``: what runs the processes (default: threads of this interpreter; an
       :class:`~shlo.interpreter.mpi.engine.MPIEngine` on rank 0 of an MPI job: one rank each).
 
@@ -179,8 +184,9 @@ def run_grid(module: Module, *args: Any, entry: str = "main", replicas: int | No
         queues = [list(q) for q in infeed.values]
     else:
         queues = [list(infeed) for _ in range(n)]
-    root = PrepareContext(module, ProcessContext(custom_calls=dict(custom_calls or {})),
-                          observer)
+    root = PrepareContext(module, ProcessContext(custom_calls=dict(custom_calls or {}),
+                                                 max_bytes=max_bytes),
+                          observer, counted=active_time_limit() is not None)
     if engine is not None:
         root.process.engine = engine
     results, outfeeds = root.process.engine.run_programs(root, names, r, p, values, queues,

@@ -36,6 +36,7 @@ import ctypes
 import threading
 import time
 from collections import deque
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
@@ -45,6 +46,7 @@ from ..errors import ExecutionError, ShloError
 from ..ir import Module, Operation
 from ..ops.distributed.grid import DEFAULT_TIMEOUT, ProcessId
 from ..ops.distributed.groups import process_label
+from .limits import TimeLimitExceeded, active_time_limit
 from ..ops.distributed.meeting import (
     deadlock_message, gone_message, grid_error, timeout_message, waits_at,
 )
@@ -465,7 +467,7 @@ def _checkout(ctx: PrepareContext, module: Module, names: list[str], r: int,
     custom_calls = ctx.process.custom_calls
     observed = ctx.observer is not None  # observed runs are prepared afresh, never pooled
     key = (tuple(names), r, p, tuple(sorted((k, id(v)) for k, v in custom_calls.items())),
-           observed)
+           ctx.counted, observed)
     with _pool_lock:
         free = module.__dict__.setdefault("_grid_instances", {}).setdefault(key, [])
         if free and not observed:
@@ -532,6 +534,7 @@ def run_programs(ctx: PrepareContext, names: list[str], num_replicas: int, num_p
             # Prepared check ops hold the lists they saw: empty them, do not replace them.
             c.check_failures.clear()
             c.probes.clear()
+            c.max_bytes = ctx.process.max_bytes
         results: list[Any] = [None] * n
         if n == 1:
             results[0] = _run_one(grid, inst, 0, args[0])
@@ -588,16 +591,25 @@ def _name_process(e: ShloError, me: ProcessId) -> None:
 
 def _run_threads(grid: ProcessGrid, inst: _Instance, args: list[list[Any]],
                  results: list[Any]) -> bool:
-    """Run every process in its own thread; False when some did not stop after an abort."""
+    """Run every process in its own thread; False when some did not stop after an abort.
+    A time limit of the run moves to the processes' threads meanwhile (limits.TimeLimit)."""
+    limit = active_time_limit()
+
     def work(i: int) -> None:
         try:
-            results[i] = _run_one(grid, inst, i, args[i])
-        except _Aborted:  # an interrupt that arrived after the process had finished
+            with limit.worker() if limit is not None else nullcontext():
+                results[i] = _run_one(grid, inst, i, args[i])
+        except (_Aborted, TimeLimitExceeded):  # arrived after the process had finished
             pass
 
     threads = [threading.Thread(target=work, args=(i,), daemon=True,
                                 name=f"shlo-{process_label(i, grid.num_partitions)}")
                for i in range(grid.size)]
+    with limit.waiting() if limit is not None else nullcontext():
+        return _wait_for(grid, threads)
+
+
+def _wait_for(grid: ProcessGrid, threads: list[threading.Thread]) -> bool:
     for t in threads:
         t.start()
     try:

@@ -78,6 +78,7 @@ from ._type_constraints import (  # noqa: F401
     Q,
     bounds_of,
     element_kind,
+    is_buffer,
     valid_quantization_dimension,
     valid_quantized,
 )
@@ -93,10 +94,20 @@ __all__ = [
     "rank_of", "elem",
     "region_block", "region_arg_types", "region_return_types", "region_terminator",
     "is_ranked", "is_static", "num_bits", "dim", "valid_quantization_dimension",
+    "DYNAMIC_SIZE", "size_str", "quant_params_prefix_equal",
 ]
 
 
 # --- formatting -------------------------------------------------------------------------------
+
+# How upstream's messages print an unknown (`?`) size: MLIR's ShapedType::kDynamic.
+DYNAMIC_SIZE = -9223372036854775808
+
+
+def size_str(d: int | None) -> str:
+    """A dimension size as upstream's messages print it (an unknown one as kDynamic)."""
+    return str(DYNAMIC_SIZE if d is None else d)
+
 
 def type_str(t: Any) -> str:
     """A type as upstream prints it (`tensor<2x?xf32>`), quoted by callers as `'...'`."""
@@ -448,9 +459,11 @@ def _check_values(op: Operation, diag: Any, values: Sequence[Any], spec: Sequenc
 
 
 def same_shapes(op: Operation, diag: Any, label: str, types: Sequence[Any] | None = None,
-                message: str = "requires the same shape for all operands and results") -> bool:
+                message: str = "requires the same shape for all operands and results",
+                bounds: bool = True) -> bool:
     """All ranked tensor types among ``types`` (default: operands and results) have the same
-    rank and, in each dimension, at most one static size (`?` matches any size)."""
+    rank and, in each dimension, at most one static size (`?` matches any size); with
+    ``bounds``, no static size exceeds another type's bound there."""
     if types is None:
         types = [v.type for v in op.operands] + [v.type for v in op.results]
     first = types[0] if types else None
@@ -474,6 +487,8 @@ def same_shapes(op: Operation, diag: Any, label: str, types: Sequence[Any] | Non
     if not ok:
         diag.error(op, label, f"{message}: {', '.join(dims_str(x) for x in shapes)}")
         return False
+    if not bounds:
+        return True
     ranked = [t for t in types if isinstance(t, TensorType) and t.shape is not None]
     for t in ranked:
         bt = bounds_of(t)
@@ -540,6 +555,14 @@ def same_type(a: Any, b: Any) -> bool:
 
 def quant_params_equal(a: Any, b: Any) -> bool:
     return tuple(a.scales) == tuple(b.scales) and tuple(a.zero_points) == tuple(b.zero_points)
+
+
+def quant_params_prefix_equal(a: Any, b: Any) -> bool:
+    """Upstream's isSameQuantPerAxisScaleZeroPoint, which compares the scales and zero points
+    the two types both have (up to the shorter list): checked first, so that its violations
+    get upstream's message; :func:`quant_params_equal` (the spec's rule) is checked after."""
+    return all(x == y for x, y in zip(a.scales, b.scales)) and \
+        all(x == y for x, y in zip(a.zero_points, b.zero_points))
 
 
 def per_tensor_same_quant(op: Operation, diag: Any, label: str, operand: Any,

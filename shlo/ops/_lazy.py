@@ -1,12 +1,13 @@
-"""scipy, imported when first used (importing scipy.special costs about 0.4 s; `shlo run` of a
-program that needs none of it should not pay that)."""
+"""What is imported when first used: scipy (importing scipy.special costs about 0.4 s; `shlo run`
+of a program that needs none of it should not pay that), and the submodules of the ops groups
+(:func:`package_getattr`: a program that adds two tensors imports no convolution)."""
 
 from __future__ import annotations
 
 import importlib
 from typing import Any, Callable
 
-__all__ = ["LazyModule", "special", "fft"]
+__all__ = ["LazyModule", "special", "fft", "package_getattr"]
 
 
 class LazyModule:
@@ -29,3 +30,22 @@ class LazyModule:
 
 special = LazyModule("scipy.special")
 fft = LazyModule("scipy.fft")
+
+
+def package_getattr(package: str, names: dict[str, str]) -> Callable[[str], Any]:
+    """The PEP 562 ``__getattr__`` of an ops group package: ``names`` maps each attribute the
+    package re-exports to the module defining it (relative to the package: ``".dot"``), imported
+    on first access; any other attribute is a submodule, imported on first access."""
+
+    def __getattr__(attr: str) -> Any:
+        where = names.get(attr)
+        if where is not None:
+            return getattr(importlib.import_module(where, package), attr)
+        try:
+            return importlib.import_module(f"{package}.{attr}")
+        except ModuleNotFoundError as e:
+            if e.name != f"{package}.{attr}":
+                raise
+            raise AttributeError(f"module {package!r} has no attribute {attr!r}") from None
+
+    return __getattr__

@@ -25,7 +25,7 @@ __all__ = [
     "valid_quantized", "valid_quantization_dimension", "TENSOR", "TENSOR_QA", "ANY_TENSOR",
     "FP_TENSOR", "FP_Q_TENSOR", "FP_C_TENSOR", "FP_C_Q_TENSOR", "INT_TENSOR", "PRED_TENSOR",
     "PRED_INT_TENSOR", "INT_FP_C_Q_TENSOR", "SINT_FP_C_Q_TENSOR", "TOKEN", "TENSOR_OR_TOKEN",
-    "TENSOR_QA_OR_TOKEN", "VALUE", "DIMENSION_TENSOR",
+    "TENSOR_QA_OR_TOKEN", "VALUE", "DIMENSION_TENSOR", "is_buffer",
 ]
 
 # --- element kinds ---------------------------------------------------------------------------
@@ -118,11 +118,12 @@ class TC:
 
     ``kinds`` are the allowed element kinds of tensors; ``only`` restricts element types by name
     (`{"i32"}`); ``rank``/``static``/``ranked`` restrict the shape; ``token``/``tuple`` allow those
-    types; ``opaque`` allows types of other dialects (kept verbatim by the parser).
+    types; ``buffer`` allows memrefs (upstream's HLO_Buffer, in tuples too); ``opaque`` allows
+    types of other dialects (kept verbatim by the parser).
     """
 
     __slots__ = ("kinds", "ranked", "rank", "static", "token", "tuple", "only", "opaque",
-                 "_description", "_cache")
+                 "buffer", "_description", "_cache")
 
     # Results of `accepts`, shared by all constraints with the same parameters and keyed by the
     # type object's id (the parser interns types) with the type kept alive next to the answer.
@@ -131,7 +132,7 @@ class TC:
     def __init__(self, kinds: int = 0, *, ranked: bool = True, rank: int | None = None,
                  static: bool = False, token: bool = False, tuple: bool = False,
                  only: frozenset[str] | None = None, opaque: bool = False,
-                 description: str | None = None) -> None:
+                 buffer: bool = False, description: str | None = None) -> None:
         self.kinds = kinds
         self.ranked = ranked
         self.rank = rank
@@ -140,8 +141,9 @@ class TC:
         self.tuple = tuple
         self.only = only
         self.opaque = opaque
+        self.buffer = buffer
         self._description = description
-        key = (kinds, ranked, rank, static, token, tuple, only, opaque)
+        key = (kinds, ranked, rank, static, token, tuple, only, opaque, buffer)
         cache = TC._CACHES.get(key)
         if cache is None:
             cache = TC._CACHES[key] = {}
@@ -159,14 +161,17 @@ class TC:
             shape = "ranked tensor" if self.ranked else "tensor"
             if self.rank is not None:
                 shape = f"{self.rank}D tensor"
-            if self.static:
-                shape = "statically shaped " + shape
+            if self.static:  # (MLIR's StaticShapeTensorOf: "statically shaped tensor of")
+                shape = "statically shaped " + ("tensor" if self.rank is None else shape)
             what = " or ".join(sorted(self.only)) if self.only else _kinds_text(self.kinds)
             parts.append(f"{shape} of {what} values")
         if self.token:
             parts.append("token")
         if self.tuple:
-            parts.append("nested tuple of tensors or tokens")
+            parts.append("nested tuple of tensors, buffers or tokens" if self.buffer else
+                         "nested tuple of tensors or tokens")
+        if self.buffer:
+            parts.append(f"memref of {_kinds_text(F | B | I | C | Q)} values")
         return " or ".join(parts) or "no value"
 
     def accepts(self, t: Any) -> bool:
@@ -207,8 +212,9 @@ class TC:
         if isinstance(t, TupleType):
             return self.tuple and all(
                 isinstance(e, TupleType) and self._accepts(e) or
-                isinstance(e, (TensorType, TokenType)) for e in t.types)
-        return self.opaque
+                isinstance(e, (TensorType, TokenType)) or self.buffer and is_buffer(e)
+                for e in t.types)
+        return self.opaque or self.buffer and is_buffer(t)
 
     def __repr__(self) -> str:
         return f"TC({self.description})"
@@ -230,8 +236,13 @@ TOKEN = TC(token=True)
 TENSOR_OR_TOKEN = TC(F | B | I | C | Q, token=True)
 TENSOR_QA_OR_TOKEN = TC(F | B | I | C | Q | QA, token=True)
 VALUE = TC(F | B | I | C | Q | QA | INDEX, ranked=False, token=True, tuple=True, opaque=True,
-           description="any value")
+           buffer=True, description="any value")
 DIMENSION_TENSOR = TC(I | INDEX, rank=1, description="1D tensor of index or integer values")
+
+def is_buffer(t: Any) -> bool:
+    """A memref (upstream's HLO_Buffer; shlo keeps it as another dialect's type)."""
+    return isinstance(t, OpaqueType) and t.text.startswith("memref<")
+
 
 def bounds_of(t: Any) -> tuple | None:
     """The bounds of a bounded-dynamic tensor type (`#stablehlo.bounds<?, 5>` or

@@ -30,6 +30,10 @@ if TYPE_CHECKING:  # pragma: no cover
 
 _CONTROL = {QUANTIZED_AWARE, QUANTIZED_STORAGE}
 _VALUES = _c.TC(_c.F | _c.B | _c.I | _c.C | _c.Q | _c.QA, token=True, tuple=True)
+# while's operands and results, tuple's operands, get_tuple_element's result may be buffers
+# (memrefs) too; while's are never tuples (upstream's HLO_TensorOr...TokenOrBuffer).
+_BUFFERS = _c.TC(_c.F | _c.B | _c.I | _c.C | _c.Q | _c.QA, token=True, tuple=True, buffer=True)
+_WHILE_VALUES = _c.TC(_c.F | _c.B | _c.I | _c.C | _c.Q | _c.QA, token=True, buffer=True)
 
 
 def _differ(a: Sequence[Type], b: Sequence[Type]) -> bool:
@@ -128,7 +132,7 @@ def _infer_while(op: Operation, diag: Diagnostics) -> list[Type] | None:
 def _verify_while(op: Operation, diag: Diagnostics) -> None:
     """(C1) `cond` has type `(T0, ..., TN-1) -> tensor<i1>`; (C2) `body` has type `(T0, ...,
     TN-1) -> (T0, ..., TN-1)`; (C3) `type(results...) = type(operand...)`."""
-    if not _c.signature(op, diag, [(_VALUES, "*")], [(_VALUES, "*")], regions=2):
+    if not _c.signature(op, diag, [(_WHILE_VALUES, "*")], [(_WHILE_VALUES, "*")], regions=2):
         return
     types_ = [v.type for v in op.operands]
     cond_args = _c.region_arg_types(op, 0)
@@ -147,6 +151,10 @@ def _verify_while(op: Operation, diag: Diagnostics) -> None:
                              f"but got {_c.types_str(types_)} vs {_c.types_str(body_rets)}")
         return
     cond_rets = _c.region_return_types(op, 0)
+    if cond_rets is not None and len(cond_rets) != 1:
+        diag.error(op, "C1", f"expect condition body returns a single value but got "
+                             f"{len(cond_rets)}")
+        return
     if cond_rets is not None:
         r = cond_rets[0] if len(cond_rets) == 1 else None
         if r is None or not (isinstance(r, TensorType) and r.shape in ((), None) and
@@ -342,7 +350,7 @@ def _infer_tuple(op: Operation, diag: Diagnostics) -> list[Type] | None:
 @verifier("stablehlo.tuple")
 def _verify_tuple(op: Operation, diag: Diagnostics) -> None:
     """(C1) `result` has type `tuple<E0, ..., EN-1>` with `Ei = type(val[i])`."""
-    if not _c.signature(op, diag, [(_VALUES, "*")], [_c.TC(tuple=True)]):
+    if not _c.signature(op, diag, [(_BUFFERS, "*")], [_c.TC(tuple=True, buffer=True)]):
         return
     _c.check_inferred(op, diag, "C1", _infer_tuple(op, diag) or [])
 
@@ -377,7 +385,8 @@ def _infer_get_tuple_element(op: Operation, diag: Diagnostics) -> list[Type] | N
 def _verify_get_tuple_element(op: Operation, diag: Diagnostics) -> None:
     """(C1) `0 <= index < size(operand)`; (C2) `type(result) = tuple_element_types(operand)
     [index]`."""
-    if not _c.signature(op, diag, [_c.TC(tuple=True)], [_VALUES], attrs={"index": "int"}):
+    if not _c.signature(op, diag, [_c.TC(tuple=True, buffer=True)], [_BUFFERS],
+                        attrs={"index": "int"}):
         return
     inferred = _infer_get_tuple_element(op, diag)
     if inferred is not None:
@@ -422,7 +431,7 @@ def composite(op: Operation, ctx: PrepareContext) -> Kernel:
     return lambda *args: fn.run(*args)
 
 
-_NAMESPACED = re.compile(r"^[a-zA-Z0-9_$]+(\.[a-zA-Z0-9_$]+)+$")
+_NAMESPACED = re.compile(r"^[a-zA-Z][a-zA-Z0-9_]*([.][a-zA-Z0-9_$]+)+$")  # (upstream's)
 
 
 @verifier("stablehlo.composite")
@@ -437,8 +446,8 @@ def _verify_composite(op: Operation, diag: Diagnostics) -> None:
     name = str_attr(op, "name", "")
     if not _NAMESPACED.match(name):
         diag.error(op, "C1", f"name must be a valid namespaced op name, i.e. it must match the "
-                             f"following regular expression: {_NAMESPACED.pattern} (got "
-                             f"'{name}')")
+                             f"following regular expression: {_NAMESPACED.pattern} e.g. "
+                             f"\"my_namespace.my_op\" (got '{name}')")
         return
     dec = op.attr("decomposition")
     fname = getattr(dec, "name", None) or getattr(dec, "value", None)
@@ -486,10 +495,16 @@ def _same_text(a: str, b: str) -> bool:
     return a.replace(" ", "") == b.replace(" ", "")
 
 
+# The ops async_start may wrap (upstream's AsyncStartOp::inferReturnTypes).
+_ASYNC_OPS = frozenset("stablehlo." + n for n in (
+    "all_gather", "all_reduce", "all_to_all", "collective_broadcast", "collective_permute",
+    "collective_reduce", "dynamic_slice", "dynamic_update_slice", "reduce_scatter", "slice"))
+
+
 @verifier("stablehlo.async_start")
 def _verify_async_start(op: Operation, diag: Diagnostics) -> None:
-    """One region holding exactly one op and a return, region arguments of the operands'
-    types, a future of the types the region returns."""
+    """One region holding exactly one op (a collective or a slice) and a return of one value,
+    region arguments of the operands' types, a future of the type the region returns."""
     if len(op.regions) != 1:
         diag.error(op, "", f"requires one region, found {len(op.regions)}")
         return
@@ -502,11 +517,14 @@ def _verify_async_start(op: Operation, diag: Diagnostics) -> None:
     if len(block.operations) != 2:
         diag.error(op, "", "region must contain exactly one operation and a return")
         return
+    if block.operations[0].name not in _ASYNC_OPS:
+        diag.error(op, "", "region must contain a collective or slice operation")
+        return
     args = [a.type for a in block.arguments]
     types_ = [v.type for v in op.operands]
     if len(args) != len(types_):
-        diag.error(op, "", f"has {len(types_)} operands but its region takes {len(args)} "
-                           f"arguments")
+        diag.error(op, "", f"number of operands ({len(types_)}) must match number of region "
+                           f"arguments ({len(args)})")
         return
     for i, (t, a) in enumerate(zip(types_, args)):
         if not _c.same_type(t, a):
@@ -514,6 +532,9 @@ def _verify_async_start(op: Operation, diag: Diagnostics) -> None:
                                f" argument type '{_c.type_str(a)}'")
             return
     rets = _c.region_return_types(op, 0)
+    if rets is not None and len(rets) != 1:
+        diag.error(op, "", f"region must return exactly one value, but got {len(rets)}")
+        return
     res = op.results[0].type
     if rets is not None and isinstance(res, OpaqueType) and \
             res.text.startswith("!stablehlo.future<") and \
@@ -533,5 +554,6 @@ def _verify_async_done(op: Operation, diag: Diagnostics) -> None:
         diag.error(op, "", f"operand #0 must be future, but got '{_c.type_str(t)}'")
         return
     if not _same_text(_future_text(op.result_types), t.text):
-        diag.error(op, "", f"inferred type(s) {_c.types_str(op.result_types)} are incompatible "
-                           f"with the future's '{t.text}'")
+        inner = t.text[len("!stablehlo.future<"):-1]
+        diag.error(op, "", f"inferred type(s) '{inner}' are incompatible with return type(s) of "
+                           f"operation {_c.types_str(op.result_types)}")

@@ -18,14 +18,12 @@ have effects (`has_side_effect`), so it is never removed as dead code.
 from __future__ import annotations
 
 import importlib
-import importlib.metadata
-import importlib.util
 import os
+import re
 import sys
 import threading
 import warnings
 from dataclasses import dataclass
-from pathlib import Path
 from types import MappingProxyType, ModuleType
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
@@ -33,10 +31,11 @@ import numpy as np
 
 from ..attributes import (ArrayAttr, BoolAttr, DenseArrayAttr, DenseElementsAttr, DictAttr,
                           EnumAttr, FloatAttr, IntegerAttr, OpaqueAttr, StringAttr, StructAttr,
-                          SymbolRefAttr, TypeAttr, UnitAttr, ints)
+                          SymbolRefAttr, TypeAttr, UnitAttr, format_attr, ints)
 from ..errors import Diagnostics, ExecutionError, format_location
 from ..ir import Operation
-from ..registry import QUANTIZED_AWARE, SIDE_EFFECTS, Kernel, define, kernel, verifier
+from ..registry import (QUANTIZED_AWARE, SIDE_EFFECTS, Kernel, define, extension_keys, kernel,
+                        load_extension, verifier)
 from ..syntax.directives import ATTRDICT, OPERANDS, attr, declarative, p_, types
 from ..types import TensorType, TupleType, Type
 from . import _constraints as _c
@@ -112,13 +111,29 @@ def registered_targets(builtin: bool | None = None) -> list[str]:
     if builtin is not True:
         names |= set(_USER)
     if builtin is not False:
+        for name in extension_keys(_EXTENSION):
+            load_extension(_EXTENSION, name)
         names |= set(_BUILTIN) | set(CHECK_TARGETS)
     return sorted(names)
+
+
+_EXTENSION = "custom_call_target"
+"""The registry's name for built-in targets: the modules that register them (LAPACK, GSPMD,
+...) are imported when a program first names one (shlo.registry.load_extension)."""
+
+
+def _builtin(name: str) -> None:
+    """Import the module that registers built-in target ``name``, if there is one."""
+    if name not in _BUILTIN and name not in CHECK_TARGETS:
+        load_extension(_EXTENSION, name)
 
 
 def load_custom_calls(source: str | os.PathLike[str]) -> ModuleType:
     """Import a module that registers handlers: a path to a ``.py`` file, or a dotted module
     name (what ``shlo run --custom-calls`` does). Returns the module."""
+    import importlib.util
+    from pathlib import Path
+
     path = Path(source)
     if path.suffix == ".py" or path.exists():
         if not path.is_file():
@@ -153,6 +168,8 @@ def load_plugins(force: bool = False) -> list[str]:
             return []
         _plugins_loaded = True
     loaded = []
+    import importlib.metadata  # (0.1 s: only when a program names a target shlo does not know)
+
     try:
         eps = importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
     except Exception as e:  # noqa: BLE001 - a broken installation's metadata
@@ -172,6 +189,7 @@ def load_plugins(force: bool = False) -> list[str]:
 
 
 def _registered(name: str) -> _Registration | None:
+    _builtin(name)
     reg = _USER.get(name)
     if reg is None and not _plugins_loaded:
         load_plugins()
@@ -347,6 +365,7 @@ def custom_call(op: Operation, ctx: PrepareContext) -> Kernel:
     result types' dtypes and their shapes checked."""
     target = op.attr("call_target_name")
     name = target.value if isinstance(target, StringAttr) else str(target)
+    _builtin(name)
     if name in CHECK_TARGETS and name not in _USER:
         return CHECK_TARGETS[name](op, ctx)
     result_types = [v.type for v in op.results]
@@ -412,6 +431,14 @@ def _tuple_part(t: Any, indices: Any) -> Any:
     return t
 
 
+def _layout_text(lay: Any) -> str:
+    """A layout as upstream's messages print it (`dense<[0, 1]> : tensor<2xindex>`)."""
+    try:
+        return format_attr(lay)
+    except (TypeError, ValueError, AttributeError):
+        return _c.dims_str(ints(lay))
+
+
 def _check_layouts(op: Operation, diag: Diagnostics) -> bool:
     """One permutation per tensor operand/result, for both or neither."""
     ol, rl = op.attr("operand_layouts"), op.attr("result_layouts")
@@ -447,23 +474,23 @@ def _check_layouts(op: Operation, diag: Diagnostics) -> bool:
                 if perm:
                     diag.error(op, "", f"Only tensor types can have non-empty layout: {what} "
                                        f"#{i} of type '{_c.type_str(t)}' has layout "
-                                       f"{_c.dims_str(perm)}")
+                                       f"{_layout_text(lay)}")
                     return False
                 continue
             rank = len(t.shape) if t.shape is not None else None
             if rank is not None and sorted(perm) != list(range(rank)):
-                diag.error(op, "", f"incorrect layout {_c.dims_str(perm)} for type "
+                diag.error(op, "", f"incorrect layout {_layout_text(lay)} for type "
                                    f"'{_c.type_str(t)}', layout must be a permutation "
                                    f"of [0, {rank})")
                 return False
     return True
 
 
-def _check_aliases(op: Operation, diag: Diagnostics) -> None:
+def _check_aliases(op: Operation, diag: Diagnostics) -> bool:
     """Output/operand aliases within range and of matching types."""
     aliases = op.attr("output_operand_aliases")
     if not isinstance(aliases, (ArrayAttr, tuple, list)):
-        return
+        return True
     results = op.result_types
     out_type = results[0] if len(results) == 1 else TupleType(tuple(results))
     for a in aliases:
@@ -473,22 +500,101 @@ def _check_aliases(op: Operation, diag: Diagnostics) -> None:
         if not 0 <= idx < len(op.operands):
             diag.error(op, "", f"expects operandIndex in the output_operand_alias attribute "
                                f"to be in range [0, {len(op.operands)}); got: {idx}")
-            return
+            return False
         part = _tuple_part(op.operands[idx].type, _c.struct_ints(a, "operand_tuple_indices"))
         if part is None:
             diag.error(op, "", "operand_tuple_indices in the output_operand_alias attribute "
                                "out of bounds")
-            return
+            return False
         out = _tuple_part(out_type, _c.struct_ints(a, "output_tuple_indices"))
         if out is None:
             diag.error(op, "", "output_tuple_indices in the output_operand_alias attribute "
                                "out of bounds")
-            return
+            return False
         if not _c.same_type(part, out):
             diag.error(op, "", f"shapes mismatch in the output_operand_alias attribute: "
                                f"operand part has type '{_c.type_str(part)}' and output "
                                f"part has type '{_c.type_str(out)}'")
+            return False
+    return True
+
+
+_MEMREF = re.compile(r"memref<((?:(?:\d+|\?)x)*)([^,<>]+(?:<[^<>]*>)?)\s*(?:,.*)?>\Z", re.S)
+
+
+def _buffer_matches(tensor: Any, buffer: Any) -> bool:
+    """Pin/Unpin: a tensor and a memref of compatible shapes and the same element type (a
+    memref shlo cannot read is given the benefit of the doubt)."""
+    m = _MEMREF.match(buffer.text)
+    if m is None or not isinstance(tensor, TensorType):
+        return True
+    shape = tuple(None if d == "?" else int(d) for d in m.group(1).split("x")[:-1])
+    return _c.compatible_shapes(tensor.shape, shape) and \
+        _c.type_str(tensor.element_type) == m.group(2).strip()
+
+
+def _check_known_custom_calls(op: Operation, diag: Diagnostics) -> None:
+    """Upstream's buffer rules (not the spec's): the CreateBuffer, Pin and Unpin targets, and an
+    aliased buffer operand or output used once, every buffer output aliased."""
+    target = op.attr("call_target_name")
+    target = getattr(target, "value", target)
+    ins, outs = op.operand_types, op.result_types
+    if target == "CreateBuffer":
+        problem = ("shouldn't have any inputs" if ins else "should have one result"
+                   if len(outs) != 1 else None if _c.is_buffer(outs[0]) else
+                   "should have a memref result")
+    elif target in ("Pin", "Unpin"):
+        src, dst = ("tensor", "memref") if target == "Pin" else ("memref", "tensor")
+        ok_src = (lambda t: isinstance(t, TensorType)) if target == "Pin" else _c.is_buffer
+        ok_dst = _c.is_buffer if target == "Pin" else (lambda t: isinstance(t, TensorType))
+        problem = ("should have one input" if len(ins) != 1 else
+                   f"should have a {src} input" if not ok_src(ins[0]) else
+                   "should have one output" if len(outs) != 1 else
+                   f"should have a {dst} output" if not ok_dst(outs[0]) else None)
+        if problem is None:
+            t, b = (ins[0], outs[0]) if target == "Pin" else (outs[0], ins[0])
+            if not _buffer_matches(t, b):
+                problem = "should have compatible input and output types"
+    else:
+        _check_buffer_aliases(op, diag)
+        return
+    if problem is not None:
+        diag.error(op, "", f"{target} custom_call {problem}")
+
+
+def _check_buffer_aliases(op: Operation, diag: Diagnostics) -> None:
+    operand_parts: set[tuple] = set()
+    output_parts: set[tuple] = set()
+    aliases = op.attr("output_operand_aliases")
+    for a in aliases if isinstance(aliases, (ArrayAttr, tuple, list)) else ():
+        if not isinstance(a, StructAttr):
+            continue
+        idx = _c.struct_int(a, "operand_index", 0)
+        ti = tuple(_c.struct_ints(a, "operand_tuple_indices"))
+        if not _c.is_buffer(_tuple_part(op.operands[idx].type, ti)):
+            continue
+        oi = tuple(_c.struct_ints(a, "output_tuple_indices"))
+        if oi in output_parts:
+            diag.error(op, "", f"buffer output {_c.dims_str(oi)} is used in "
+                               f"output_operand_alias more than once")
+        if (idx, ti) in operand_parts:
+            diag.error(op, "", f"buffer operand {idx}{_c.dims_str(ti)} is used in "
+                               f"output_operand_alias more than once")
+        output_parts.add(oi)
+        operand_parts.add((idx, ti))
+    results = op.result_types
+    out_type = results[0] if len(results) == 1 else TupleType(tuple(results))
+    for path, t in _leaves(out_type, ()):
+        if _c.is_buffer(t) and path not in output_parts:
+            diag.error(op, "", f"buffer output {_c.dims_str(path)} is not used in "
+                               f"output_operand_alias")
             return
+
+
+def _leaves(t: Any, path: tuple) -> list[tuple[tuple, Any]]:
+    if isinstance(t, TupleType):
+        return [leaf for i, e in enumerate(t.types) for leaf in _leaves(e, path + (i,))]
+    return [(path, t)]
 
 
 @verifier("stablehlo.custom_call")
@@ -520,5 +626,5 @@ def _verify_custom_call(op: Operation, diag: Diagnostics) -> None:
                                  f"{_API_VERSIONS.get(version, version)} must be a string "
                                  f"attribute")
             return
-    if _check_layouts(op, diag):
-        _check_aliases(op, diag)
+    if _check_layouts(op, diag) and _check_aliases(op, diag):
+        _check_known_custom_calls(op, diag)

@@ -41,14 +41,18 @@ def shape_values(x: Any) -> tuple[int, ...]:
     return tuple(int(v) for v in to_index(x).reshape(-1))
 
 
-def _check_shape(op: Operation, shape: Sequence[int]) -> None:
-    """The run-time shape must agree with the static dimensions of the result type."""
+def _check_shape(op: Operation, shape: Sequence[int], process: Any = None) -> None:
+    """The run-time shape must agree with the static dimensions of the result type (and,
+    given the running ``process``, fit in its memory limit: checked before the result is
+    made)."""
     t = result_type(op)
     if t.shape is not None and (len(t.shape) != len(shape) or any(
             d is not None and d != s for d, s in zip(t.shape, shape))):
         raise ValueError(f"run-time shape {tuple(shape)} does not match the result type {t}")
     if any(s < 0 for s in shape):
         raise ValueError(f"negative dimension size in run-time shape {tuple(shape)}")
+    if process is not None:
+        process.check_shape(op, tuple(shape))
 
 
 _SHAPE_TENSOR = _c.TC(_c.I | _c.INDEX, rank=1, static=True,
@@ -102,10 +106,11 @@ def dynamic_broadcast_in_dim(op: Operation, ctx: PrepareContext) -> Kernel:
     """
     bd = ints_attr(op, "broadcast_dimensions")
     dtype = result_type(op).dtype
+    process = ctx.process
 
     def run(operand: np.ndarray, output_dimensions: np.ndarray) -> Sequence[Any]:
         shape = shape_values(output_dimensions)
-        _check_shape(op, shape)
+        _check_shape(op, shape, process)
         return (broadcast_in_dim_array(as_dtype(operand, dtype), bd, shape),)
 
     return run
@@ -170,13 +175,14 @@ def dynamic_iota(op: Operation, ctx: PrepareContext) -> Kernel:
     """iota with the shape held by ``output_shape`` (arrays cached per shape)."""
     dim = int_attr(op, "iota_dimension")
     dtype = result_type(op).dtype
+    process = ctx.process
     cache: dict[tuple[int, ...], np.ndarray] = {}
 
     def run(output_shape: np.ndarray) -> Sequence[Any]:
         shape = shape_values(output_shape)
         out = cache.get(shape)
         if out is None:
-            _check_shape(op, shape)
+            _check_shape(op, shape, process)
             if len(cache) > 16:
                 cache.clear()
             out = cache[shape] = iota_array(shape, dim, dtype)
@@ -504,9 +510,9 @@ def set_dimension_size(op: Operation, ctx: PrepareContext) -> Kernel:
 
 @inference("stablehlo.set_dimension_size")
 def _infer_set_dimension_size(op: Operation, diag: Diagnostics) -> list[Type] | None:
-    """(C1) `0 <= dimension < rank(operand)`; the result is the operand's type with
-    `dimension` of the size a constant `size` holds, `?` otherwise (upstream's
-    inferSetDimensionSizeOp)."""
+    """`size` is 0-dimensional; (C1) `0 <= dimension < rank(operand)`; the result is the
+    operand's type with `dimension` of the size a constant `size` holds, `?` otherwise
+    (upstream's inferSetDimensionSizeOp)."""
     d = int_attr(op, "dimension", None)
     if d is None or len(op.operands) != 2:
         return None
@@ -514,6 +520,9 @@ def _infer_set_dimension_size(op: Operation, diag: Diagnostics) -> list[Type] | 
     if d < 0:
         diag.error(op, "C1", f"op attribute 'dimension' failed to satisfy constraint: 64-bit "
                              f"signless integer attribute whose value is non-negative (got {d})")
+        return None
+    if _c.rank_of(op.operands[1].type) not in (None, 0):
+        diag.error(op, "", "size operand should be of rank-0")
         return None
     rank = _c.rank_of(operand)
     if rank is not None and d >= rank:

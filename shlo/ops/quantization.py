@@ -36,7 +36,6 @@ from ..syntax.directives import ATTRDICT, OPERAND, declarative, types
 from ..types import QuantizedType, TensorType, Type, element_type, is_quantized
 from . import _constraints as _c
 from ._numeric import int_to_float
-from .linalg import conv_dimension_numbers, dot_dimension_numbers
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..interpreter.evaluator import PrepareContext
@@ -276,8 +275,9 @@ def _verify_uniform_quantize(op: Operation, diag: Diagnostics) -> None:
     ae = a.element_type
     expressed = ae.expressed_type if isinstance(ae, QuantizedType) else ae
     if expressed != r.element_type.expressed_type:
-        diag.error(op, "C2", f"expressed type of the result ({r.element_type.expressed_type}) "
-                             f"must be the operand's ({expressed})")
+        diag.error(op, "C2", f"Expressed type of result expected to be "
+                             f"'{_c.type_str(expressed)}', but got "
+                             f"'{_c.type_str(r.element_type.expressed_type)}'")
 
 
 @kernel("stablehlo.uniform_dequantize")
@@ -406,6 +406,8 @@ def rhs_result_dimension(op: Operation, rhs_dimension: int) -> int | None:
     """The result dimension that dimension ``rhs_dimension`` of ``rhs`` becomes in a dot-like op
     (None when it is contracted)."""
     if op.name in ("stablehlo.convolution", "stablehlo.dynamic_conv"):
+        from .linalg.convolution import conv_dimension_numbers  # (a dot-like op's module)
+
         dn = conv_dimension_numbers(op)
         if rhs_dimension == dn.kernel_output_feature_dimension:
             return dn.output_feature_dimension
@@ -414,6 +416,8 @@ def rhs_result_dimension(op: Operation, rhs_dimension: int) -> int | None:
     if op.name == "stablehlo.dot":
         lb, rb, lc, rc = (), (), (lhs_rank - 1,), (0,)
     else:
+        from .linalg.dot import dot_dimension_numbers
+
         lb, rb, lc, rc = dot_dimension_numbers(op)
     if rhs_dimension in rc:
         return None

@@ -23,7 +23,8 @@ from ..attributes import (
     canonical_struct_params,
 )
 from ..resources import ResourceHandle
-from ..errors import ParseError
+from ..errors import Diagnostic, ParseError
+from ..registry import load_extension
 from ..types import _ELEMENT_TYPES, FloatType, IndexType, IntegerType, OpaqueType, TensorType, Type
 from .dense import (DenseLiteralError, classify_literal, float_bits_to_value, literal_to_array,
                     mlir_integer)
@@ -37,6 +38,21 @@ __all__ = ["AttributeParser", "ENUM_CASES", "DIALECT_ATTRIBUTE_HOOKS"]
 DIALECT_ATTRIBUTE_HOOKS: dict[str, Any] = {}
 """Parsers of other dialects' attributes, by dialect: ``hook(parser, name)`` reads the
 attribute at the current `#name` token (``name`` without `#`), returning its value."""
+
+
+def _dialect_hook(dialect: str) -> Any:
+    """The attribute parser of ``dialect``; the module that registers it (the op index says
+    which) is imported on first use."""
+    hook = DIALECT_ATTRIBUTE_HOOKS.get(dialect)
+    if hook is None and dialect not in _NO_HOOK:
+        if load_extension("attribute_dialect", dialect):
+            hook = DIALECT_ATTRIBUTE_HOOKS.get(dialect)
+        else:
+            _NO_HOOK.add(dialect)
+    return hook
+
+
+_NO_HOOK: set[str] = set()  # dialects the index registers no attribute parser for
 
 I64 = _ELEMENT_TYPES["i64"]
 F64 = _ELEMENT_TYPES["f64"]
@@ -154,7 +170,8 @@ class AttributeParser(TypeParser):
         items.sort(key=_first)
         return DictAttr(tuple(items))
 
-    def dict_items(self) -> list[tuple[str, Any]]:
+    def dict_items(self, offsets: list[tuple[str, int]] | None = None) -> list[tuple[str, Any]]:
+        """`{name = value, ...}`; with ``offsets``, each value's (name, text offset) too."""
         self.expect("{")
         items: list[tuple[str, Any]] = []
         if self.v != "}":
@@ -168,6 +185,8 @@ class AttributeParser(TypeParser):
                     self.error("expected attribute name")
                 if self.v == "=":
                     self._advance()
+                    if offsets is not None:
+                        offsets.append((name, self.start))
                     items.append((name, self.parse_attribute()))
                 else:
                     items.append((name, UnitAttr()))
@@ -291,7 +310,7 @@ class AttributeParser(TypeParser):
             return alias
         name = v[1:]
         angle = self.text.startswith("<", self.pos)
-        hook = DIALECT_ATTRIBUTE_HOOKS.get(name.split(".", 1)[0]) if angle else None
+        hook = _dialect_hook(name.split(".", 1)[0]) if angle else None
         if hook is not None:
             return hook(self, name)
         if not angle:
@@ -368,8 +387,15 @@ class AttributeParser(TypeParser):
         if name in STRUCT_ORDER:
             self._advance()
             self.expect("<")
-            params = self.struct_params(STRUCT_ORDER[name], name)
-            self.expect(">")
+            try:
+                params = self.struct_params(STRUCT_ORDER[name], name)
+                self.expect(">")
+            except ParseError as e:
+                if name in _DIMENSION_NUMBERS[:3]:  # MLIR adds where the attribute failed
+                    e.diagnostics.append(Diagnostic(
+                        f"failed parsing {name[10:]} dimension numbers attribute",
+                        self.location_at(self.start)))
+                raise
             return StructAttr(name, canonical_struct_params(name, params))
         if name.startswith(("stablehlo.", "chlo.", "vhlo.")):
             st = self.save()
@@ -485,62 +511,58 @@ class AttributeParser(TypeParser):
         return self.parse_attribute(typed=False)
 
     def conv_dims(self) -> ConvDimensionNumbers:
-        """`[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]`."""
-        start = self.start
-        inp = self._conv_list()
+        """`[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]`, checked as upstream's
+        parseConvolutionDimensions checks it (and with its messages)."""
+        fi, si = self._conv_list("bf")
         if self.v != "x":
             self.error("expected 'x'")
         self._advance()
-        ker = self._conv_list()
+        fk, sk = self._conv_list("io")
         self.expect("->")
-        out = self._conv_list()
-
-        def roles(items: list, letters: str, what: str) -> tuple[dict[str, int], tuple[int, ...]]:
-            found: dict[str, int] = {}
-            spatial: dict[int, int] = {}
-            for pos, it in enumerate(items):
-                if isinstance(it, int):
-                    if it in spatial or it < 0:
-                        self.error(f"duplicate or invalid spatial dimension {it} in {what}",
-                                   start, found=False)
-                    spatial[it] = pos
-                else:
-                    if it not in letters:
-                        self.error(f"unexpected dimension {it}, expecting "
-                                   f"{', '.join(letters)} in {what}", start, found=False)
-                    if it in found:
-                        self.error(f"duplicate dimension {it} in {what}", start, found=False)
-                    found[it] = pos
-            for c in letters:
-                if c not in found:
-                    self.error(f"expected dimension '{c}' in {what}", start, found=False)
-            if sorted(spatial) != list(range(len(spatial))):
-                self.error(f"spatial dimensions of {what} must be 0..{len(spatial) - 1}", start,
-                           found=False)
-            return found, tuple(spatial[i] for i in range(len(spatial)))
-
-        fi, si = roles(inp, "bf", "input")
-        fk, sk = roles(ker, "io", "kernel")
-        fo, so = roles(out, "bf", "output")
+        fo, so = self._conv_list("bf")
         return ConvDimensionNumbers(fi["b"], fi["f"], si, fk["i"], fk["o"], sk, fo["b"], fo["f"],
                                     so)
 
-    def _conv_list(self) -> list:
+    def _conv_list(self, letters: str) -> tuple[dict[str, int], tuple[int, ...]]:
+        """One `[...]` of conv_dims: each of ``letters`` once, spatial dimensions 0..n-1 once."""
         self.expect("[")
-        items: list = []
-        if self.v != "]":
-            while True:
-                if self.k == INTEGER:
-                    items.append(int_value(self.v))
-                elif self.k == BARE:
-                    items.append(self.v)
-                else:
-                    self.error("expected dimension")
-                self._advance()
-                if not self.accept(","):
-                    break
+        allowed = list(letters)
+        found: dict[str, int] = {}
+        spatial: dict[int, int] = {}
+        pos = 0
+        while True:
+            at = self.start
+            if self.k == INTEGER:
+                d = int_value(self.v)
+                if d < 0:
+                    self.error(f"Unexpected dimension {d}", at, found=False)
+                if d in spatial:
+                    self.error(f"Duplicate entries for spatial dimension {d}", at, found=False)
+                spatial[d] = pos
+            elif self.k == BARE:
+                word = self.v
+                if len(word) != 1 or not allowed:
+                    self.error(f"Unexpected keyword {word}", at, found=False)
+                if word not in allowed:
+                    self.error(f"Unexpected dimension {word}, expecting {', '.join(allowed)}",
+                               at, found=False)
+                allowed.remove(word)
+                found[word] = pos
+            else:
+                self.error("expected dimension")
+            self._advance()
+            pos += 1
+            if not self.accept(","):
+                break
+        if allowed:
+            self.error(f"Expected dimensions {', '.join(allowed)} not specified", found=False)
         self.expect("]")
-        return items
+        n = max(spatial, default=-1) + 1
+        missing = [d for d in range(n) if d not in spatial][:10]
+        if missing:
+            self.error(f"Expected spatial dimensions {', '.join(map(str, missing))} not "
+                       f"specified", found=False)
+        return found, tuple(spatial[d] for d in range(n))
 
     def _typed_integer(self, literal: str, t: Any, start: int) -> int:
         """The value of `literal : t` as MLIR reads it (:func:`mlir_integer`), or an error."""

@@ -220,8 +220,9 @@ class TypeParser(Cursor):
         m = _QUANT_STORAGE_RE.match(st)
         if not m:
             self.error(f"illegal storage type prefix '{st}'", start, found=False)
-        unsigned = m.group(1) in ("u", "ui")
-        storage = IntegerType(int(m.group(2)), "unsigned" if unsigned else "signless")
+        prefix = m.group(1)
+        storage = IntegerType(int(m.group(2)), "unsigned" if prefix in ("u", "ui") else
+                              "signed" if prefix == "si" else "signless")
         storage = _ELEMENT_TYPES.get(storage.name, storage)  # type: ignore[assignment]
         smin = smax = None
         if self.accept("<"):
@@ -259,7 +260,8 @@ class TypeParser(Cursor):
             self.error("per-tensor quantization takes one scale", start, found=False)
         if smin == storage.min and smax == storage.max:
             smin = smax = None  # the storage type's full range is the default (as upstream)
-        return QuantizedType(storage, expressed, tuple(scales), tuple(zps), qdim, smin, smax)
+        return QuantizedType(storage, expressed, tuple(scales), tuple(zps), qdim, smin, smax,
+                             "ui" if prefix == "ui" else None)
 
     def _scale_zp(self) -> tuple[float, int]:
         if self.k == FLOAT:

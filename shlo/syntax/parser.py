@@ -294,9 +294,10 @@ class Parser(LocationParser):
                     break
             self.expect("]")
         props: dict[str, Any] = {}
+        offsets: list[tuple[str, int]] = []
         if self.v == "<" and self.k == PUNCT:
             self._advance()
-            props = dict(self.dict_items())
+            props = dict(self.dict_items(offsets))
             self.expect(">", "to end the properties")
         regions: list[Region] = []
         if self.v == "(" and self.k == PUNCT:
@@ -311,14 +312,17 @@ class Parser(LocationParser):
             self.expect(")", "to end the region list")
         attrs: dict[str, Any] = {}
         if self.v == "{" and self.k == PUNCT:
-            attrs = dict(self.dict_items())
+            attrs = dict(self.dict_items(offsets))
         self.expect(":", "followed by the op's function type")
         ft_off = self.start
         ft = self.parse_type()
         if not isinstance(ft, FunctionType):
             self.error("expected function type", ft_off, found=False)
         self.check_types(operands, ft.inputs, ft_off)
-        return Operation(name, operands, list(ft.results), props, attrs, regions, successors)
+        op = Operation(name, operands, list(ft.results), props, attrs, regions, successors)
+        if offsets:
+            op.attr_locations = {n: self.location_at(o) for n, o in offsets}
+        return op
 
     def block_ref(self) -> Block:
         if self.k != CARET:

@@ -24,7 +24,8 @@ def split_cases(text: str) -> Iterator[tuple[int, str]]:
     for m in SPLIT.finditer(text):
         chunk = text[pos:m.start()]
         yield line, "\n" * (line - 1) + chunk
-        line += chunk.count("\n") + 1
+        # (the match takes the separator's newline only when a blank line follows it)
+        line += chunk.count("\n") + text.count("\n", m.start(), m.end())
         pos = m.end()
     yield line, "\n" * (line - 1) + text[pos:]
 

@@ -167,3 +167,65 @@ def test_against_xla():
     # a planted divergence of shlo against XLA: shlo runs the changed program
     r = diff(shlo.parse(changed, "b.mlir"), X, b=a, against="xla")
     assert r.first.a.location == "b.mlir:23:5"
+
+
+CALLS = """
+func.func @main(%a: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = func.call @sq(%a) : (tensor<3xf32>) -> tensor<3xf32>
+  %1 = func.call @sq(%0) : (tensor<3xf32>) -> tensor<3xf32>
+  %c = stablehlo.constant dense<0> : tensor<i32>
+  %r:2 = stablehlo.while(%i = %c, %x = %1) : tensor<i32>, tensor<3xf32>
+   cond {
+    %n = stablehlo.constant dense<2> : tensor<i32>
+    %p = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %p : tensor<i1>
+  } do {
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %j = stablehlo.add %i, %one : tensor<i32>
+    %y = stablehlo.add %x, %x : tensor<3xf32>
+    stablehlo.return %j, %y : tensor<i32>, tensor<3xf32>
+  }
+  return %r#1 : tensor<3xf32>
+}
+func.func private @sq(%x: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = stablehlo.multiply %x, %x : tensor<3xf32>
+  %1 = stablehlo.negate %0 : tensor<3xf32>
+  return %1 : tensor<3xf32>
+}
+"""
+
+
+def test_against_xla_compares_the_ops_of_called_functions(monkeypatch):
+    pytest.importorskip("jax")
+    from shlo.testing import oracles
+
+    compiles = []
+    real = oracles.xla_run
+    monkeypatch.setattr(oracles, "xla_run", lambda *a: compiles.append(1) or real(*a))
+    a = np.array([0.5, 1.0, -2.0], np.float32)
+    r = diff(shlo.parse(CALLS, "c.mlir"), a, against="xla")
+    assert len(compiles) == 1  # one compile for every op
+    assert r.first is None
+    rows = [(p.a.name, p.a.location) for p in r.pairs]
+    # each call of @sq compared on its own: (a*a), -(a*a); then (a^4), -(a^4)
+    assert rows[:4] == [("stablehlo.multiply", "c.mlir:20:3"),
+                        ("stablehlo.negate", "c.mlir:21:3")] * 2
+    np.testing.assert_array_equal(r.pairs[0].expected[0], a * a)
+    np.testing.assert_array_equal(r.pairs[3].expected[0], -(a ** 4))
+    assert rows[-1] == ("stablehlo.while", "c.mlir:6:3")
+    # the loop's ops (2 iterations of cond + body: 2 x 5, then the last cond: 2) are
+    # reported through the while, the calls through their callees
+    inside = [e for e, h in r.uncompared if h is not None]
+    assert len(inside) == 12 and all(h.name == "stablehlo.while" for _, h in r.uncompared if h)
+    assert inside == [e for e in r.a.events if e.parent is not None and
+                      e.parent.name == "stablehlo.while"]
+    assert sorted(e.name for e, h in r.uncompared if h is None) == ["func.call", "func.call"]
+    notes = r.table().splitlines()[-2:]
+    assert notes[0].startswith(f"not compared against xla: {len(inside)} op executions inside "
+                               "'stablehlo.while' at c.mlir:6:3")
+    assert notes[1] == "not compared against xla: 2 calls (inlined for xla: compared through " \
+                       "their callees' ops)"
+    # a divergence planted in the callee (second program on XLA): found at its op
+    changed = CALLS.replace("stablehlo.negate %0", "stablehlo.abs %0")
+    r = diff(shlo.parse(changed, "d.mlir"), a, b=shlo.parse(CALLS, "c.mlir"), against="xla")
+    assert r.first.a.name == "stablehlo.abs" and r.first.a.location == "d.mlir:21:3"

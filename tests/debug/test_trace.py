@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import shlo
 from shlo.debug.trace import read_probe_dir, summarize, trace
@@ -159,3 +160,83 @@ def test_grid_events_per_process():
     for p in procs:
         ar = [e for e in t.events if e.process == p and e.name == "stablehlo.all_reduce"]
         assert ar[0].summaries[0].max == 4.0  # 2 + 2
+
+
+CALL_IN_LOOP = """
+func.func @main(%x0: tensor<3xf32>) -> tensor<3xf32> {
+  %c = stablehlo.constant dense<0> : tensor<i32>
+  %r:2 = stablehlo.while(%i = %c, %x = %x0) : tensor<i32>, tensor<3xf32>
+   cond {
+    %n = stablehlo.constant dense<3> : tensor<i32>
+    %p = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %p : tensor<i1>
+  } do {
+    %y = func.call @step(%x) : (tensor<3xf32>) -> tensor<3xf32>
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %j = stablehlo.add %i, %one : tensor<i32>
+    stablehlo.return %j, %y : tensor<i32>, tensor<3xf32>
+  }
+  return %r#1 : tensor<3xf32>
+}
+func.func private @step(%x: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = stablehlo.multiply %x, %x : tensor<3xf32>
+  %1 = stablehlo.subtract %0, %x : tensor<3xf32>
+  return %1 : tensor<3xf32>
+}
+"""
+
+
+def test_a_traced_loop_stays_compiled_and_numbers_its_ops():
+    m = shlo.parse(CALL_IN_LOOP)
+    x = np.array([2.0, -1.0, 0.5], np.float32)
+    t = trace(m, x, values=True)
+    assert t.error is None
+    # the same generated code as an untraced run, with the records: a Python loop, the
+    # callee's ops inside it (no call of a kernel per step)
+    src = m.__dict__["_prepared_observed"]["main"][0].source
+    assert src.count("def run") == 1 and "for _n" in src
+    loop = src.split("for _n")[1]
+    assert loop.count("_rec(") == 4  # compare, the callee's multiply and subtract, add
+    assert loop.count("_const(") == 2
+    assert loop.count("_open(") == 1  # the call, inlined: its ops between _open and _close
+    # iterations: each call is the loop's; its ops count within the call (0)
+    calls = t.find("func.call")
+    assert [e.iteration for e in calls] == [0, 1, 2]
+    subs = t.find("subtract")
+    assert [(e.iteration, e.depth, e.parent) for e in subs] == [(0, 2, c) for c in calls]
+    # x -> x*x - x, three times, by hand
+    want = x
+    for e in subs:
+        want = want * want - want
+        np.testing.assert_array_equal(e.values[0], want)
+    np.testing.assert_array_equal(t.results[0], want)
+    while_ = t.find("while")[0]
+    assert while_.seconds >= sum(e.seconds for e in t.events if e.parent is while_)
+    assert while_.self_seconds == pytest.approx(
+        while_.seconds - sum(e.seconds for e in t.events if e.parent is while_))
+
+
+def test_batched_summaries_are_what_summarize_gives():
+    text = """
+    func.func @main(%a: tensor<2x3xf32>, %b: tensor<4xi32>) -> () {
+      %0 = stablehlo.multiply %a, %a : tensor<2x3xf32>
+      %1 = stablehlo.divide %a, %0 : tensor<2x3xf32>
+      %2 = stablehlo.add %b, %b : tensor<4xi32>
+      %3 = stablehlo.convert %a : (tensor<2x3xf32>) -> tensor<2x3xf64>
+      %4 = stablehlo.compare LT, %b, %2 : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>
+      return
+    }"""
+    a = np.array([[1.5, 0.0, -2.0], [np.inf, 3.0, 1e-3]], np.float32)
+    b = np.array([1, -7, 0, 3], np.int32)
+    t = trace(text, a, b, values=True)
+    assert t.error is None
+    checked = 0
+    for e in t.events:
+        for s, v in zip(e.summaries, e.values):
+            assert s == summarize(v), e
+            checked += 1
+    assert checked == 5
+    div = t.find("divide")[0].summaries[0]  # 1/a, but 0/0 = NaN, inf/inf = NaN: the slow path
+    assert (div.nan, div.inf, div.min) == (2, 0, -0.5)
+    assert div.max == pytest.approx(1000, rel=1e-6)
+    assert div.mean == pytest.approx((1 / 1.5 - 0.5 + 1 / 3 + 1000) / 4, rel=1e-6)

@@ -1,7 +1,8 @@
 """Prepared code of loops (shlo/interpreter/evaluator.py, ``_Emitter``): `while`/`if`/`case`
 bodies and small callees emitted in place, kernels' direct forms, and in-place
 `dynamic_update_slice` of a loop's dead buffer. Each is checked against the same program run
-through the kernels one by one (an observer turns every emission off), bit for bit."""
+through the kernels one by one (``PrepareContext(compiled=False)``), traced and with counted
+loops, bit for bit."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 
 import shlo
 from shlo.errors import ExecutionError
+from shlo.debug.trace import trace
 from shlo.interpreter.api import prepare_entry
 
 # lax.scan as JAX lowers it: three func.calls per step, a row read and a row written.
@@ -52,27 +54,29 @@ func.func private @update(%o: tensor<6x4xf32>, %r: tensor<4xf32>, %i: tensor<i32
 """
 
 
-class _Everything:
-    """An observer wanting every op: the module then runs kernel by kernel, nothing inlined."""
+def _stepwise(m, *args):
+    """``m`` run kernel by kernel: nothing emitted in place, no direct forms."""
+    from shlo.interpreter.arguments import check_argument
+    from shlo.interpreter.evaluator import PrepareContext
+    from shlo.ir import function_type
 
-    def wants(self, op):
-        return True
-
-    def enter(self, op, process):
-        pass
-
-    def exit(self, op, process, operands, results, seconds):
-        pass
+    fn = PrepareContext(m, compiled=False).function("main")
+    types = function_type(m.functions["main"]).inputs
+    with np.errstate(all="ignore"):
+        out = fn(*[check_argument(a, t, i, "main") for i, (a, t) in enumerate(zip(args, types))])
+    return [np.asarray(r) for r in out]
 
 
 def _both(text: str, *args):
     m = shlo.parse(text)
     fast = shlo.run(m, *args)
-    slow = shlo.run(shlo.parse(text), *args, observer=_Everything())
-    assert len(fast) == len(slow)
-    for a, b in zip(fast, slow):
-        assert a.dtype == b.dtype and a.shape == b.shape
-        assert a.tobytes() == b.tobytes()
+    slow = _stepwise(shlo.parse(text), *args)
+    traced = trace(shlo.parse(text), *args).results  # observed: the same code, recorded
+    counted = shlo.run(shlo.parse(text), *args, time_limit=600)  # loops count iterations
+    assert len(fast) == len(slow) == len(traced) == len(counted)
+    for a, b, c, d in zip(fast, slow, traced, counted):
+        assert a.dtype == b.dtype == c.dtype == d.dtype and a.shape == b.shape
+        assert a.tobytes() == b.tobytes() == c.tobytes() == d.tobytes()
     return m, fast
 
 

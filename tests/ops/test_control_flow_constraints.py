@@ -75,7 +75,7 @@ CASES = [
         '  %0 = "stablehlo.custom_call"(%a) {call_target_name = "foo", operand_layouts = '
         '[dense<[0, 2]> : tensor<2xindex>], result_layouts = [dense<[0]> : tensor<1xindex>]} : '
         '(tensor<2x3xf32>) -> tensor<2xf32>'),
-     "incorrect layout [0, 2] for type 'tensor<2x3xf32>', layout must be a permutation of [0, 2)"),
+     "incorrect layout dense<[0, 2]> : tensor<2xindex> for type 'tensor<2x3xf32>', layout must be a permutation of [0, 2)"),
     ("custom_call typed ffi", func(
         "%a: tensor<2x3xf32>",
         '  %0 = "stablehlo.custom_call"(%a) {call_target_name = "foo", api_version = 4 : i32, '
@@ -84,7 +84,7 @@ CASES = [
     ("async", func("%a: tensor<4xf32>",
                    '  %0 = "stablehlo.async_start"(%a) ({\n'
                    '  ^bb0(%x: tensor<4xf32>):\n'
-                   '    %1 = stablehlo.negate %x : tensor<4xf32>\n'
+                   '    %1 = stablehlo.slice %x [0:4] : (tensor<4xf32>) -> tensor<4xf32>\n'
                    '    stablehlo.return %1 : tensor<4xf32>\n'
                    '  }) : (tensor<4xf32>) -> !stablehlo.future<tensor<4xf32>>\n'
                    '  %2 = "stablehlo.async_done"(%0) : (!stablehlo.future<tensor<4xf32>>) -> '
@@ -92,7 +92,7 @@ CASES = [
     ("async future", func("%a: tensor<4xf32>",
                           '  %0 = "stablehlo.async_start"(%a) ({\n'
                           '  ^bb0(%x: tensor<4xf32>):\n'
-                          '    %1 = stablehlo.negate %x : tensor<4xf32>\n'
+                          '    %1 = stablehlo.slice %x [0:4] : (tensor<4xf32>) -> tensor<4xf32>\n'
                           '    stablehlo.return %1 : tensor<4xf32>\n'
                           '  }) : (tensor<4xf32>) -> !stablehlo.future<tensor<5xf32>>'),
      "inferred type(s) '!stablehlo.future<tensor<4xf32>>' are incompatible"),

@@ -43,7 +43,7 @@ CASES = [
     ("add element types", func("%a: tensor<2xf32>, %b: tensor<2xf16>",
                                '  %0 = "stablehlo.add"(%a, %b) : (tensor<2xf32>, tensor<2xf16>) '
                                '-> tensor<2xf32>'),
-     "(C1) requires compatible types for all operands and results"),
+     "(C1) op requires the same element type for all operands and results"),
     ("add quantized and float", func(f"%a: tensor<2x{Q}>",
                                      f'  %0 = "stablehlo.add"(%a, %a) : (tensor<2x{Q}>, '
                                      f'tensor<2x{Q}>) -> tensor<2xf32>'),

@@ -32,7 +32,7 @@ CASES = [
     ("broadcast_in_dim sizes", func("%a: tensor<3xf32>",
                                     "  %0 = stablehlo.broadcast_in_dim %a, dims = [0] : "
                                     "(tensor<3xf32>) -> tensor<4x3xf32>"),
-     "(C5) size of operand dimension 0 (3) is not compatible with size of result dimension 0"),
+     "(C5) size of operand dimension 0 (3) is not equal to 1 or size of result dimension 0"),
     ("broadcast_in_dim per-axis", func(
         f"%a: tensor<1x2x{QA1}>",
         f"  %0 = stablehlo.broadcast_in_dim %a, dims = [0, 2] : (tensor<1x2x{QA1}>) -> "

@@ -216,7 +216,11 @@ def test_quantized_types():
     assert q.zero_points == (-30, -20) and (q.storage_min, q.storage_max) == (-127, 127)
     q = parse_type("tensor<!quant.uniform<ui8:f32, 34.0>>").element_type
     assert q.storage_type == element_type("ui8") and q.zero_points == (0,)
-    assert str(q) == "!quant.uniform<ui8:f32, 3.400000e+01>"
+    assert str(q) == "!quant.uniform<ui8:f32, 3.400000e+01>"  # (as written, as MLIR prints)
+    q = parse_type("tensor<!quant.uniform<u8:f32, 34.0>>").element_type
+    assert str(q) == "!quant.uniform<u8:f32, 3.400000e+01>"
+    q = parse_type("tensor<!quant.uniform<si8:f32, 34.0>>").element_type
+    assert q.storage_type == element_type("si8") and str(q).startswith("!quant.uniform<si8:")
     q = parse_type("tensor<!quant.uniform<i8<-128:127>:f32, 2.0>>").element_type
     assert q.storage_min is None and str(q) == "!quant.uniform<i8:f32, 2.000000e+00>"
 

@@ -31,6 +31,15 @@ def test_split_keeps_line_numbers():
     assert cases[1][1].splitlines()[10].strip().startswith("check.expect_almost_eq_const")
 
 
+def test_split_keeps_line_numbers_when_no_blank_line_follows_the_separator():
+    text = "a\n// -----\nb\n// -----\n\nc\n// -----\nd\n"
+    lines = text.split("\n")
+    for _, chunk in split_cases(text):
+        for i, line in enumerate(chunk.split("\n")):
+            if line.strip():
+                assert lines[i] == line
+
+
 def test_check_reports_failure_with_location_and_summary(tmp_path, capsys):
     f = tmp_path / "t.mlir"
     f.write_text(GOOD_AND_BAD)

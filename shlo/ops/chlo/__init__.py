@@ -19,13 +19,15 @@ Implementation choices are written down in ``docs/semantics/random_chlo.md``.
 
 from __future__ import annotations
 
-from .._numeric import round_from_wide
-from . import constant, scan  # noqa: F401
-from .binary import mulhi, next_after, polygamma, zeta
-from .broadcast import BROADCAST_TARGETS, broadcast_operands
-from .ragged import ragged_dot
-from .topk import top_k
-from .unary import digamma, lgamma
+from .._lazy import package_getattr
 
 __all__ = ["round_from_wide", "broadcast_operands", "top_k", "ragged_dot", "mulhi", "next_after",
            "lgamma", "digamma", "zeta", "polygamma", "BROADCAST_TARGETS"]
+
+# The modules are imported when first used (the registry imports an op's module when the op is
+# first looked up: shlo/ops/_index.py).
+__getattr__ = package_getattr(__name__, {
+    "round_from_wide": ".._numeric", "mulhi": ".binary", "next_after": ".binary",
+    "polygamma": ".binary", "zeta": ".binary", "BROADCAST_TARGETS": ".broadcast",
+    "broadcast_operands": ".broadcast", "ragged_dot": ".ragged", "top_k": ".topk",
+    "digamma": ".unary", "lgamma": ".unary"})

@@ -185,18 +185,30 @@ def _verify_chlo_ragged_dot(op: Operation, diag: Diagnostics) -> None:
                              f"{len(lr)}")
         return
     ragged = lr[0]
-    prefix = [lhs.shape[d] for d in lb if d < ragged] if ragged in lb else []
+    # group_sizes is [g] or [prefix..., g]: the batch dimensions (those before the ragged one in
+    # batch mode), the contracting ones before it (contracting mode) or the free ones before it
+    # (non-contracting mode), as upstream's checkRaggedDotConstraints and the kernel read it
+    if ragged in lb:
+        dims = list(lb[:lb.index(ragged)])
+    elif ragged in lc:
+        dims = list(lb) + list(lc[:lc.index(ragged)])
+    else:
+        dims = list(lb) + [d for d in range(ragged) if d not in lb and d not in lc]
+    prefix = [lhs.shape[d] for d in dims]
     if not groups.shape:
-        diag.error(op, "C6", "expected group_sizes to have rank 1, got 0")
+        diag.error(op, "C6", f"expected group_sizes to have rank {len(prefix) + 1}, got 0")
         return
     g = groups.shape[-1]
-    if not prefix and len(groups.shape) != 1:
-        diag.error(op, "C6", f"expected group_sizes to have rank 1, got {len(groups.shape)}")
-        return
-    if prefix and not _c.compatible_shapes(groups.shape, prefix + [g]):
-        diag.error(op, "C6", f"group_sizes is expected to have shape {_c.dims_str(prefix + [g])}"
-                             f", got {_c.dims_str(groups.shape)}")
-        return
+    if len(groups.shape) != 1:
+        if len(groups.shape) != len(prefix) + 1:
+            diag.error(op, "C6", f"expected group_sizes to have rank {len(prefix) + 1}, got "
+                                 f"{len(groups.shape)}")
+            return
+        if list(groups.shape[:-1]) != prefix:
+            want = ", ".join(map(_c.size_str, prefix + [groups.shape[-1]]))
+            got = ", ".join(map(_c.size_str, groups.shape))
+            diag.error(op, "C6", f"group_sizes is expected to have shape [{want}], got [{got}]")
+            return
     if ragged in lb or ragged in lc:
         if rg:
             diag.error(op, "C7", "There must be zero group dimensions in the rhs when the ragged "

@@ -11,4 +11,8 @@
 * :mod:`.run_parallel`: the test op `interpreter.run_parallel`.
 """
 
-from . import channels, collectives, feeds, process, run_parallel  # noqa: F401
+from .._lazy import package_getattr
+
+# The modules are imported when first used (the registry imports an op's module when the op is
+# first looked up: shlo/ops/_index.py).
+__getattr__ = package_getattr(__name__, {})

@@ -137,6 +137,10 @@ def _verify_all_gather(op: Operation, diag: Diagnostics) -> None:
     for operand, want, result in zip(op.operand_types, inferred, op.result_types):
         if operand.shape is None or result.shape is None:
             continue
+        if operand.shape[dim] == 0:
+            # upstream's rule (not the spec's): an empty gathered dimension is rejected
+            diag.error(op, "", "dimension size of operand at 'all_gather_dim' cannot be zero")
+            return
         if len(want.shape) != len(result.shape):
             diag.error(op, "C6", "operand and result must have the same rank")
             return
@@ -594,7 +598,11 @@ def _dynamic_root(op: Operation, diag: Diagnostics, name: str) -> int | None:
     if not (isinstance(root, TensorType) and root.shape is not None and len(root.shape) == 1
             and getattr(root.element_type, "name", None) == "i32"):
         diag.error(op, "", f"last operand of {name} with has_dynamic_root=true must be a "
-                           f"rank-1 i32 tensor")
+                           f"rank-1 i32 tensor, but got '{root}'")
+        return None
+    if root.shape[0] != n - 1:
+        diag.error(op, "", f"last operand of {name} with has_dynamic_root=true must have the "
+                           f"same number of elements as data operands ({n - 1}), but got {_c.size_str(root.shape[0])}")
         return None
     return n - 1
 

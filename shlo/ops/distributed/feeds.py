@@ -127,6 +127,8 @@ def _verify_infeed(op: Operation, diag: Diagnostics) -> None:
     if not _c.signature(op, diag, [_c.TOKEN], [(_c.TENSOR_QA_OR_TOKEN, "*")],
                         optional_attrs={"infeed_config": "str", "layout": "any"}):
         return
+    if not check_payload_results(op, diag):
+        return
     layout = op.attr("layout")
     if isinstance(layout, ArrayAttr):
         n = max(len(op.results) - 1, 0)
@@ -144,7 +146,6 @@ def _verify_infeed(op: Operation, diag: Diagnostics) -> None:
                     diag.error(op, "", f"layout-attribute's leaf elements are expected to be of "
                                        f"type integer, but got {_attr_text(leaf)}")
                     return
-    check_payload_results(op, diag)
 
 
 # --- outfeed (spec "outfeed") ---------------------------------------------------------------

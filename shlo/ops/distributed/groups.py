@@ -341,8 +341,8 @@ def check_replica_groups(op: Operation, diag: Diagnostics, label: str, same_size
         name = mesh.root if isinstance(mesh, SymbolRefAttr) else None
         symbols = getattr(diag, "symbols", None)
         if isinstance(name, str) and symbols is not None and name not in symbols:
-            diag.error(op, label, f"replica_groups: mesh symbol '{name}' not found")
-            return False
+            report = getattr(diag, "symbol_use_error", diag.error)
+            report(op, label, f"replica_groups: mesh symbol '{name}' not found")
         return True
     if not isinstance(a, DenseElementsAttr):
         return True

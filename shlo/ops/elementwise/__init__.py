@@ -32,7 +32,10 @@ Conventions (see docs/semantics/elementwise.md for the implementation-defined ch
 
 from __future__ import annotations
 
-from . import arithmetic, bitwise, compare, complex, convert, math  # noqa: F401
-from .convert import convert_fn
+from .._lazy import package_getattr
 
 __all__ = ["convert_fn"]
+
+# The modules are imported when first used (the registry imports an op's module when the op is
+# first looked up: shlo/ops/_index.py).
+__getattr__ = package_getattr(__name__, {"convert_fn": ".convert"})

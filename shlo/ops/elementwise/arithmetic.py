@@ -116,38 +116,61 @@ def add(op: Operation, ctx: PrepareContext) -> Kernel:
 def _verify_add(op: Operation, diag: Diagnostics) -> None:
     """(C1) `baseline_type(lhs) = baseline_type(rhs) = baseline_type(result)`; for quantized
     operands (C2) all or none are quantized, (C3-C4) storage and expressed types agree,
-    (C5-C7) per-axis quantization is kept along the same dimension."""
+    (C5-C7) per-axis quantization is kept along the same dimension. In upstream's order: the
+    same shapes, the element types, then the result against the type inferred from the
+    operands (where bounds count)."""
     if not _c.signature(op, diag, [_c.TENSOR_QA, _c.TENSOR_QA], [_c.TENSOR_QA]):
         return
     types = [op.operands[0].type, op.operands[1].type, op.results[0].type]
+    if not _c.same_shapes(op, diag, "C1", types, bounds=False):
+        return
     ets = [t.element_type for t in types]
     quant = [isinstance(e, QuantizedType) for e in ets]
     if not any(quant):
-        _c.compatible_all(op, diag, "C1")
+        if ets[0] != ets[1] or ets[0] != ets[2]:
+            diag.error(op, "C1", "op requires the same element type for all operands and "
+                                 "results: " + _c.types_str(types))
+            return
+    elif not _quantized_add_ok(op, diag, types):
         return
-    if not _c.same_shapes(op, diag, "C1", types):
-        return
-    if not all(quant):
+    if _c.same_shapes(op, diag, "C1", types[:2]):
+        _c.check_inferred(op, diag, "C1", infer_same(op, diag) or [])
+
+
+def _quantized_add_ok(op: Operation, diag: Diagnostics, types: list[Type]) -> bool:
+    """add (C2-C7) for quantized types (upstream's verifyBinaryOpQuantizationConstraints:
+    storage types compare by width, as MLIR's signless storage types do)."""
+    ets = [t.element_type for t in types]
+    if not all(isinstance(e, QuantizedType) for e in ets):
         diag.error(op, "C2", "expects all operands and results to be either quantized or "
                              "non-quantized: " + _c.types_str(types))
-        return
+        return False
     lhs, rhs, res = ets
-    if len({(e.storage_type, e.min, e.max) for e in ets}) != 1:
+    if len({e.storage_type.width for e in ets}) != 1:
         diag.error(op, "C3", "mismatched operands and result quantization storage types: "
                              + _c.types_str(types))
+        return False
     if len({e.expressed_type for e in ets}) != 1:
         diag.error(op, "C4", "mismatched operands and result quantization expressed types: "
                              + _c.types_str(types))
+        return False
+    if lhs.quantization_dimension is None and rhs.quantization_dimension is None:
+        if res.quantization_dimension is not None:
+            diag.error(op, "", "result per_axis quantized but none from rhs and lhs are "
+                               "per_axis quantized")
+            return False
+        return True
     if res.quantization_dimension is None:
-        if lhs.quantization_dimension is not None or rhs.quantization_dimension is not None:
-            diag.error(op, "C5", "result is not per_axis quantized but lhs or rhs are")
-        return
+        diag.error(op, "C5", "result is not per_axis quantized but lhs or rhs are")
+        return False
     for name, e in (("lhs", lhs), ("rhs", rhs)):
         if e.quantization_dimension is not None and \
                 e.quantization_dimension != res.quantization_dimension:
             diag.error(op, "C6" if name == "lhs" else "C7",
-                       f"quantization_dimension of {name} and result are not same: "
-                       f"{e.quantization_dimension} vs {res.quantization_dimension}")
+                       f"quantization_dimension of {name} and result are not same "
+                       f"'{_c.type_str(e)}' vs '{_c.type_str(res)}'")
+            return False
+    return True
 
 
 # --- divide (spec "divide") -----------------------------------------------------------------------

@@ -238,18 +238,19 @@ def select(op: Operation, ctx: PrepareContext) -> Kernel:
 
 @inference("stablehlo.select")
 def _infer_select(op: Operation, diag: Diagnostics) -> list[Type] | None:
-    """The most specific of `on_true` and `on_false`'s types, after (C1) `rank(pred) = 0 or shape(pred) = shape(on_true)` and
-    (C2) `baseline_type(on_true) = baseline_type(on_false)`."""
+    """The most specific of `on_true` and `on_false`'s types, after (C2) `baseline_type(on_true)
+    = baseline_type(on_false)` and (C1) `rank(pred) = 0 or shape(pred) = shape(on_true)` (in
+    upstream's order)."""
     pred, on_true, on_false = (v.type for v in op.operands)
     if not all(isinstance(t, TensorType) for t in (pred, on_true, on_false)):
-        return None
-    if pred.shape is not None and pred.shape != () and \
-            not _c.same_shapes(op, diag, "C1", [pred, on_true],
-                               message="requires the same shape for all operands"):
         return None
     if not _c.compatible(on_true, on_false):
         diag.error(op, "C2", "requires compatible types for non-predicate operands: "
                              + _c.types_str([on_true, on_false]))
+        return None
+    if pred.shape is not None and pred.shape != () and \
+            not _c.same_shapes(op, diag, "C1", [pred, on_true],
+                               message="requires the same shape for all operands"):
         return None
     return [most_specific([on_true, on_false])]  # inferMostSpecificTypeComponents
 

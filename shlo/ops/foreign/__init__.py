@@ -15,4 +15,8 @@ Run-time values: a tensor is a numpy array, a scalar (`index`, `i64`, `f32`) a n
 `!shape.shape` an int64 array of extents, a `!shape.witness` the constant :data:`shape.WITNESS`.
 """
 
-from . import arith, bufferization, math, shape, tensor  # noqa: F401
+from .._lazy import package_getattr
+
+# The modules are imported when first used (the registry imports an op's module when the op is
+# first looked up: shlo/ops/_index.py).
+__getattr__ = package_getattr(__name__, {})

@@ -14,13 +14,17 @@ See docs/semantics/shape_indexing.md for the implementation-defined choices. sli
 bounds) is a shape op (:mod:`shlo.ops.shape`); dynamic_gather is in :mod:`shlo.ops.dynamic`.
 """
 
-from . import dynamic_slice, gather, scatter  # noqa: F401  (each defines its ops)
-from ._indices import to_index
-from .dynamic_slice import dynamic_slice_array
-from .gather import GatherDimensionNumbers, gather_array, infer_gather_shape
-from .scatter import (ScatterDimensionNumbers, UpdateComputation, occurrence_rank,
-                      scatter_arrays, scatter_targets)
+from .._lazy import package_getattr
 
 __all__ = ["GatherDimensionNumbers", "ScatterDimensionNumbers", "gather_array", "scatter_arrays",
            "scatter_targets", "to_index", "dynamic_slice_array", "UpdateComputation",
            "occurrence_rank", "infer_gather_shape"]
+
+# The modules are imported when first used (the registry imports an op's module when the op is
+# first looked up: shlo/ops/_index.py).
+__getattr__ = package_getattr(__name__, {
+    "to_index": "._indices", "dynamic_slice_array": ".dynamic_slice",
+    "GatherDimensionNumbers": ".gather", "gather_array": ".gather",
+    "infer_gather_shape": ".gather", "ScatterDimensionNumbers": ".scatter",
+    "UpdateComputation": ".scatter", "occurrence_rank": ".scatter", "scatter_arrays": ".scatter",
+    "scatter_targets": ".scatter"})

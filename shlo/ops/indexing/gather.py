@@ -130,8 +130,8 @@ def gather(op: Operation, ctx: PrepareContext) -> Kernel:
 def infer_gather_shape(op: Operation, diag: Diagnostics, operand: Any, start_indices: Any,
                        slice_sizes: Sequence[int | None] | None,
                        dims: GatherDimensionNumbers) -> tuple[int | None, ...] | None:
-    """gather (C1-C21, with batching dimensions) and the result shape they determine (C13-C14
-    of the seed spec: batch dimensions of `start_indices` where `offset_dims` are not, the
+    """gather (C1-C21, with batching dimensions, in upstream's order: C9, C12, C21 and C5 after
+    the others) and the result shape they determine (C13-C14 of the seed spec: batch dimensions of `start_indices` where `offset_dims` are not, the
     offset sizes of `slice_sizes` where they are; None entries for `?`), or None (unranked
     operands, or after reporting a violation). ``slice_sizes`` has None entries, or is None,
     where they are not static (dynamic_gather)."""
@@ -168,12 +168,6 @@ def infer_gather_shape(op: Operation, diag: Diagnostics, operand: Any, start_ind
         diag.error(op, "C4", f"expects offset_dims to not repeat, got: "
                              f"{_c.dims_str(offset_dims)}")
         return None
-    if indices_shape is not None:
-        implied = len(offset_dims) + len(indices_shape) - (
-            1 if index_vector_dim < len(indices_shape) else 0)
-        if not in_range(op, diag, "C5", "offset_dims", offset_dims, implied,
-                        "implied-result-rank"):
-            return None
     if not _c._disjoint(op, diag, "C6", collapsed_slice_dims, operand_batching_dims,
                         "collapsed_slice_dims", "operand_batching_dims"):
         return None
@@ -185,13 +179,6 @@ def infer_gather_shape(op: Operation, diag: Diagnostics, operand: Any, start_ind
                                                   collapsed_slice_dims, len(operand_shape),
                                                   "rank-of('operand')"):
         return None
-    if slice_sizes is not None:
-        for d in collapsed_slice_dims:
-            if 0 <= d < len(slice_sizes) and slice_sizes[d] is not None and slice_sizes[d] > 1:
-                diag.error(op, "C9", f"Expects that for each dim in collapsed_slice_dims, "
-                                     f"slice_sizes[dim] should be <= 1, but got "
-                                     f"{slice_sizes[d]}")
-                return None
     if not is_sorted(operand_batching_dims):
         diag.error(op, "C10", f"expects operand_batching_dims to be sorted, got: "
                               f"{_c.dims_str(operand_batching_dims)}")
@@ -200,13 +187,6 @@ def infer_gather_shape(op: Operation, diag: Diagnostics, operand: Any, start_ind
                                                   operand_batching_dims, len(operand_shape),
                                                   "rank-of('operand')"):
         return None
-    if slice_sizes is not None:
-        for d in operand_batching_dims:
-            if 0 <= d < len(slice_sizes) and slice_sizes[d] is not None and slice_sizes[d] > 1:
-                diag.error(op, "C12", f"Expects that for each dim in operand_batching_dims, "
-                                      f"slice_sizes[dim] should be <= 1, but got "
-                                      f"{slice_sizes[d]}")
-                return None
     if not _c.is_unique(start_indices_batching_dims):
         diag.error(op, "C13", f"expects start_indices_batching_dims to not repeat, got: "
                               f"{_c.dims_str(start_indices_batching_dims)}")
@@ -244,11 +224,32 @@ def infer_gather_shape(op: Operation, diag: Diagnostics, operand: Any, start_ind
             diag.error(op, "C20", f"slice_sizes size ({len(slice_sizes)}) not equal to operand "
                                   f"rank ({len(operand_shape)})")
             return None
+    if slice_sizes is not None:
+        for d in collapsed_slice_dims:
+            if 0 <= d < len(slice_sizes) and slice_sizes[d] is not None and slice_sizes[d] > 1:
+                diag.error(op, "C9", f"Expects that for each dim in collapsed_slice_dims, "
+                                     f"slice_sizes[dim] should be <= 1, but got "
+                                     f"{slice_sizes[d]}")
+                return None
+    if slice_sizes is not None:
+        for d in operand_batching_dims:
+            if 0 <= d < len(slice_sizes) and slice_sizes[d] is not None and slice_sizes[d] > 1:
+                diag.error(op, "C12", f"Expects that for each dim in operand_batching_dims, "
+                                      f"slice_sizes[dim] should be <= 1, but got "
+                                      f"{slice_sizes[d]}")
+                return None
+    if slice_sizes is not None and operand_shape is not None:
         for i, (s, n) in enumerate(zip(slice_sizes, operand_shape)):
             if s is not None and (s < 0 or n is not None and s > n):
                 diag.error(op, "C21", f"slice size ({s}) is out of bounds for operand dimension "
                                       f"({n}) at index {i}")
                 return None
+    if indices_shape is not None:
+        implied = len(offset_dims) + len(indices_shape) - (
+            1 if index_vector_dim < len(indices_shape) else 0)
+        if not in_range(op, diag, "C5", "offset_dims", offset_dims, implied,
+                        "implied-result-rank"):
+            return None
     if indices_shape is None or operand_shape is None:
         return None
     batch = [d for i, d in enumerate(indices_shape) if i != index_vector_dim]

@@ -288,30 +288,27 @@ def scatter(op: Operation, ctx: PrepareContext) -> Kernel:
 
 @inference("stablehlo.scatter")
 def _infer_scatter(op: Operation, diag: Diagnostics) -> list[Type] | None:
-    """(C15) `update_computation` is a reducer region over the inputs' element types;
+    """(C15) `update_computation` is a reducer region over the inputs' element types (its
+    accumulators promotable from the updates', as upstream checks it);
     (C16-C17) `shape(results...) = shape(inputs...)`, with the element types the region
     returns."""
     n = (len(op.operands) - 1) // 2
     inputs = [v.type for v in op.operands[:n]]
-    if n == 0 or not all(isinstance(t, TensorType) for t in inputs):
+    updates = [v.type for v in op.operands[n + 1:]]
+    if n == 0 or not all(isinstance(t, TensorType) for t in inputs + updates):
         return None
-    scalars = [TensorType((), a.element_type) for a in inputs]
+    scalars = [TensorType((), u.element_type) for u in updates]  # (as upstream's init values)
     rets = check_reducer(op, diag, "C15", 0, inputs, scalars, [])
     if rets is None:
         return None
     return [TensorType(a.shape, r.element_type) for a, r in zip(inputs, rets)]
 
 
-def check_scatter_dimension_numbers(op: Operation, diag: Diagnostics, inputs: Sequence[Any],
-                                    scatter_indices: Any, updates: Sequence[Any],
-                                    dims: ScatterDimensionNumbers) -> bool:
-    """scatter (C1-C4, C7-C14, C19, with batching dimensions): the dimension numbers against
-    the shapes of inputs, scatter_indices and updates."""
-    update_window_dims = dims.update_window_dims
-    inserted_window_dims = dims.inserted_window_dims
-    input_batching_dims = dims.input_batching_dims
-    scatter_indices_batching_dims = dims.scatter_indices_batching_dims
-    scatter_dims_to_operand_dims = dims.scatter_dims_to_operand_dims
+def check_scatter_shapes(op: Operation, diag: Diagnostics, inputs: Sequence[Any],
+                         scatter_indices: Any, updates: Sequence[Any],
+                         dims: ScatterDimensionNumbers) -> bool:
+    """scatter (C1, C3, C19), upstream's first checks: the inputs' shapes agree, the updates'
+    shapes agree, index_vector_dim is within the indices' rank (plus one)."""
     index_vector_dim = dims.index_vector_dim
     ranked_in = [t for t in inputs if isinstance(t, TensorType) and t.shape is not None]
     for t in ranked_in[1:]:
@@ -323,19 +320,46 @@ def check_scatter_dimension_numbers(op: Operation, diag: Diagnostics, inputs: Se
         if not _c.compatible_shapes(ranked_up[0].shape, t.shape):
             diag.error(op, "C3", "Not all updates have compatible shapes.")
             return False
+    indices_shape = scatter_indices.shape if isinstance(scatter_indices, TensorType) else None
+    if indices_shape is not None and not 0 <= index_vector_dim <= len(indices_shape):
+        diag.error(op, "C19", f"Expects index_vector_dim to be in range [0, "
+                              f"rank-of('scatter_indices')] i.e. [0, {len(indices_shape)}]. "
+                              f"got: {index_vector_dim}.")
+        return False
+    return True
+
+
+def check_scatter_dimension_numbers(op: Operation, diag: Diagnostics, inputs: Sequence[Any],
+                                    scatter_indices: Any, updates: Sequence[Any],
+                                    dims: ScatterDimensionNumbers) -> bool:
+    """scatter (C2, C4, C7-C14), after :func:`check_scatter_shapes` and the region, in upstream's
+    order: the rank of the updates, the dimension numbers, then the bounds of the updates."""
+    update_window_dims = dims.update_window_dims
+    inserted_window_dims = dims.inserted_window_dims
+    input_batching_dims = dims.input_batching_dims
+    scatter_indices_batching_dims = dims.scatter_indices_batching_dims
+    scatter_dims_to_operand_dims = dims.scatter_dims_to_operand_dims
+    index_vector_dim = dims.index_vector_dim
+    ranked_in = [t for t in inputs if isinstance(t, TensorType) and t.shape is not None]
+    ranked_up = [t for t in updates if isinstance(t, TensorType) and t.shape is not None]
     input_shape = ranked_in[0].shape if ranked_in else None
     updates_shape = ranked_up[0].shape if ranked_up else None
     indices_shape = scatter_indices.shape if isinstance(scatter_indices, TensorType) else None
+    if updates_shape is not None and indices_shape is not None:
+        expanded = len(indices_shape) + (1 if index_vector_dim == len(indices_shape) else 0)
+        want = expanded - 1 + len(update_window_dims)
+        if len(updates_shape) != want:
+            diag.error(op, "C4", f"expects updates tensor must be of rank {want} ( == "
+                                 f"rank-of('scatter_indices') - 1 + size-of('update_window_dims'),"
+                                 f" where 'scatter_indices' is expanded by a trailing 1 dimension "
+                                 f"if 'index_vector_dim' == rank-of('scatter_indices')), but got "
+                                 f"{len(updates_shape)}.")
+            return False
     n_window = len(update_window_dims) + len(inserted_window_dims) + len(input_batching_dims)
     if input_shape is not None and len(input_shape) != n_window:
         diag.error(op, "C2", f"Expects rank-of operand to match size-of('update_window_dims') + "
                              f"size-of('inserted_window_dims') + size-of('input_batching_dims') "
                              f"i.e. {n_window} but got {len(input_shape)}.")
-        return False
-    if indices_shape is not None and not 0 <= index_vector_dim <= len(indices_shape):
-        diag.error(op, "C19", f"Expects index_vector_dim to be in range [0, "
-                              f"rank-of('scatter_indices')] i.e. [0, {len(indices_shape)}]. "
-                              f"got: {index_vector_dim}.")
         return False
     if not is_sorted(update_window_dims):
         diag.error(op, "C7", f"Expects update_window_dims to be sorted; got: "
@@ -379,7 +403,7 @@ def check_scatter_dimension_numbers(op: Operation, diag: Diagnostics, inputs: Se
             return False
         if index_vector_dim in scatter_indices_batching_dims:
             diag.error(op, "C15", f"expects scatter_indices_batching_dims not to include "
-                                  f"index_vector_dim {index_vector_dim}")
+                                  f"index_vector_dim {index_vector_dim}.")
             return False
     if len(input_batching_dims) != len(scatter_indices_batching_dims):
         diag.error(op, "C16", "input_batching_dims and scatter_indices_batching_dims should have "
@@ -390,7 +414,7 @@ def check_scatter_dimension_numbers(op: Operation, diag: Diagnostics, inputs: Se
             if not _c.compatible_dims(input_shape[a], indices_shape[b]):
                 diag.error(op, "C17", f"input_batching_dims[{i}] and "
                                       f"scatter_indices_batching_dims[{i}] must have compatible "
-                                      f"sizes, but got {input_shape[a]} and {indices_shape[b]}")
+                                      f"sizes, but got {input_shape[a]} and {indices_shape[b]}.")
                 return False
     if indices_shape is not None:
         n_idx = indices_shape[index_vector_dim] if index_vector_dim < len(indices_shape) else 1
@@ -408,15 +432,6 @@ def check_scatter_dimension_numbers(op: Operation, diag: Diagnostics, inputs: Se
                                                 "rank-of('operand')"):
         return False
     if updates_shape is not None and indices_shape is not None:
-        expanded = len(indices_shape) + (1 if index_vector_dim == len(indices_shape) else 0)
-        want = expanded - 1 + len(update_window_dims)
-        if len(updates_shape) != want:
-            diag.error(op, "C4", f"expects updates tensor must be of rank {want} ( == "
-                                 f"rank-of('scatter_indices') - 1 + size-of('update_window_dims'),"
-                                 f" where 'scatter_indices' is expanded by a trailing 1 dimension "
-                                 f"if 'index_vector_dim' == rank-of('scatter_indices')), but got "
-                                 f"{len(updates_shape)}.")
-            return False
         if input_shape is not None:
             window_operand_dims = [d for d in range(len(input_shape))
                                    if d not in inserted_window_dims and d not in
@@ -439,7 +454,7 @@ def check_scatter_dimension_numbers(op: Operation, diag: Diagnostics, inputs: Se
                 diag.error(op, "C4", f"expects bounds of the scatter dimensions of updates to be "
                                      f"same as the bounds of the corresponding dimensions of "
                                      f"scatter indices. For scatter dimension {ud}, updates bound "
-                                     f"is {ub}, scatter_indices bound is {sb}.")
+                                     f"is {ub} , scatter_indices bound is {sb}.")
                 return False
     return True
 
@@ -459,16 +474,22 @@ def _verify_scatter(op: Operation, diag: Diagnostics) -> None:
     if n == 0:
         diag.error(op, "C5", "expects at least one input")
         return
+    dims = ScatterDimensionNumbers.of(op)
+    if dims is not None and not check_scatter_shapes(op, diag, inputs, scatter_indices, updates,
+                                                     dims):
+        return
+    count = len(diag)
+    inferred = _infer_scatter(op, diag)
+    if len(diag) > count:
+        return
+    if dims is not None and not check_scatter_dimension_numbers(op, diag, inputs,
+                                                                 scatter_indices, updates, dims):
+        return
     for i, (a, u) in enumerate(zip(inputs, updates)):
         if not _c.compatible_element_types(a.element_type, u.element_type):
             diag.error(op, "C6", f"expects updates and inputs to have the same element types: "
                                  f"input {i} is {_c.types_str([a])}, update {i} is "
                                  f"{_c.types_str([u])}")
             return
-    dims = ScatterDimensionNumbers.of(op)
-    if dims is not None and not check_scatter_dimension_numbers(op, diag, inputs,
-                                                                 scatter_indices, updates, dims):
-        return
-    inferred = _infer_scatter(op, diag)
     if inferred is not None:
         _c.check_inferred(op, diag, "C16, C17", inferred)

@@ -15,10 +15,14 @@ The kernels never loop over elements: windows of `convolution` are strided views
 sides).
 """
 
-from . import batch_norm, convolution, decompositions, dot, fft  # noqa: F401  (fill the registry)
-from .convolution import conv_dimension_numbers
-from .dot import DotDimensionNumbers, dot_dimension_numbers
-from .matmul import DotAlgorithm, Matmul, blas_matmul
+from .._lazy import package_getattr
 
 __all__ = ["Matmul", "DotAlgorithm", "blas_matmul", "conv_dimension_numbers",
            "dot_dimension_numbers", "DotDimensionNumbers"]
+
+# The modules are imported when first used (the registry imports an op's module when the op is
+# first looked up: shlo/ops/_index.py).
+__getattr__ = package_getattr(__name__, {
+    "conv_dimension_numbers": ".convolution", "DotDimensionNumbers": ".dot",
+    "dot_dimension_numbers": ".dot", "DotAlgorithm": ".matmul", "Matmul": ".matmul",
+    "blas_matmul": ".matmul"})

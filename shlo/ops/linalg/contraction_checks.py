@@ -55,7 +55,8 @@ def result_shape_ok(op: Operation, diag: Diagnostics, label: str,
 def quantized_dot_like_ok(op: Operation, diag: Diagnostics, lhs: TensorType, rhs: TensorType,
                           res: TensorType, label: str) -> bool:
     """The quantization constraints dot_general and convolution share: rhs quantized whenever
-    anything is, storage/expressed types agree, hybrid ops keep float lhs and result."""
+    anything is, storage/expressed types agree, a per-tensor rhs gives a per-tensor result,
+    hybrid ops keep float lhs and result."""
     le, re_, oe = lhs.element_type, rhs.element_type, res.element_type
     lq, rq, oq = (isinstance(e, QuantizedType) for e in (le, re_, oe))
     if not (lq or rq or oq):
@@ -72,6 +73,10 @@ def quantized_dot_like_ok(op: Operation, diag: Diagnostics, lhs: TensorType, rhs
         if not le.expressed_type == re_.expressed_type == oe.expressed_type:
             diag.error(op, label, "mismatched lhs, rhs and result quantization expressed types: "
                                   + _c.types_str([lhs, rhs, res]))
+            return False
+        if re_.quantization_dimension is None and oe.quantization_dimension is not None:
+            diag.error(op, label, "mismatched rhs and result quantization granularity: "
+                                  + _c.types_str([rhs, res]))
             return False
     elif not re_.expressed_type == le == oe:
         diag.error(op, label, "mismatched rhs quantization expressed type and lhs and result "

@@ -59,12 +59,10 @@ def _parse_window(p: Parser, props: dict[str, Any]) -> None:
     if p.v != "}":
         while True:
             key = p.bare()
-            if key not in _WINDOW_KEYS:
-                p.error(f"unknown window attribute '{key}'", found=False)
+            if key not in _WINDOW_KEYS or _WINDOW_KEYS[key] in props:  # (upstream's words)
+                p.error(f"Unexpected keyword {key}", found=False)
             p.expect("=")
             target = _WINDOW_KEYS[key]
-            if target in props:
-                p.error(f"duplicate '{key}' in window attributes", found=False)
             if key == "pad":
                 p.expect("[")
                 rows: list[tuple[int, int]] = []
@@ -72,7 +70,8 @@ def _parse_window(p: Parser, props: dict[str, Any]) -> None:
                     while True:
                         pair = parse_int_list(p)
                         if len(pair) != 2:
-                            p.error("expected padding pairs [low, high]", found=False)
+                            p.error(f"Expected array with 2 elements, got {len(pair)} elements "
+                                    f"instead", found=False)
                         rows.append(pair)  # type: ignore[arg-type]
                         if not p.accept(","):
                             break
@@ -139,7 +138,16 @@ def _parse_convolution(p: Parser, name: str, nres: int, start: int) -> Operation
     p.keyword("window")
     p.expect("=")
     _parse_window(p, props)
+    at = p.start
     parse_attrdict(p, name, props, attrs)
+    for key in ("feature_group_count", "batch_group_count"):
+        # MLIR's parser checks the attr-dict's inherent attributes (verifyInherentAttrs) and
+        # reports at the dictionary
+        if isinstance(props.get(key), IntegerAttr) and props[key].value <= 0:
+            e = p.make_error(f"'{name}' op attribute '{key}' failed to satisfy constraint: "
+                             f"64-bit signless integer attribute whose value is positive", at)
+            e.custom_op_prefixed = True  # type: ignore[attr-defined]  (it names the op)
+            raise e
     p.expect(":")
     res = types_functional(p, operands)
     return Operation(name, operands, res, props, attrs)
@@ -317,19 +325,20 @@ def _infer_conv(op: Operation, diag: Diagnostics, dynamic: bool) -> list[Type] |
         diag.error(op, "C12", f"expects convolution arguments to have {nsp + 2} dimensions. Got: "
                               f"{n}")
         return None
-    ins = [dn.input_batch_dimension, *isd, dn.input_feature_dimension]
-    ker = [*ksd, dn.kernel_input_feature_dimension, dn.kernel_output_feature_dimension]
-    out = [dn.output_batch_dimension, *osd, dn.output_feature_dimension]
+    # (in upstream's order, which its messages list: the two non-spatial, then spatial ones)
+    ins = [dn.input_batch_dimension, dn.input_feature_dimension, *isd]
+    ker = [dn.kernel_input_feature_dimension, dn.kernel_output_feature_dimension, *ksd]
+    out = [dn.output_batch_dimension, dn.output_feature_dimension, *osd]
+    for dims, label in ((ins, "C13"), (ker, "C18"), (out, "C20")):
+        if any(not 0 <= d < n for d in dims):
+            diag.error(op, label, f"expects input, kernel, and output dimension-numbers to be "
+                                  f"in-range [0, {n}).")
+            return None
     for name, dims, label in (("input", ins, "C13"), ("kernel", ker, "C18"),
                               ("output", out, "C20")):
         if not _c.is_unique(dims):
             diag.error(op, label, f"expects {name} dimension-numbers to be unique, got "
                                   f"{{{', '.join(map(str, dims))}}}.")
-            return None
-    for dims, label in ((ins, "C13"), (ker, "C18"), (out, "C20")):
-        if any(not 0 <= d < n for d in dims):
-            diag.error(op, label, f"expects input, kernel, and output dimension-numbers to be "
-                                  f"in-range [0, {n}).")
             return None
     if fgc > 1 and bgc > 1:
         diag.error(op, "C23", f"expects batch_group_count and feature_group_count not to be both"
@@ -366,11 +375,26 @@ def _infer_conv(op: Operation, diag: Diagnostics, dynamic: bool) -> list[Type] |
         diag.error(op, "C16", f"expects kernel output feature dimension ({kout}) to be divisible"
                               f" by feature_group_count. For feature_group_count = {fgc}.")
         return None
+    if not precision_config_ok(op, diag, "C24"):
+        return None
     window = [rhs.shape[d] for d in ksd]
     if not positive_window(op, diag, "C25", window):
         return None
+    pads = None
+    if dynamic:
+        pt = op.operands[2].type if len(op.operands) > 2 else None
+        if isinstance(pt, TensorType) and pt.shape is not None:
+            if len(pt.shape) != 2:
+                diag.error(op, "C4", f"expects padding to be of rank 2 but got {len(pt.shape)}")
+                return None
+            if tuple(pt.shape) != (nsp, 2):
+                diag.error(op, "C4", f"expects padding to be of shape [{nsp}, 2], but got "
+                                     f"[{_c.size_str(pt.shape[0])}, {_c.size_str(pt.shape[1])}]")
+                return None
+            # upstream checks the window attributes once the padding is a known constant
+            pads = _c.constant_ints(op.operands[2])
     strides = window_list(op, diag, "C2, C3", "window_strides", "window-strides", nsp,
-                          positive="stride", check_size=not dynamic)
+                          positive="stride", check_size=not dynamic or pads is not None)
     if strides is None:
         return None
     padding = [(0, 0)] * nsp if dynamic else check_padding(op, diag, "C4", nsp)
@@ -388,8 +412,6 @@ def _infer_conv(op: Operation, diag: Diagnostics, dynamic: bool) -> list[Type] |
     if reversal and len(reversal) != nsp:
         diag.error(op, "C9", f"expects window-reversal to have same dimension-size as size of"
                              f" window dimensions ({nsp}), but got: {len(reversal)}.")
-        return None
-    if not precision_config_ok(op, diag, "C24"):
         return None
     shape: list[int | None] = [None] * n
     shape[dn.output_batch_dimension] = None if batch is None else batch // bgc
@@ -419,10 +441,6 @@ def _verify_conv(op: Operation, diag: Diagnostics, inferred: list[Type] | None) 
             oe.quantization_dimension != dn.output_feature_dimension:
         diag.error(op, "C33", "quantization dimension of result should be same with "
                               "output_feature_dimension")
-        return
-    if isinstance(re_, QuantizedType) and re_.quantization_dimension is None and \
-            isinstance(oe, QuantizedType) and oe.quantization_dimension is not None:
-        diag.error(op, "C31", "a per-tensor quantized rhs requires a per-tensor quantized result")
         return
     quantized_dot_like_ok(op, diag, lhs, rhs, res, "C28")
 

@@ -124,6 +124,7 @@ def _parse_dot_general(p: Parser, name: str, nres: int, start: int) -> Operation
         elif p.v == "algorithm":
             p._advance()
             p.expect("=")
+            algo_loc = p.location_at(p.start)
             p.expect("<")
             algo = p.struct_params()
             p.expect(">")
@@ -133,7 +134,10 @@ def _parse_dot_general(p: Parser, name: str, nres: int, start: int) -> Operation
     parse_attrdict(p, name, props, attrs)
     p.expect(":")
     res = types_functional(p, [lhs, rhs])
-    return Operation(name, [lhs, rhs], res, props, attrs)
+    op = Operation(name, [lhs, rhs], res, props, attrs)
+    if "algorithm" in props:
+        op.attr_locations = {"algorithm": algo_loc}
+    return op
 
 
 def _print_dot_general(pr: Printer, op: Operation) -> str | None:
@@ -307,6 +311,8 @@ def _verify_dot_general(op: Operation, diag: Diagnostics) -> None:
 
     `element_type(lhs) = element_type(rhs)` for non-quantized operands is not enforced: upstream
     accepts mixed element types (for example `i8 x i8 -> i32`, `bf16 x f32`)."""
+    if not _check_dot_algorithm(op, diag):
+        return
     if not _c.signature(op, diag, [_c.TENSOR, _c.TENSOR_QA], [_c.TENSOR_QA],
                         attrs={"dot_dimension_numbers": "any"},
                         optional_attrs={"precision_config": "any", "algorithm": "any"}):
@@ -315,6 +321,11 @@ def _verify_dot_general(op: Operation, diag: Diagnostics) -> None:
         return
     inferred = _infer_dot_general(op, diag)
     if inferred is None or not result_shape_ok(op, diag, "C12", inferred[0].shape):
+        return
+    if op.attr("algorithm") is not None and any(
+            getattr(p, "value", p) != "DEFAULT"
+            for p in getattr(op.attr("precision_config"), "values", ())):
+        diag.error(op, "C21", "must specify DEFAULT precision config when algorithm is set.")
         return
     lhs, rhs = op.operands[0].type, op.operands[1].type
     re_ = rhs.element_type
@@ -331,9 +342,7 @@ def _verify_dot_general(op: Operation, diag: Diagnostics) -> None:
                 diag.error(op, "C18", "Quantization dimension of rhs should not be in the "
                                       "contracting dimension of rhs")
                 return
-    if not quantized_dot_like_ok(op, diag, lhs, rhs, op.results[0].type, "C14"):
-        return
-    _check_dot_algorithm(op, diag)
+    quantized_dot_like_ok(op, diag, lhs, rhs, op.results[0].type, "C14")
 
 
 def _type_name(t: Any) -> str:
@@ -341,12 +350,16 @@ def _type_name(t: Any) -> str:
     return getattr(t, "name", str(t))
 
 
-def _check_dot_algorithm(op: Operation, diag: Diagnostics) -> None:
-    """(C21-C24) of a `#stablehlo.dot_algorithm<...>`: positive counts, and a combination of
-    types and operation count known to some hardware (upstream's list)."""
+def _check_dot_algorithm(op: Operation, diag: Diagnostics) -> bool:
+    """(C22-C24) of a `#stablehlo.dot_algorithm<...>`: positive counts, and a combination of
+    types and operation count known to some hardware (upstream's list; imprecise accumulation
+    only for f8 operands). MLIR checks these when it builds the attribute, so they come first
+    and are reported on the attribute's own line."""
     a = op.attr("algorithm")
     if not isinstance(a, StructAttr):
-        return
+        return True
+    n = len(diag)
+    loc = op.attr_location("algorithm")
     lp, rp = _type_name(a.get("lhs_precision_type")), _type_name(a.get("rhs_precision_type"))
     acc = _type_name(a.get("accumulation_type"))
     lcc = _c.struct_int(a, "lhs_component_count", 1)
@@ -354,27 +367,28 @@ def _check_dot_algorithm(op: Operation, diag: Diagnostics) -> None:
     nops = _c.struct_int(a, "num_primitive_operations", 1)
     imprecise = _c.struct_int(a, "allow_imprecise_accumulation", 0)
     if lcc < 1:
-        diag.error(op, "C21", "lhs component count must be positive")
-        return
+        diag.error(op, "C22", "lhs component count must be positive", location=loc)
+        return False
     if rcc < 1:
-        diag.error(op, "C22", "rhs component count must be positive")
-        return
+        diag.error(op, "C23", "rhs component count must be positive", location=loc)
+        return False
     if nops < 1:
-        diag.error(op, "C23", "num primitive operations must be positive")
-        return
+        diag.error(op, "C24", "num primitive operations must be positive", location=loc)
+        return False
     f8 = lambda t: t.startswith("f8")  # noqa: E731
     known = lcc == 1 and rcc == 1 and (
-        f8(lp) and f8(rp) and acc == "f32" and nops == 1 or
+        f8(lp) and f8(rp) and acc == "f32" and nops == 1 or not imprecise and (
         lp == rp == "f16" and acc in ("f16", "f32") and nops == 1 or
         lp == rp == "bf16" and acc in ("bf16", "f32") and nops in (1, 3, 6, 9) or
         lp == rp == "tf32" and acc == "f32" and nops in (1, 3) or
         lp == rp == "f32" and acc == "f32" and nops == 1 or
-        lp == rp == "f64" and acc == "f64" and nops == 1)
+        lp == rp == "f64" and acc == "f64" and nops == 1))
     if not known:
         diag.error(op, "C24", f"dot algorithm not known to be supported on any hardware: "
                               f"{{lhs:'{lp}', rhs:'{rp}', accum:'{acc}', lhs_components:{lcc}, "
                               f"rhs_components:{rcc}, primitive_ops:{nops}, "
-                              f"imprecise:{int(imprecise)}}}")
+                              f"imprecise:{int(imprecise)}}}", location=loc)
+    return len(diag) == n
 
 
 # --- dot (spec "Not in HLO" ops: a dot_general of rank-1/rank-2 operands) -------------------------

@@ -114,21 +114,25 @@ def _infer_fft(op: Operation, diag: Diagnostics) -> list[Type] | None:
     if shape is None:
         return [TensorType(None, result_et)]
     inner = list(shape[len(shape) - k:])
-    got = f"Got: {_c.dims_str(inner)[1:-1]} but wanted {', '.join(map(str, length))}"
+    # (upstream's messages print the whole operand shape, an unknown size as kDynamic)
+    full = ", ".join(map(_c.size_str, shape))
+    wanted = ", ".join(map(str, length))
     if kind == "RFFT" and not _c.compatible_shapes(inner, length):
         diag.error(op, "C4", f"RFFT requires innermost dimensions to be compatible with "
-                             f"fft_length. {got}.")
+                             f"fft_length. Got: {full} but wanted {wanted}.")
         return None
     if kind == "IRFFT":
-        if not _c.compatible_shapes(inner[:-1], length[:-1]):
-            diag.error(op, "C4", f"IRFFT requires non-final dimensions to be compatible with "
-                                 f"fft_length. {got}")
-            return None
-        want = _half(length[-1])
-        if inner[-1] is not None and inner[-1] != want:
+        for a, b in zip(inner[:-1], length):
+            if not _c.compatible_dims(a, b):
+                diag.error(op, "C4", f"IRFFT requires non-final dimensions to be compatible "
+                                     f"with fft_length. Got: {full} but wanted {wanted}, and "
+                                     f"{a} != {b}.")
+                return None
+        n = inner[-1]
+        if n is not None and n != length[-1] // 2 + 1 and not n == 0 == length[-1]:
             diag.error(op, "C5", f"IRFFT requires innermost dimension to be compatible with "
                                  f"fft_length[-1]/2+1. Got: {inner[-1]} but fft_length is "
-                                 f"{length[-1]}.")
+                                 f"{wanted}.")
             return None
     return [TensorType(_result_shape(tuple(shape), kind, tuple(length)), result_et)]
 

@@ -7,10 +7,13 @@ and the window arithmetic in :mod:`shlo.ops._windows`. Implementation-defined ch
 written in docs/semantics/reduction.md.
 """
 
-from . import map, reduce, reduce_window, select_and_scatter, sort  # noqa: F401  (the registry)
-from .._regions import reduce_with_body
-# the fast-path recognisers and the sort algorithms, by the names the tests use
-from .reduce import _projected_body  # noqa: F401
-from .sort import _analyze, _merge_sort_order, _stable_argsort  # noqa: F401
+from .._lazy import package_getattr
 
 __all__ = ["reduce_with_body"]
+
+# The modules are imported when first used (the registry imports an op's module when the op is
+# first looked up: shlo/ops/_index.py). The fast-path recognisers and the sort algorithms go by
+# the names the tests use.
+__getattr__ = package_getattr(__name__, {
+    "reduce_with_body": ".._regions", "_projected_body": ".reduce", "_analyze": ".sort",
+    "_merge_sort_order": ".sort", "_stable_argsort": ".sort"})

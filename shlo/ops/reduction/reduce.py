@@ -350,15 +350,16 @@ def _infer_reduce(op: Operation, diag: Diagnostics) -> list[Type] | None:
     if dims is None:
         return None
     shape = next((t.shape for t in inputs if t.shape is not None), None)
-    if shape is not None:
-        for d in dims:
-            if not 0 <= d < len(shape):
-                diag.error(op, "C4", f"Out-of-bounds dimension {d}, expected to be in range "
-                                     f"[0, {len(shape)})")
-                return None
-    if not _c.is_unique(dims):
-        diag.error(op, "C5", f"Duplicate reduction dimension: {_c.dims_str(dims)}")
-        return None
+    seen: set[int] = set()
+    for d in dims:
+        if shape is not None and not 0 <= d < len(shape):
+            diag.error(op, "C4", f"Out-of-bounds dimension {d}, expected to be in range "
+                                 f"[0, {len(shape)})")
+            return None
+        if d in seen:
+            diag.error(op, "C5", f"Duplicate reduction dimension: {d}")
+            return None
+        seen.add(d)
     kept = None if shape is None else [s for i, s in enumerate(shape) if i not in dims]
     rets = check_reducer(op, diag, "C6", 0, inputs, inits, kept)
     if rets is None:
@@ -371,6 +372,14 @@ def _infer_reduce(op: Operation, diag: Diagnostics) -> list[Type] | None:
 def _verify_reduce(op: Operation, diag: Diagnostics) -> None:
     """reduce (C1-C8): same input shapes, matching init values, unique in-range dimensions, a
     reducer `body` of the right type, and the result types the spec determines."""
+    block = _c.region_block(op, 0)
+    if len(op.operands) % 2 and block is not None and \
+            len(block.arguments) != len(op.operands) // 2 * 2:
+        # MLIR splits an odd number of operands into two groups of n // 2 (and ignores the last
+        # operand): its first complaint is then the region's
+        diag.error(op, "C6", f"Reduction-region must take {len(op.operands) // 2 * 2} "
+                             f"parameters, but takes {len(block.arguments)} parameter(s)")
+        return
     if not _c.signature(op, diag, [(_c.TENSOR, "*"), (_c.TENSOR, "*")], [(_c.TENSOR, "*")],
                         attrs={"dimensions": "ints"}, regions=1):
         return

@@ -103,7 +103,7 @@ def _infer_reduce_window(op: Operation, diag: Diagnostics) -> list[Type] | None:
     inputs = [v.type for v in op.operands[:n]]
     inits = [v.type for v in op.operands[n:]]
     if n == 0:
-        diag.error(op, "C1", "expects at least one input")
+        diag.error(op, "C1", "requires at least 1 input value")
         return None
     if not inputs_compatible(op, diag, "C2", inputs):
         return None
@@ -134,7 +134,7 @@ def _infer_reduce_window(op: Operation, diag: Diagnostics) -> list[Type] | None:
     padding = check_padding(op, diag, "C12", rank)
     if padding is None:
         return None
-    rets = check_reducer(op, diag, "C13", 0, inputs, inits, list(shape))
+    rets = check_reducer(op, diag, "C13", 0, inputs, inits, list(window_dimensions))
     if rets is None:
         return None
     out = tuple(num_windows(shape[i], window_dimensions[i], strides[i], padding[i], base[i],

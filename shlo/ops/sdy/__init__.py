@@ -1,7 +1,7 @@
 """The Shardy (`sdy`) dialect and the GSPMD sharding annotations (docs/sharding.md).
 
-* :mod:`.attrs`: `#sdy.*` attributes as values, their parser (registered here as the `sdy`
-  dialect-attribute hook of the attribute parser) and their text;
+* :mod:`.attrs`: `#sdy.*` attributes as values, their parser (the `sdy` dialect-attribute hook
+  of the attribute parser, registered there) and their text;
 * :mod:`.ops`: the sdy ops that carry shardings (identities on values), `sdy.mesh`,
   `sdy.return`, `sdy.constant`, `sdy.named_computation`;
 * :mod:`.manual`: `sdy.manual_computation`, run SPMD on the process grid;
@@ -10,7 +10,8 @@
 * :mod:`.plan`: how a sharded program runs (once, or one process per device).
 """
 
-from ...syntax.parse_attributes import DIALECT_ATTRIBUTE_HOOKS
-from . import attrs, gspmd, manual, ops, plan  # noqa: F401
+from .._lazy import package_getattr
 
-DIALECT_ATTRIBUTE_HOOKS["sdy"] = attrs.parse_sdy_attribute
+# The modules are imported when first used (the registry imports an op's module when the op is
+# first looked up: shlo/ops/_index.py).
+__getattr__ = package_getattr(__name__, {})

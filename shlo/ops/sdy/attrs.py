@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Union
 from ...attributes import DialectAttr, OpaqueAttr
 from ...spelling import escape_string
 from ...syntax.lexer import AT, BARE
+from ...syntax.parse_attributes import DIALECT_ATTRIBUTE_HOOKS
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...syntax.parser import Parser
@@ -652,3 +653,6 @@ def parse_sdy_attribute(p: Parser, name: str) -> Any:
         p.expect(">")
         return r
     return OpaqueAttr(p._capture_opaque())
+
+
+DIALECT_ATTRIBUTE_HOOKS["sdy"] = parse_sdy_attribute

@@ -26,8 +26,6 @@ from dataclasses import dataclass
 
 from ...attributes import ArrayAttr, DictAttr, IntegerAttr, StringAttr
 from ...ir import Module, Operation
-from .gspmd import MANUAL_TARGETS
-from .manual import module_meshes
 
 __all__ = ["ShardedPlan", "sharded_plan"]
 
@@ -57,8 +55,8 @@ def _global(key: str, value: object) -> bool:
 def _annotated(op: Operation) -> bool:
     if op.name == "stablehlo.custom_call":
         return False  # @Sharding and kin count as manual regions or not at all
-    for d in (op.attributes, op.properties):
-        if any(_global(k, v) for k, v in d.items()):
+    for d in (op.attributes, op.properties):  # (most ops have neither: look the keys up)
+        if d and any(k in d and _global(k, d[k]) for k in _KEYS):
             return True
     for key in ("arg_attrs", "res_attrs"):
         a = op.attr(key)
@@ -72,6 +70,8 @@ def _is_manual(op: Operation) -> bool:
     if op.name == "sdy.manual_computation":
         return True
     if op.name == "stablehlo.custom_call":
+        from .gspmd import MANUAL_TARGETS  # (a program without custom calls needs none of it)
+
         t = op.attr("call_target_name")
         return isinstance(t, StringAttr) and t.value in MANUAL_TARGETS
     return False
@@ -98,6 +98,8 @@ def sharded_plan(module: Module) -> ShardedPlan | None:
             break
     plan = None
     if annotated:
+        from .manual import module_meshes
+
         r, p = _int(module, "mhlo.num_replicas"), _int(module, "mhlo.num_partitions")
         devices = max([m.size if not m.device_ids else max(m.device_ids) + 1
                        for m in module_meshes(module).values()] or [1])

@@ -14,11 +14,13 @@ Their dynamic-shape counterparts (dynamic_iota, dynamic_reshape, ...) are in
 :mod:`shlo.ops.indexing`.
 """
 
-from . import broadcast, constant, layout, slicing  # noqa: F401  (each defines its ops)
-from .broadcast import broadcast_in_dim_array, check_broadcast_in_dim
-from .constant import iota_array
-from .layout import reshape_target
-from .slicing import pad_array
+from .._lazy import package_getattr
 
 __all__ = ["broadcast_in_dim_array", "check_broadcast_in_dim", "iota_array", "pad_array",
            "reshape_target"]
+
+# The modules are imported when first used (the registry imports an op's module when the op is
+# first looked up: shlo/ops/_index.py).
+__getattr__ = package_getattr(__name__, {
+    "broadcast_in_dim_array": ".broadcast", "check_broadcast_in_dim": ".broadcast",
+    "iota_array": ".constant", "reshape_target": ".layout", "pad_array": ".slicing"})

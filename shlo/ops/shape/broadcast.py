@@ -141,8 +141,10 @@ def check_broadcast_in_dim(op: Operation, diag: Diagnostics, operand: Any, resul
     for i, d in enumerate(dims):
         a, b = operand.shape[i], result.shape[d]
         if a is not None and a != 1 and b is not None and a != b:
-            diag.error(op, "C5", f"size of operand dimension {i} ({a}) is not compatible with "
-                                 f"size of result dimension {d} ({b})")
+            how = "is not compatible with" if op.name.endswith("dynamic_broadcast_in_dim") \
+                else "is not equal to 1 or"
+            diag.error(op, "C5", f"size of operand dimension {i} ({a}) {how} size of result "
+                                 f"dimension {d} ({b})")
             ok = False
     if not ok:
         return False
@@ -215,7 +217,8 @@ def _infer_broadcast(op: Operation, diag: Diagnostics) -> list[Type] | None:
     if sizes is None or not isinstance(t, TensorType) or t.shape is None:
         return None
     if any(s < 0 for s in sizes):
-        diag.error(op, "C1", f"broadcast_sizes must be non-negative, got {_c.dims_str(sizes)}")
+        diag.error(op, "C1", f"Broadcast with negative dimension size "
+                             f"{next(s for s in sizes if s < 0)}")
         return None
     return [TensorType(tuple(sizes) + tuple(t.shape), t.element_type)]
 

@@ -79,18 +79,26 @@ def _verify_reshape(op: Operation, diag: Diagnostics) -> None:
     a, b = operand.element_type, result.element_type
     if isinstance(a, QuantizedType) and a.quantization_dimension is not None and \
             isinstance(b, QuantizedType) and b.quantization_dimension is not None:
-        if not _c.quant_params_equal(a, b):
+        if not _c.quant_params_prefix_equal(a, b):
             diag.error(op, "C1", "expect same quantization scales and zero_points")
             return
-        if operand.is_static and result.is_static:
-            qa, qb = a.quantization_dimension, b.quantization_dimension
-            if qa < len(operand.shape) and qb < len(result.shape):
-                if operand.shape[qa] != result.shape[qb] or \
-                        _prod(operand.shape[:qa]) != _prod(result.shape[:qb]):
-                    diag.error(op, "C3", f"expect same quantization dimension size and the "
-                                         f"same product of the dimensions before it: operand "
-                                         f"quantization_dimension {qa}, result "
-                                         f"quantization_dimension {qb}")
+        qa, qb = a.quantization_dimension, b.quantization_dimension
+        if operand.shape is not None and result.shape is not None and \
+                qa < len(operand.shape) and qb < len(result.shape):
+            if None not in (operand.shape[qa], result.shape[qb]) and \
+                    operand.shape[qa] != result.shape[qb]:
+                diag.error(op, "C3", f"expect same quantization dimension size for operand and "
+                                     f"result {_c.types_str([operand, result])}")
+                return
+            if operand.is_static and result.is_static and \
+                    _prod(operand.shape[:qa]) != _prod(result.shape[:qb]):
+                diag.error(op, "C3", f"product of dimensions before quantization dimension must "
+                                     f"match between operand and result for "
+                                     f"{_prod(operand.shape[:qa])} and "
+                                     f"{_prod(result.shape[:qb])}")
+                return
+        if not _c.quant_params_equal(a, b):
+            diag.error(op, "C1", "expect same quantization scales and zero_points")
         return
     _c.per_tensor_same_quant(op, diag, "C1", operand, result)
 
@@ -220,13 +228,16 @@ def _verify_transpose(op: Operation, diag: Diagnostics) -> None:
     shape = inferred[0].shape
     if isinstance(a, QuantizedType) and a.quantization_dimension is not None and \
             isinstance(b, QuantizedType) and b.quantization_dimension is not None:
-        if not _c.quant_params_equal(a, b):
+        if not _c.quant_params_prefix_equal(a, b):
             diag.error(op, "C1", "expect same quantization scales and zero_points")
             return
         qb = b.quantization_dimension
         if qb < rank and a.quantization_dimension != perm[qb]:
             diag.error(op, "C4", f"operand quantization_dimension {a.quantization_dimension} is "
                                  f"not same as permutation[{qb}] = {perm[qb]}")
+            return
+        if not _c.quant_params_equal(a, b):
+            diag.error(op, "C1", "expect same quantization scales and zero_points")
             return
         if result.shape is not None and not _c.compatible_shapes(shape, result.shape):
             _c.check_inferred(op, diag, "C3", [TensorType(shape, b)])
