@@ -135,7 +135,7 @@ def memo_ops(p: "Parser", block: Block) -> int:
         entry = memo.get(key)
         if entry is None:
             break
-        name, props, attrs, in_types, out_type, regions, inner_col = entry
+        name, props, attrs, in_types, out_type, regions, inner_col, attr_at = entry
         if len(names) != len(in_types) or regions is not None and \
                 (inner_col is None) != (alias is not None):
             break  # (a region's ops are at the line's location alias, or at the op's name)
@@ -181,6 +181,12 @@ def memo_ops(p: "Parser", block: Block) -> int:
                 loc = locrefs[alias] = LocRef(alias)
                 p.has_loc_refs = True
         op.location = loc
+        if attr_at is not None:  # (where a generic op's attributes were written, as the parser
+            line = line or p.lines.line_col(pos)[0]  # keeps it: piece i of the template, k on)
+            starts = _piece_starts(pos + (1 + len(res) if res is not None else 0), attr_at[0],
+                                   names)
+            op.attr_locations = {a: FileLineColLoc(fname, line, starts[i] + k - ls + 1)
+                                 for a, i, k in attr_at[1]}
         if regions is None:
             op.regions = []
         else:
@@ -199,6 +205,38 @@ def memo_ops(p: "Parser", block: Block) -> int:
     if n:
         p.reset(ls)
     return n
+
+
+def _piece_starts(at: int, lengths: tuple[int, ...], names: list[str]) -> list[int]:
+    """The offsets of a template's pieces in a line whose first piece is at ``at``."""
+    out = [at]
+    for n, nm in zip(lengths, names):
+        at += n + 1 + len(nm)
+        out.append(at)
+    return out
+
+
+def _attr_at(p: "Parser", op: Operation, ls: int, starts: list[int], parts: list[str]) -> \
+        tuple | None | bool:
+    """``op.attr_locations`` as (piece lengths, ((name, piece, offset in piece), ...)); None
+    when there are none; False when one is not on the op's line (then the line is not learned)."""
+    locs = getattr(op, "attr_locations", None)
+    if not locs:
+        return None
+    line = p.lines.line_col(ls)[0]
+    out = []
+    for a, loc in locs.items():
+        if type(loc) is not FileLineColLoc or loc.file != p.filename or loc.line != line or \
+                loc.end_line is not None or loc.end_col is not None:
+            return False
+        o = ls + loc.col - 1
+        for i, (s, piece) in enumerate(zip(starts, parts)):
+            if s <= o < s + len(piece):
+                out.append((a, i, o - s))
+                break
+        else:
+            return False
+    return tuple(len(x) for x in parts), tuple(out)
 
 
 def _clone(regions: list[Region], op: Operation, loc: Location) -> list[Region]:
@@ -233,7 +271,8 @@ def _clonable(op: Operation, loc: Location, inside: set[Value]) -> bool:
         for block in region.blocks:
             inside.update(block.arguments)
             for x in block.operations:
-                if x.successors or x.location != loc or any(v not in inside for v in x.operands):
+                if x.successors or x.location != loc or getattr(x, "attr_locations", None) or \
+                        any(v not in inside for v in x.operands):
                     return False
                 inside.update(x.results)
                 if x.regions and not _clonable(x, loc, inside):
@@ -288,11 +327,17 @@ def learn(p: "Parser", op: Operation, start: int, read: list[tuple[int, str, Val
     parts = key.split("\n")
     if res is not None:
         at += 1 + len(res)
+    starts = []
     for i, (nm, (off, tok, v)) in enumerate(zip(names, read)):
+        starts.append(at)
         at += len(parts[i])
         if off != at or tok != "%" + nm or op.operands[i] is not v:
             return
         at += 1 + len(nm)
+    starts.append(at)
+    attr_at = _attr_at(p, op, ls, starts, parts)
+    if attr_at is False:
+        return
     loc = op.location
     if alias is not None:
         if type(loc) is not LocRef or loc.name != alias:
@@ -316,4 +361,4 @@ def learn(p: "Parser", op: Operation, start: int, read: list[tuple[int, str, Val
         memo.clear()
     memo[key] = (op.name, op.properties or None, op.attributes or None,
                  tuple(v.type for v in op.operands), op.results[0].type if op.results else None,
-                 op.regions or None, inner_col)
+                 op.regions or None, inner_col, attr_at)

@@ -39,10 +39,10 @@ def _exact_difference(a: Module, b: Module) -> str | None:
             ids_b[id(v)] = len(ids_b)
         facts_x = (x.name, x.properties, x.attributes, x.location, type(x.location),
                    [(r.type, r.name) for r in x.results], [ids.get(id(v)) for v in x.operands],
-                   len(x.regions), x.parent is None)
+                   len(x.regions), x.parent is None, getattr(x, "attr_locations", None))
         facts_y = (y.name, y.properties, y.attributes, y.location, type(y.location),
                    [(r.type, r.name) for r in y.results], [ids_b.get(id(v)) for v in y.operands],
-                   len(y.regions), y.parent is None)
+                   len(y.regions), y.parent is None, getattr(y, "attr_locations", None))
         if facts_x != facts_y:
             return f"{where}: {facts_x} vs {facts_y}"
         if x.parent is not None and x.parent.operations.index(x) != y.parent.operations.index(y):
@@ -199,6 +199,31 @@ def test_memo_builds_what_the_general_path_builds(monkeypatch):
     # reduce's `applies` form reads its location: the op's and its body's (as upstream)
     red = [op for op in memo.walk() if op.results and op.results[0].name == "r2"][0]
     assert [x.location for x in red.walk()] == [loc7] * 3
+
+
+ATTRIBUTE_LOCATIONS = """func.func @m(%a: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = "stablehlo.add"(%a, %a) {foo = 1 : i32} : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  %long_name = "stablehlo.add"(%0, %a) {foo = 1 : i32} : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  "stablehlo.add"(%0, %a) {foo = 1 : i32} : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  %2 = stablehlo.dot_general %a, %a, contracting_dims = [0] x [0], algorithm = <lhs_precision_type = f32, rhs_precision_type = f32, accumulation_type = f32, lhs_component_count = 1, rhs_component_count = 1, num_primitive_operations = 1, allow_imprecise_accumulation = false> : (tensor<2xf32>, tensor<2xf32>) -> tensor<f32>
+  %3 = stablehlo.dot_general %long_name, %a, contracting_dims = [0] x [0], algorithm = <lhs_precision_type = f32, rhs_precision_type = f32, accumulation_type = f32, lhs_component_count = 1, rhs_component_count = 1, num_primitive_operations = 1, allow_imprecise_accumulation = false> : (tensor<2xf32>, tensor<2xf32>) -> tensor<f32>
+  return %long_name : tensor<2xf32>
+}
+"""
+
+
+def test_memo_keeps_attribute_locations(monkeypatch):
+    """A memo line keeps where its attributes were written (Operation.attr_locations, which
+    verifiers report on), shifted by the lengths of its own SSA names."""
+    read = _read_by_memo(monkeypatch, ATTRIBUTE_LOCATIONS)
+    memo = shlo.parse(ATTRIBUTE_LOCATIONS, "m.mlir")
+    _no_memo(monkeypatch)
+    assert _exact_difference(memo, shlo.parse(ATTRIBUTE_LOCATIONS, "m.mlir")) is None
+    assert read == ["long_name=stablehlo.add", "3=stablehlo.dot_general"]
+    ops = list(memo.walk())
+    # `%long_name = "stablehlo.add"(%0, %a) {foo = 1`: the value at column 47 of line 3
+    assert ops[3].attr_locations["foo"].file_line_col() == ("m.mlir", 3, 47)
+    assert ops[6].attr_locations["algorithm"].file_line_col() == ("m.mlir", 6, 88)
 
 
 def test_memo_with_crlf_line_ends(monkeypatch):
