@@ -10,6 +10,8 @@ import pytest
 
 import shlo
 from shlo.debug.diff import diff
+from shlo.debug.trace import trace
+from shlo.ir import function_type
 from shlo.debug.metrics import Tolerance, compare
 from shlo.debug.reproducer import reproducer
 from shlo.testing.runner import run_file
@@ -156,6 +158,34 @@ def test_quantized_against_float_sqnr():
     assert "SQNR dB" in r.table()
 
 
+def test_bundled_int8_mlp_per_op_sqnr():
+    """examples/mlp_int8.mlir (the bundled MLP with both matmuls in int8, made by
+    examples/make_mlp_int8.py) against the float MLP: the first matmul's SQNR is the one of
+    the int8 product computed here in numpy, and the table has an SQNR for every op."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("make_mlp_int8",
+                                                  ROOT / "examples" / "make_mlp_int8.py")
+    maker = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(maker)
+    text = maker.quantize_dots(MLP, X)
+    assert text == (ROOT / "examples" / "mlp_int8.mlir").read_text()  # the bundled file is current
+    r = diff(shlo.parse(text, "mlp_int8.mlir"), X, b=shlo.parse(MLP, "mlp.mlir"),
+             tolerance=Tolerance(rtol=0.1))
+    assert r.first is None
+    dots = [p for p in r.pairs if p.a.name == "stablehlo.dot_general"]
+    assert len(dots) == 2
+    w = shlo.run(shlo.parse("""func.func @main() -> tensor<64x32xf32> {
+      %0 = stablehlo.constant """ + MLP.split("%cst = stablehlo.constant ", 1)[1].split("\n", 1)[0]
+                            + "\n  return %0 : tensor<64x32xf32>\n}"))[0]
+    sx, sw = np.abs(X).max() / 127, np.abs(w).max() / 127
+    q = (np.round(X / sx) @ np.round(w / sw)) * (sx * sw)  # i8 values: exact in f64
+    ref = X.astype(np.float64) @ w.astype(np.float64)
+    expect = 10 * np.log10((ref ** 2).sum() / ((q - ref) ** 2).sum())
+    assert dots[0].metrics[0].sqnr_db == pytest.approx(expect, abs=0.05)
+    assert 30 < dots[1].metrics[0].sqnr_db < 50
+    assert "SQNR dB" in r.table()
+
+
 def test_against_xla():
     pytest.importorskip("jax")
     changed = MLP.replace("%14 = stablehlo.subtract %8, %13", "%14 = stablehlo.add %8, %13")
@@ -229,3 +259,53 @@ def test_against_xla_compares_the_ops_of_called_functions(monkeypatch):
     changed = CALLS.replace("stablehlo.negate %0", "stablehlo.abs %0")
     r = diff(shlo.parse(changed, "d.mlir"), a, b=shlo.parse(CALLS, "c.mlir"), against="xla")
     assert r.first.a.name == "stablehlo.abs" and r.first.a.location == "d.mlir:21:3"
+
+
+BLOCK = ROOT / "benchmarks" / "programs" / "transformer_block.mlir"
+
+
+def _block_args(m):
+    rng = np.random.default_rng(3)
+    return [(rng.normal(0, 0.05 if len(t.shape) == 2 and t.shape[0] != 128 else 1, t.shape)
+             .astype(np.float32)) for t in function_type(m.function("main")).inputs]
+
+
+@pytest.mark.parametrize("against", ["shlo", "xla"])
+def test_transformer_block_one_op_changed(against):
+    """The gelu's cube (x*x*x) in the block's MLP turned into x*x+x: found at its line, both in
+    the two-program form and with the changed program's reference run on XLA."""
+    if against == "xla":
+        pytest.importorskip("jax")
+    text = BLOCK.read_text()
+    old = "%79 = stablehlo.multiply %78, %77 : tensor<128x1024xf32>"
+    assert text.splitlines()[95].strip() == old
+    changed = text.replace(old, old.replace("multiply", "add"))
+    a = shlo.parse(text, "block.mlir")
+    args = _block_args(a)
+    if against == "xla":  # the unchanged block agrees with XLA (the exponential exceeds the
+        # tolerance on one element only through its inputs: marked inherited, not at fault)
+        same = diff(a, *args, against=against)
+        assert same.first is None, same.message()
+        assert [p.a.name for p in same.inherited] in ([], ["stablehlo.exponential"])
+    r = diff(shlo.parse(changed, "changed.mlir"), *args, b=a, against=against)
+    assert r.first is not None
+    assert (r.first.a.name, r.first.a.location) == ("stablehlo.add", "changed.mlir:96:5")
+
+
+def test_divergence_through_inputs_is_inherited_not_at_fault():
+    """Across engines, an op over the tolerance whose own kernel on the reference's operands
+    gives the reference's result is `inherited`; one that does not stays at fault."""
+    from shlo.debug.diff import _attribute, _compare_pair
+
+    m = shlo.parse(SMALL, "s.mlir")
+    t = trace(m, A, values=True)
+    mul = t.find("multiply")[0]
+    ref_in = [np.nextafter(mul.operands[0], np.float32(10))] * 2  # inputs 1 ulp up
+    expected = [ref_in[0] * ref_in[1]]  # what the reference computed from them
+    pair = _compare_pair(mul, None, expected, Tolerance(ulp=0), False)
+    assert pair.diverged
+    _attribute(pair, ref_in, m)
+    assert pair.inherited and not pair.at_fault
+    wrong = _compare_pair(mul, None, [expected[0] * np.float32(1.001)], Tolerance(ulp=0), False)
+    _attribute(wrong, ref_in, m)
+    assert wrong.at_fault and not wrong.inherited

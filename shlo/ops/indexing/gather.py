@@ -225,19 +225,15 @@ def infer_gather_shape(op: Operation, diag: Diagnostics, operand: Any, start_ind
                                   f"rank ({len(operand_shape)})")
             return None
     if slice_sizes is not None:
-        for d in collapsed_slice_dims:
-            if 0 <= d < len(slice_sizes) and slice_sizes[d] is not None and slice_sizes[d] > 1:
-                diag.error(op, "C9", f"Expects that for each dim in collapsed_slice_dims, "
-                                     f"slice_sizes[dim] should be <= 1, but got "
-                                     f"{slice_sizes[d]}")
-                return None
-    if slice_sizes is not None:
-        for d in operand_batching_dims:
-            if 0 <= d < len(slice_sizes) and slice_sizes[d] is not None and slice_sizes[d] > 1:
-                diag.error(op, "C12", f"Expects that for each dim in operand_batching_dims, "
-                                      f"slice_sizes[dim] should be <= 1, but got "
-                                      f"{slice_sizes[d]}")
-                return None
+        for label, name, dims in (("C9", "collapsed_slice_dims", collapsed_slice_dims),
+                                  ("C12", "operand_batching_dims", operand_batching_dims)):
+            for d in dims:
+                if 0 <= d < len(slice_sizes) and slice_sizes[d] is not None and \
+                        slice_sizes[d] > 1:
+                    diag.error(op, label, f"Expects that for each dim in {name}, "
+                                          f"slice_sizes[dim] should be <= 1, but got "
+                                          f"{slice_sizes[d]}")
+                    return None
     if slice_sizes is not None and operand_shape is not None:
         for i, (s, n) in enumerate(zip(slice_sizes, operand_shape)):
             if s is not None and (s < 0 or n is not None and s > n):
