@@ -39,7 +39,7 @@ class Location:
         return format_location(self)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class UnknownLoc(Location):
     def __str__(self) -> str:
         return "loc(unknown)"
@@ -48,7 +48,7 @@ class UnknownLoc(Location):
 UNKNOWN_LOC = UnknownLoc()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FileLineColLoc(Location):
     """`"file":line:col`, optionally a range `to line:col` / `to :col` (kept verbatim in end)."""
 
@@ -62,7 +62,7 @@ class FileLineColLoc(Location):
         return (self.file, self.line, self.col)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class NameLoc(Location):
     """`"name"` or `"name"(child)`."""
 
@@ -73,7 +73,7 @@ class NameLoc(Location):
         return self.child.file_line_col() if self.child else None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CallSiteLoc(Location):
     """`callsite(callee at caller)`."""
 
@@ -84,7 +84,7 @@ class CallSiteLoc(Location):
         return self.callee.file_line_col() or self.caller.file_line_col()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FusedLoc(Location):
     """`fused[a, b]` or `fused<metadata>[a, b]`."""
 
@@ -99,7 +99,7 @@ class FusedLoc(Location):
         return None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class OpaqueLoc(Location):
     """Any other location syntax, kept verbatim (the text inside `loc(...)`)."""
 

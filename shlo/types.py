@@ -361,10 +361,16 @@ def element_type_for_dtype(dtype: np.dtype) -> ElementType:
 # --- text -----------------------------------------------------------------------------------------
 
 _type_cache: dict[Any, str] = {}
+# the same by object (hashing a type hashes its fields each time); an entry holds its type, so
+# no other object can have its id meanwhile
+_type_text_by_id: dict[int, tuple[Type, str]] = {}
 
 
 def format_type(t: Type) -> str:
     """The text of a type (`tensor<2x?xf32>`, `!quant.uniform<i8:f32, 1.0e-01:-3>`, ...)."""
+    e = _type_text_by_id.get(id(t))
+    if e is not None and e[0] is t:
+        return e[1]
     try:
         s = _type_cache.get(t)
     except TypeError:
@@ -373,6 +379,8 @@ def format_type(t: Type) -> str:
         s = _format_type(t)
         if len(_type_cache) < 100_000:
             _type_cache[t] = s
+    if len(_type_text_by_id) < 100_000:
+        _type_text_by_id[id(t)] = (t, s)
     return s
 
 

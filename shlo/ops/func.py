@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 _RETURN = {TERMINATOR, FUNCTION_RETURN, QUANTIZED_STORAGE}
 _CALL = {QUANTIZED_AWARE, QUANTIZED_STORAGE}
+_NO_ATTRS = DictAttr(())  # (an argument's or result's empty attributes: one immutable object)
 
 
 # --- func.func ------------------------------------------------------------------------------
@@ -61,7 +62,7 @@ def _parse_func(p: Parser, name: str, nres: int, start: int) -> Operation:
                     p.error("expected SSA identifier")
                 named_args = False
             arg_types.append(p.parse_type())
-            arg_attrs.append(p.dict_attr() if p.v == "{" and p.k == PUNCT else DictAttr(()))
+            arg_attrs.append(p.dict_attr() if p.v == "{" and p.k == PUNCT else _NO_ATTRS)
             p.optional_location()
             if not p.accept(","):
                 break
@@ -75,13 +76,13 @@ def _parse_func(p: Parser, name: str, nres: int, start: int) -> Operation:
                 while True:
                     res_types.append(p.parse_type())
                     res_attrs.append(p.dict_attr() if p.v == "{" and p.k == PUNCT
-                                     else DictAttr(()))
+                                     else _NO_ATTRS)
                     if not p.accept(","):
                         break
             p.expect(")")
         else:
             res_types.append(p.parse_type())
-            res_attrs.append(DictAttr(()))
+            res_attrs.append(_NO_ATTRS)
     props["function_type"] = TypeAttr(FunctionType(tuple(arg_types), tuple(res_types)))
     if any(d.items for d in arg_attrs):
         props["arg_attrs"] = ArrayAttr(tuple(arg_attrs))

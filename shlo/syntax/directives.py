@@ -48,7 +48,6 @@ __all__ = [
     "check_attr_kind", "parse_attr_kind", "print_attr_kind", "parse_int_list", "print_types",
     "types_functional", "types_pairwise", "types_same", "make_declarative", "ParseFn", "PrintFn", "OPERAND", "OPERANDS",
     "OPERANDS_COMMA", "ATTRDICT", "COMMA", "COLON", "kw", "p_", "attr", "opt", "types", "named",
-    "FAST_CONSTANT",
 ]
 
 I64 = _ELEMENT_TYPES["i64"]
@@ -558,31 +557,22 @@ def named(keyword: str, name: str, kind: str) -> list[tuple]:
     return [kw(keyword), p_("="), attr(name, kind)]
 
 
-FAST_CONSTANT = "constant"
-"""``Format(fast=FAST_CONSTANT)``: a hand-written form the parser's fast path may read as
-`dense<...> : tensor<...>` (upstream's constant): the literal is the op's inherent attribute
-`value`, its type the op's one result type."""
-
-
 class Format:
     """An op's pretty form: a parse/print pair and the attributes it spells (the registry's
     ``Syntax``).
 
     ``directives`` are the directives a declarative format was made from (None for a
-    hand-written pair); the parser's fast path reads its one-line shape from them. A
-    hand-written pair may name its shape in ``fast`` instead (:data:`FAST_CONSTANT`; see
-    :func:`shlo.syntax.fastpath.derive_shape`).
+    hand-written pair).
     """
 
-    __slots__ = ("parse", "print", "attrs", "directives", "fast")
+    __slots__ = ("parse", "print", "attrs", "directives")
 
     def __init__(self, parse: ParseFn, print: PrintFn | None, attrs: frozenset[str],
-                 directives: tuple[tuple, ...] | None = None, fast: str | None = None) -> None:
+                 directives: tuple[tuple, ...] | None = None) -> None:
         self.parse = parse
         self.print = print or (lambda pr, op: None)
         self.attrs = attrs
         self.directives = directives
-        self.fast = fast
 
 
 def declarative(*directives: tuple) -> Format:

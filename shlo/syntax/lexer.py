@@ -10,7 +10,6 @@ Token kinds are small integers (the group numbers of the master expression).
 
 from __future__ import annotations
 
-import bisect
 import re
 
 from ..spelling import escape_string  # the inverse of unescape_string (printing is layer 0)
@@ -80,32 +79,30 @@ SKIP_RE = re.compile(_SKIP)
 
 
 class LineIndex:
-    """Maps character offsets of a text to 1-based (line, column), built lazily."""
+    """Maps character offsets of a text to 1-based (line, column).
 
-    __slots__ = ("text", "_starts")
+    A parse asks about nearby offsets, mostly increasing, so the newlines are counted from the
+    offset asked last (`str.count`, no table of line starts)."""
+
+    __slots__ = ("text", "_off", "_line", "_start")
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self._starts: list[int] | None = None
-
-    def starts(self) -> list[int]:
-        """Offsets of the starts of all lines."""
-        starts = self._starts
-        if starts is None:
-            starts = [0]
-            text = self.text
-            find = text.find
-            i = find("\n")
-            while i >= 0:
-                starts.append(i + 1)
-                i = find("\n", i + 1)
-            self._starts = starts
-        return starts
+        self._off = 0  # the offset asked last, its line and the offset that line starts at
+        self._line = 1
+        self._start = 0
 
     def line_col(self, offset: int) -> tuple[int, int]:
-        starts = self._starts if self._starts is not None else self.starts()
-        i = bisect.bisect_right(starts, offset) - 1
-        return i + 1, offset - starts[i] + 1
+        text = self.text
+        if offset >= self._off:
+            more = text.count("\n", self._off, offset)
+        else:
+            more = -text.count("\n", offset, self._off)
+        if more:
+            self._line += more
+            self._start = text.rfind("\n", 0, offset) + 1
+        self._off = offset
+        return self._line, offset - self._start + 1
 
 
 _ESCAPE_RE = re.compile(r'\\(?:([0-9a-fA-F]{2})|(.))', re.S)

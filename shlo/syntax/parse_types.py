@@ -26,6 +26,10 @@ TOKEN = TokenType()
 _DIMS_RE = re.compile(r"\s*<\s*((?:(?:\d+|\?|\*)\s*x\s*)*)")
 _SIMPLE_TENSOR_RE = re.compile(r"tensor<((?:(?:\d+|\?)x)*)(.*)>\Z")
 _INT_TYPE_RE = re.compile(r"(si|ui|i)([1-9][0-9]*)\Z")
+_T = r"tensor<[0-9x?]*[a-z][a-z0-9]*>"
+# a function type of simple tensor types (the signature most ops print), not followed by `->`
+_SIMPLE_SIG_RE = re.compile(
+    rf"\((?:{_T}(?:, {_T})*)?\) -> (?:{_T}|\((?:{_T}(?:, {_T})*)?\))(?!\s*(?://[^\n]*\s*)*->)")
 _QUANT_STORAGE_RE = re.compile(r"(si|ui|i|u)([1-9][0-9]*)\Z")
 
 
@@ -35,6 +39,7 @@ class TypeParser(Cursor):
 
     type_aliases: dict[str, Type]
     type_cache: dict[str, Type]
+    sig_cache: dict[str, FunctionType]
 
     def parse_attribute(self, typed: bool = True) -> Any:
         """A tensor encoding is an attribute: defined by the subclass
@@ -159,6 +164,14 @@ class TypeParser(Cursor):
         return TensorType(shape, et, encoding)  # type: ignore[arg-type]
 
     def _function_type(self) -> FunctionType:
+        """`(inputs) -> results`; one spelled as before (a signature of simple tensor types,
+        ``sig_cache``) is not read again."""
+        m = _SIMPLE_SIG_RE.match(self.text, self.start)
+        if m is not None:
+            got = self.sig_cache.get(m.group())
+            if got is not None:
+                self.reset(m.end())
+                return got
         self.expect("(")
         inputs: list[Type] = []
         if self.v != ")":
@@ -167,7 +180,10 @@ class TypeParser(Cursor):
                 inputs.append(self.parse_type())
         self.expect(")")
         self.expect("->", "in function type")
-        return FunctionType(tuple(inputs), tuple(self.result_types()))
+        ft = FunctionType(tuple(inputs), tuple(self.result_types()))
+        if m is not None and self.prev_end == m.end():
+            self.sig_cache[m.group()] = ft
+        return ft
 
     def result_types(self) -> list[Type]:
         """`type` or `(type, ...)` after `->`."""

@@ -9,7 +9,7 @@ parts, each in its own module, that a person reads whole:
 * :mod:`shlo.syntax.parse_locations`: locations;
 * this module: ops (the generic form; the pretty forms are the ops' own, found by
   ``registry.lookup(name).syntax``), regions, blocks, SSA values, the module and its aliases;
-* :mod:`shlo.syntax.fastpath`: the regex fast path for runs of common one-line ops.
+* :mod:`shlo.syntax.memo`: one-line ops read again from what their first reading built.
 
 Ops inside a block are parsed in a loop (never by recursion), so long op chains cost no stack;
 nesting (regions, nested literals) is recursive and a pathological depth raises
@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..attributes import (
-    ENUM_CASES, DenseElementsAttr, DenseResourceAttr, canonical_struct_params,
+    ENUM_CASES, DenseResourceAttr, canonical_struct_params,
 )
 from ..resources import ResourceHandle
 from ..errors import ParseError
@@ -29,9 +29,9 @@ from ..ir import Block, FileLineColLoc, Location, Module, Operation, Region, UNK
 from ..registry import ISOLATED, lookup, names_with
 from ..types import FunctionType, Type
 from .dense import DenseLiteralError, HexBlob
-from .fastpath import fast_ops
 from .lexer import (BANG, BARE, CARET, EOF, HASH, PUNCT, SKIP_RE, STRING, TOKEN_RE, VALUE,
                     LiteralError)
+from .memo import learn, memo_ops
 from .parse_locations import LocationParser, LocRef
 
 __all__ = ["parse", "Parser", "LocRef", "ENUM_CASES", "canonical_struct_params"]
@@ -64,14 +64,17 @@ class Parser(LocationParser):
         self.has_loc_refs = False
         self.default_dialect = ["builtin"]
         self.type_cache: dict[str, Type] = {}
-        self.sig_cache: dict[str, Any] = {}
-        self.const_cache: dict[tuple[str, str], DenseElementsAttr] = {}
+        self.sig_cache: dict[str, FunctionType] = {}
         self.block_labels: list[dict[str, Block]] = []
         self.resources: dict[str, ResourceHandle] = {}
         self.resource_uses: list[tuple[DenseResourceAttr, int]] = []
+        self.memo: dict[str, dict[str, tuple]] = {}  # dialect -> line template -> reading
+        self.locrefs: dict[str, LocRef] = {}  # (one per alias: the lines of .memo share them)
+        self.operands_read: list[tuple[int, str, Value]] | None = None
+        self.memo_miss: tuple[int, Any] | None = None  # (memo_ops's last miss, for learn)
         super().__init__(text, filename)
 
-    _fast_ops = fast_ops  # (a method: ``self._fast_ops(block)``)
+    _memo_ops = memo_ops  # (a method: ``self._memo_ops(block)``)
 
     # --- op names ---------------------------------------------------------------------------------
 
@@ -103,6 +106,8 @@ class Parser(LocationParser):
             val = self._lookup_slow(self.v)
         elif type(val) is list:
             val = val[0]
+        if self.operands_read is not None:
+            self.operands_read.append((self.start, self.v, val))
         self._advance()
         return val
 
@@ -168,17 +173,23 @@ class Parser(LocationParser):
     def parse_ops(self, block: Block) -> None:
         """Ops of a block, up to `}`, a block label or the end of input (a loop, no recursion).
 
-        Lines holding one common op in its usual spelling (`%3 = stablehlo.add %1, %2 :
-        tensor<4xf32>`) are read by a single regular expression (:func:`fastpath.fast_ops`);
-        anything else goes through the general recursive-descent path."""
+        A line holding one op whose template the memo knows (`%3 = stablehlo.add %1, %2 :
+        tensor<4xf32>` after an earlier `%0 = stablehlo.add %a, %b : tensor<4xf32>`) is read
+        by :func:`memo.memo_ops`; any other op is read by the general recursive-descent path,
+        and the memo learns its line's template (:func:`memo.learn`)."""
         ops = block.operations
-        fast = self._fast_ops
+        memo = self._memo_ops
         while True:
             k = self.k
-            if k == VALUE:
-                if fast(block):
+            if k == VALUE or k == BARE or k == STRING:
+                if memo(block):
                     continue
+                start = self.start
+                read: list[tuple[int, str, Value]] = []
+                self.operands_read = read
                 op = self.parse_operation()
+                self.operands_read = None
+                learn(self, op, start, read)
             elif k == PUNCT and self.v == "}" or k == CARET or k == EOF:
                 return
             else:
@@ -218,8 +229,8 @@ class Parser(LocationParser):
             self.error("expected operation name")
         if self.v == "loc" and self.k == BARE:
             op.location = self.parse_location()
-        else:
-            op.location = self.location_at(start)
+        elif op.location is UNKNOWN_LOC:  # (a pretty form may read the location itself, as
+            op.location = self.location_at(start)  # reduce's `applies` form does)
         if names:
             results = op.results
             if nres != len(results):
@@ -424,6 +435,7 @@ class Parser(LocationParser):
         is_type = self.k == BANG
         self._advance()
         self.expect("=")
+        self.memo.clear()  # (lines read before may read differently now)
         if is_type:
             if name in self.type_aliases:
                 self.error(f"redefinition of type alias id '{name[1:]}'", start, found=False)
@@ -519,7 +531,11 @@ class Parser(LocationParser):
                 module.aliases[name] = self.resolve_location(loc, memo)
         for op in module.walk():
             loc = op.location
-            if not isinstance(loc, (FileLineColLoc,)) and loc is not UNKNOWN_LOC:
+            t = type(loc)
+            if t is LocRef:  # (most: JAX's `loc(#loc3)`)
+                got = memo.get(loc.name)
+                op.location = got if got is not None else self.resolve_location(loc, memo)
+            elif t is not FileLineColLoc and loc is not UNKNOWN_LOC:
                 op.location = self.resolve_location(loc, memo)
 
 

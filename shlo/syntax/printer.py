@@ -39,6 +39,9 @@ from ..types import (
 __all__ = ["format_module", "format_op", "format_type", "format_attr", "format_location",
            "Printer"]
 
+_SEP = object()  # (separates the parts of a template key)
+_MAX_TEMPLATES = 4096
+
 
 class Printer:
     """Prints ops with MLIR's value naming; pretty forms come from the ops' definitions."""
@@ -52,6 +55,8 @@ class Printer:
         self.block_names: dict[Block, str] = {}
         self.depth = 0
         self.default_dialect: list[str] = ["builtin"]
+        self.memo: dict[tuple, tuple] = {}  # op text templates (:meth:`_leaf_text`)
+        self.seen: set[tuple] = set()
 
     # --- API used by the formats ---------------------------------------------------------------
 
@@ -183,6 +188,17 @@ class Printer:
                 prefix = first.split("#", 1)[0] + f":{len(res)} = "
             else:
                 prefix = ", ".join(self.names.get(r, "%<<UNKNOWN>>") for r in res) + " = "
+        if op.regions or op.successors:
+            text = prefix + self._body(op)
+        else:
+            text = prefix + self._leaf_text(op)
+        if self.debug_info and op.location is not None:
+            alias = self.loc_aliases.get(op.location)
+            text += f" loc(#{alias})" if alias else " " + format_location(op.location)
+        return text
+
+    def _body(self, op: Operation) -> str:
+        """The op's text after its results' names: the pretty form, else the generic one."""
         body = None
         if not self.generic:
             d = lookup(op.name)
@@ -194,13 +210,96 @@ class Printer:
                 finally:
                     self.default_dialect.pop()
         if body is None:
-            text = prefix + self._generic(op)
+            return self._generic(op)
+        return self._short_name(op.name) + body
+
+    def _leaf_text(self, op: Operation) -> str:
+        """:meth:`_body` of an op without regions, through a memo of text templates.
+
+        Such an op's text depends only on its name, its attributes, its operand and result
+        types, the default dialect and its operands' names (through :meth:`val`): ops that
+        share the first five (the attributes and types as objects, which the parser's memo
+        shares) print alike but for the names. The second op of a key is printed twice, with
+        its operands' names and with markers in their place; when substituting the names for
+        the markers gives the same text, the pieces between the markers are kept and later ops
+        of that key are printed by joining them with their operands' names."""
+        props = op.properties
+        attrs = op.attributes
+        operands = op.operands
+        k: list[Any] = [op.name, self.default_dialect[-1]]
+        if props:
+            k += props
+            k += map(id, props.values())
+        k.append(_SEP)
+        if attrs:
+            k += attrs
+            k += map(id, attrs.values())
+        k.append(_SEP)
+        for v in operands:
+            k.append(id(v.type))
+        k.append(_SEP)
+        for v in op.results:
+            k.append(id(v.type))
+        key = tuple(k)
+        entry = self.memo.get(key)
+        if entry is not None:
+            first, order, _ = entry
+            if not order:
+                return first
+            names = self.names
+            out = [first]
+            for i, piece in order:
+                out.append(names.get(operands[i]) or "%<<UNKNOWN SSA VALUE>>")
+                out.append(piece)
+            return "".join(out)
+        text = self._body(op)
+        seen = self.seen
+        if key not in seen:
+            if len(seen) >= _MAX_TEMPLATES:
+                seen.clear()
+            seen.add(key)
         else:
-            text = prefix + self._short_name(op.name) + body
-        if self.debug_info and op.location is not None:
-            alias = self.loc_aliases.get(op.location)
-            text += f" loc(#{alias})" if alias else " " + format_location(op.location)
+            self._learn(op, key, text)
         return text
+
+    def _learn(self, op: Operation, key: tuple, text: str) -> None:
+        operands = op.operands
+        if len(set(map(id, operands))) != len(operands):
+            return  # (a value used twice: which use is which operand is not known)
+        names = self.names
+        saved = [names.get(v) for v in operands]
+        for i, v in enumerate(operands):
+            names[v] = f"\x00{i}\x00"
+        try:
+            marked = self._body(op)
+        finally:
+            for v, n in zip(operands, saved):
+                if n is None:
+                    del names[v]
+                else:
+                    names[v] = n
+        parts = marked.split("\x00")
+        if len(parts) % 2 == 0:
+            return
+        order = []
+        for j in range(1, len(parts), 2):
+            i = parts[j]
+            if not i.isdigit() or int(i) >= len(operands):
+                return
+            order.append((int(i), parts[j + 1]))
+        out = [parts[0]]
+        for i, piece in order:
+            out.append(names.get(operands[i]) or "%<<UNKNOWN SSA VALUE>>")
+            out.append(piece)
+        if "".join(out) != text:
+            return
+        memo = self.memo
+        if len(memo) >= _MAX_TEMPLATES:
+            memo.clear()
+        # (the entry holds the objects whose ids the key has: no other object can take them)
+        keep = (tuple(op.properties.values()), tuple(op.attributes.values()),
+                [v.type for v in operands], [v.type for v in op.results])
+        memo[key] = (parts[0], tuple(order), keep)
 
     def region_dialect(self, op_name: str) -> str:
         """The default dialect of the ops in the regions of ``op_name`` (MLIR's
@@ -401,24 +500,27 @@ def _aliased_loc(loc: Location, aliases: dict[Location, str]) -> str:
 
 def _resource_handles(root: Operation) -> dict[str, ResourceHandle]:
     """The handles of the `dense_resource` attributes under ``root`` that have data, by key, in
-    order of first use."""
+    order of first use (an op's attributes last to first, as a stack of them pops them)."""
     found: dict[str, ResourceHandle] = {}
     stack: list[Any] = []
+    holders = (DenseResourceAttr, ArrayAttr, DictAttr)
     for op in root.walk():
-        if op.properties:
-            stack.extend(op.properties.values())
-        if op.attributes:
-            stack.extend(op.attributes.values())
-        while stack:
-            a = stack.pop()
-            t = type(a)
-            if t is DenseResourceAttr:
-                if a.handle.blob is not None:
-                    found.setdefault(a.key, a.handle)
-            elif t is ArrayAttr:
-                stack.extend(a.values)
-            elif t is DictAttr:
-                stack.extend(v for _, v in a.items)
+        for d in (op.attributes, op.properties):
+            if d:
+                for a in reversed(d.values()):
+                    if type(a) not in holders:
+                        continue
+                    stack.append(a)
+                    while stack:
+                        a = stack.pop()
+                        t = type(a)
+                        if t is DenseResourceAttr:
+                            if a.handle.blob is not None:
+                                found.setdefault(a.key, a.handle)
+                        elif t is ArrayAttr:
+                            stack.extend(a.values)
+                        elif t is DictAttr:
+                            stack.extend(v for _, v in a.items)
     return found
 
 

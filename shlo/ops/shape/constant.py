@@ -14,7 +14,7 @@ from ...errors import Diagnostics
 from ...ir import Operation
 from ...registry import QUANTIZED_STORAGE, Kernel, define, inference, kernel, verifier
 from ...syntax.directives import (
-    ATTRDICT, FAST_CONSTANT, Format, declarative, named, parse_attrdict, types,
+    ATTRDICT, Format, declarative, named, parse_attrdict, types,
 )
 from ...syntax.lexer import PUNCT
 from ...types import FunctionType, QuantizedType, TensorType, Type
@@ -82,8 +82,7 @@ def _print_constant(pr: Printer, op: Operation) -> str | None:
 
 define("stablehlo.constant", spec="constant", summary="a tensor literal",
        traits={QUANTIZED_STORAGE},
-       syntax=Format(_parse_constant, _print_constant, frozenset({"value"}),
-                     fast=FAST_CONSTANT))
+       syntax=Format(_parse_constant, _print_constant, frozenset({"value"})))
 
 
 @kernel("stablehlo.constant", quantized_aware=True)
