@@ -511,8 +511,8 @@ def set_dimension_size(op: Operation, ctx: PrepareContext) -> Kernel:
 @inference("stablehlo.set_dimension_size")
 def _infer_set_dimension_size(op: Operation, diag: Diagnostics) -> list[Type] | None:
     """`size` is 0-dimensional; (C1) `0 <= dimension < rank(operand)`; the result is the
-    operand's type with `dimension` of the size a constant `size` holds, `?` otherwise
-    (upstream's inferSetDimensionSizeOp)."""
+    operand's type with `dimension` static when a constant `size` equals the operand's static
+    size there, `?` otherwise (upstream's inferSetDimensionSizeOp)."""
     d = int_attr(op, "dimension", None)
     if d is None or len(op.operands) != 2:
         return None
@@ -532,7 +532,9 @@ def _infer_set_dimension_size(op: Operation, diag: Diagnostics) -> list[Type] | 
         return None
     size = _c.constant_ints(op.operands[1])
     shape = list(operand.shape)
-    shape[d] = size[0] if size and size[0] >= 0 else None  # (a negative size: `?`, as upstream)
+    # static only when the constant equals the operand's static size (its bound); else `?`
+    shape[d] = size[0] if size and operand.shape[d] is not None and size[0] == operand.shape[d] \
+        else None
     return [TensorType(tuple(shape), operand.element_type)]
 
 

@@ -137,3 +137,33 @@ func.func @case() {
 }
 """)
     assert [r.status for r in run_file(str(f))] == ["passed"]
+
+
+def test_set_dimension_size_static_only_when_the_constant_is_the_bound():
+    text = """func.func @f(%a: tensor<10xf32>) -> tensor<RESULT> {
+  %c = stablehlo.constant dense<SIZE> : tensor<i32>
+  %0 = stablehlo.set_dimension_size %a, %c, dim = 0 : (tensor<10xf32>, tensor<i32>) -> tensor<RESULT>
+  return %0 : tensor<RESULT>
+}"""
+    for size, result in (("7", "10xf32"), ("7", "?xf32"), ("10", "10xf32")):
+        shlo.verify(shlo.parse(text.replace("SIZE", size).replace("RESULT", result)))
+    with pytest.raises(VerificationError):  # 10 == the bound: the result is static 10
+        shlo.verify(shlo.parse(text.replace("SIZE", "10").replace("RESULT", "7xf32")))
+
+
+def test_slice_of_a_dynamic_dimension_takes_its_size_from_the_limits():
+    text = """func.func @f(%a: tensor<?xf64>) -> tensor<RESULT> {
+  %0 = stablehlo.slice %a [0:LIMIT] : (tensor<?xf64>) -> tensor<RESULT>
+  return %0 : tensor<RESULT>
+}"""
+    shlo.verify(shlo.parse(text.replace("LIMIT", "2").replace("RESULT", "2xf64")))
+    shlo.verify(shlo.parse(text.replace("LIMIT", "2").replace("RESULT", "?xf64")))
+    with pytest.raises(VerificationError, match="tensor<2147483647xf64>"):
+        shlo.verify(shlo.parse(text.replace("LIMIT", "2147483647").replace("RESULT", "2xf64")))
+
+
+def test_top_k_of_kdynamic_is_question_mark():
+    shlo.verify(shlo.parse("""func.func @f(%a: tensor<16x16xf32>) -> (tensor<16x8xf32>, tensor<16x8xi32>) {
+  %0:2 = chlo.top_k(%a, k=-9223372036854775808) : tensor<16x16xf32> -> (tensor<16x8xf32>, tensor<16x8xi32>)
+  return %0#0, %0#1 : tensor<16x8xf32>, tensor<16x8xi32>
+}"""))

@@ -101,8 +101,8 @@ def slice_(op: Operation, ctx: PrepareContext) -> Kernel:
 def _infer_slice(op: Operation, diag: Diagnostics) -> list[Type] | None:
     """(C2) the index lists have `rank(operand)` entries; (C3) `0 <= start_indices <=
     limit_indices <= shape(operand)` (the bound of a `?` dimension caps its limit); (C4)
-    `0 < strides`; (C5) `shape(result) = ceil((limit_indices - start_indices) / strides)`, `?`
-    where the operand's dimension is `?`."""
+    `0 < strides`; (C5) `shape(result) = ceil((limit_indices - start_indices) / strides)`, also
+    where the operand's dimension is `?` (as upstream's inferSliceOp: the limits fix it)."""
     operand = op.operands[0].type if op.operands else None
     start = ints_attr(op, "start_indices", None)
     limit = ints_attr(op, "limit_indices", None)
@@ -138,7 +138,7 @@ def _infer_slice(op: Operation, diag: Diagnostics) -> list[Type] | None:
         if st <= 0:
             diag.error(op, "C4", f"stride must be positive but got {st} in dimension {d}")
             return None
-        shape.append(-(-(e - s) // st) if n is not None else None)
+        shape.append(-(-(e - s) // st))
     return [TensorType(tuple(shape), operand.element_type)]
 
 
