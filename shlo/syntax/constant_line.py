@@ -3,12 +3,14 @@
 Test and model files write most of their data as one-off constant lines (`%cst =
 stablehlo.constant dense<"0x3F80..."> : tensor<20x20xf32>`, `%c = stablehlo.constant
 dense<[1, 2]> : tensor<2xi64>`), whose literal differs from line to line, so the line memo
-(:mod:`shlo.syntax.memo`) never sees one twice. :func:`constant_line` reads such a line, alone on
-its own line and optionally ending in `loc(#alias)`, with one regular expression; the literal is
+(:mod:`shlo.syntax.memo`) never sees one twice. :func:`constant_line` reads such a line (one
+the memo does not know), ending its line and optionally in `loc(#alias)`, with one regular
+expression; the literal is
 decoded by the same functions the general path uses (``dense.classify_literal``,
 ``dense.literal_to_array``) and the type by the parser's own ``parse_type``, so the op is the one
 the general path builds (spec "constant": one property `value`, the result of its type, the
-location of the line or the alias). Any line that does not fit (an attribute dictionary, another
+location of the line or the alias); a short literal's line is learned by the memo, which
+reads its repetitions. Any line that does not fit (an attribute dictionary, another
 location, a bad literal, a redefined name) is left to the general path, which reports errors.
 """
 
@@ -23,6 +25,7 @@ from ..ir import Block, Operation, Value
 from ..types import OpaqueType, TensorType
 from .cursor import UNBOUND
 from .dense import DenseLiteralError, classify_literal, literal_to_array
+from .memo import learn
 from .parse_locations import LocRef
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -101,6 +104,8 @@ def constant_line(p: "Parser", block: Block) -> bool:
         op.location = loc
     block.operations.append(op)
     p.reset(m.end(4) + 1 if alias is not None else m.end(3))  # (prev_end: the last token's)
+    if len(body) <= MAX_CACHED:  # (short literals repeat, as JAX's `dense<0.000000e+00>`: the
+        learn(p, op, start, [])  # memo reads their next lines in its loop)
     return True
 
 

@@ -187,7 +187,7 @@ class Parser(LocationParser):
         while True:
             k = self.k
             if k == VALUE or k == BARE or k == STRING:
-                if k == VALUE and const(block) or memo(block):
+                if memo(block) or k == VALUE and const(block):
                     continue
                 start = self.start
                 read: list[tuple[int, str, Value]] = []
