@@ -5,7 +5,7 @@ stablehlo.constant dense<"0x3F80..."> : tensor<20x20xf32>`, `%c = stablehlo.cons
 dense<[1, 2]> : tensor<2xi64>`), whose literal differs from line to line, so the line memo
 (:mod:`shlo.syntax.memo`) never sees one twice. :func:`constant_line` reads such a line (one
 the memo does not know), ending its line and optionally in `loc(#alias)`, with one regular
-expression; the literal is
+expression (the literal's end found by `str.find`, as the general path does); the literal is
 decoded by the same functions the general path uses (``dense.classify_literal``,
 ``dense.literal_to_array``) and the type by the parser's own ``parse_type``, so the op is the one
 the general path builds (spec "constant": one property `value`, the result of its type, the
@@ -36,10 +36,10 @@ __all__ = ["constant_line", "MAX_CACHED"]
 MAX_CACHED = 256
 """Literals up to this many characters share one attribute per (literal, type) in a parse."""
 
-# `%name = stablehlo.constant dense<BODY> : TYPE [loc(#alias)]` up to the end of the line (the
-# body holds no `>`, as the general path finds the first one; the type is read by parse_type)
-_LINE = re.compile(r"%([\w$.\-]+) = stablehlo\.constant dense<([^>\n]*)> : "
-                   r"(tensor<[^\n]*?>)(?: loc\((#[\w$.\-]+)\))?[ \t\r]*(?=\n|\Z)")
+_HEAD = " = stablehlo.constant dense<"
+# the rest of the line after the literal's `>` (the first one, as the general path finds it):
+# `> : TYPE [loc(#alias)]` (the type is read by parse_type)
+_TAIL = re.compile(r"> : (tensor<[^\n]*?>)(?: loc\((#[\w$.\-]+)\))?[ \t\r]*(?=\n|\Z)")
 
 _op_new = Operation.__new__
 _val_new = Value.__new__
@@ -47,16 +47,22 @@ _val_new = Value.__new__
 
 def constant_line(p: "Parser", block: Block) -> bool:
     """Read the constant line starting at the current (SSA value) token and append its op to
-    ``block``; False (nothing consumed) when the line is not one :data:`_LINE` reads exactly as
+    ``block``; False (nothing consumed) when the line is not one this reads exactly as
     the general path would."""
     text = p.text
     start = p.start
-    if not text.startswith(" = stablehlo.constant dense<", start + len(p.v)):
+    v = p.v
+    q = start + len(v)
+    if not text.startswith(_HEAD, q) or "#" in v:
         return False
-    m = _LINE.match(text, start)
+    q += len(_HEAD)
+    close = text.find(">", q)
+    m = _TAIL.match(text, close) if close >= 0 else None
     if m is None:
         return False
-    res, body, ttext, alias = m.group(1, 2, 3, 4)
+    res = v[1:]
+    body = text[q:close]
+    ttext, alias = m.group(1, 2)
     scope = p.scopes[-1]
     if res in scope:
         return False  # (a redefinition: the general path reports it)
@@ -66,7 +72,7 @@ def constant_line(p: "Parser", block: Block) -> bool:
     if attr is None:
         t = p.type_cache.get(ttext)
         if t is None:
-            t = _read_type(p, m.start(3), m.end(3))
+            t = _read_type(p, m.start(1), m.end(1))
         if type(t) is not TensorType or isinstance(t.element_type, OpaqueType):
             return False
         kind, payload = classify_literal(body)
@@ -103,7 +109,7 @@ def constant_line(p: "Parser", block: Block) -> bool:
             p.has_loc_refs = True
         op.location = loc
     block.operations.append(op)
-    p.reset(m.end(4) + 1 if alias is not None else m.end(3))  # (prev_end: the last token's)
+    p.reset(m.end(2) + 1 if alias is not None else m.end(1))  # (prev_end: the last token's)
     if len(body) <= MAX_CACHED:  # (short literals repeat, as JAX's `dense<0.000000e+00>`: the
         learn(p, op, start, [])  # memo reads their next lines in its loop)
     return True

@@ -352,6 +352,8 @@ func.func @c() -> tensor<2x3xf32> {
   %c_14 = stablehlo.constant  dense<1> : tensor<i64>
   %c_15 = stablehlo.constant dense<"0x0100000002000000"> : tensor<2xi32>
   %c_16 = stablehlo.constant dense<"0x0100000002000000"> : tensor<2xi32>
+  %c_17 = stablehlo.constant dense<[1,
+    2]> : tensor<2xi32>
   return %cst : tensor<2x3xf32>
 }
 """
@@ -393,7 +395,7 @@ def test_constant_lines_build_what_the_general_path_builds(monkeypatch, crlf):
     # on a line (the second, which ends the line, is), two spaces after the op name; nor the
     # repetitions of a short literal's line, which the memo learned and reads
     assert read == ["cst", "cst_0", "c", "c_1", "c_2", "cst_3", "cst_4", "cst_5", "c_7",
-                    "c_8", "c_13", "c_15"]
+                    "c_8", "c_13", "c_15", "c_17"]
     ops = {op.results[0].name: op for op in fast.walk() if op.results}
     assert ops["c_1"].attr("value").array.tolist() == -7  # (MLIR reads 9 : i4 as its bits)
     assert ops["cst"].attr("value").hex and not ops["c"].attr("value").hex
@@ -412,6 +414,9 @@ def test_constant_lines_build_what_the_general_path_builds(monkeypatch, crlf):
     ("%c = stablehlo.constant dense<1> : tensor<i32>\n  %c = stablehlo.constant dense<2> : "
      "tensor<i32>", "redefinition of SSA value '%c'"),
     ("%c = stablehlo.constant dense<300> : tensor<i8>", "300"),
+    ("%c = stablehlo.constant dense<1> : tensor<i32> loc(#a) loc(#a)", "loc"),
+    ("%c = stablehlo.constant dense<1> : tensor<i32>>", ">"),
+    ("%c#0 = stablehlo.constant dense<1> : tensor<i32>", "#"),
 ])
 def test_constant_lines_report_the_general_paths_errors(monkeypatch, bad, message):
     text = f"func.func @f() {{\n  {bad}\n  return\n}}\n"
