@@ -283,6 +283,7 @@ STRUCT_ORDER: dict[str, tuple[str, ...]] = {
                         "lhs_contracting_dimensions", "rhs_contracting_dimensions",
                         "lhs_ragged_dimensions", "rhs_group_dimensions"),
     "stablehlo.result_accuracy": ("atol", "rtol", "ulps", "mode"),
+    "stablehlo.channel_handle": ("handle", "type"),
 }
 """The parameters of the known dialect attributes, in upstream's order."""
 _OMIT_EMPTY = {"stablehlo.gather", "stablehlo.scatter", "stablehlo.dot", "chlo.ragged_dot"}

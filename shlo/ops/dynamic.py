@@ -532,7 +532,7 @@ def _infer_set_dimension_size(op: Operation, diag: Diagnostics) -> list[Type] | 
         return None
     size = _c.constant_ints(op.operands[1])
     shape = list(operand.shape)
-    shape[d] = size[0] if size else None
+    shape[d] = size[0] if size and size[0] >= 0 else None  # (a negative size: `?`, as upstream)
     return [TensorType(tuple(shape), operand.element_type)]
 
 

@@ -263,6 +263,8 @@ def _convert_leaf(tok: Any, et: ElementType, dtype: np.dtype) -> Any:
         if "." in tok or "e" in tok or "E" in tok or "n" in tok.lower():
             raise DenseLiteralError(f"expected an integer value, got '{tok}'")
         v = int(tok)
+        if v == 0 and tok.startswith("-"):  # MLIR: -0 negated keeps the sign bit clear
+            raise DenseLiteralError("integer constant out of range for type")
     lo, hi = _int_range(et)
     if not lo <= v <= hi:
         wrapped = mlir_integer(v, tok.startswith("-"), et) \
@@ -283,6 +285,9 @@ def _from_list(leaves: list[Any], et: ElementType, dtype: np.dtype) -> np.ndarra
     return out
 
 
+_NEG_ZERO = re.compile(r"(?<![\w.])-0+(?![\w.])").search
+
+
 def _json_fast(body: str, et: ElementType, dtype: np.dtype) -> np.ndarray | None:
     """Nested lists of decimal numbers via json (C speed); None when not applicable."""
     if not _JSON_SAFE_RE.match(body):
@@ -298,8 +303,8 @@ def _json_fast(body: str, et: ElementType, dtype: np.dtype) -> np.ndarray | None
                 with np.errstate(over="ignore"):
                     arr = arr.astype(dtype)
             return arr
-        if isinstance(et, ComplexType):
-            return None
+        if isinstance(et, ComplexType) or _NEG_ZERO(body):
+            return None  # (an integer `-0` is an error, reported element-wise)
         arr = np.array(obj)
         if arr.dtype.kind not in "iub":
             return None

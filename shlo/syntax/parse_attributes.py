@@ -433,12 +433,13 @@ class AttributeParser(TypeParser):
             if allowed is not None:
                 kind = what.split(".")[-1]
                 kind = {"dot": "dot", "gather": "gather", "scatter": "scatter"}.get(kind, kind)
+                failed = f" (failed parsing {kind} dimension numbers)" \
+                    if what in _DIMENSION_NUMBERS else ""
                 if self.k != BARE or self.v not in allowed:
                     self.error("expected one of: " + ", ".join(f"`{a}`" for a in allowed)
-                               + f" (failed parsing {kind} dimension numbers)", self.start)
+                               + failed, self.start)
                 if self.v in seen:
-                    self.error(f"duplicated `{self.v}` entry (failed parsing {kind} dimension "
-                               f"numbers)", found=False)
+                    self.error(f"duplicated `{self.v}` entry{failed}", found=False)
                 seen.add(self.v)
             key = self.bare()
             self.expect("=")
@@ -461,6 +462,11 @@ class AttributeParser(TypeParser):
                 if key == "ulps" and (not isinstance(value, int) or isinstance(value, bool)):
                     self.error("expected integer value", start, found=False)
                 if key == "ulps" and not -(1 << 63) <= value < 1 << 63:
+                    self.error("integer value too large", start, found=False)
+            elif what == "stablehlo.channel_handle":  # handle, type: int64_t
+                if not isinstance(value, int) or isinstance(value, bool):
+                    self.error("expected integer value", start, found=False)
+                if not -(1 << 63) <= value < 1 << 63:
                     self.error("integer value too large", start, found=False)
             params.append((key, value))
             if not self.accept(","):

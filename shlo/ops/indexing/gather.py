@@ -299,3 +299,12 @@ def _verify_gather(op: Operation, diag: Diagnostics) -> None:
 
 define("stablehlo.torch_index_select", summary="a gather along one dimension (not in HLO)",
        inherent="dim batch_dims")
+
+
+@verifier("stablehlo.torch_index_select")
+def _verify_torch_index_select(op: Operation, diag: Diagnostics) -> None:
+    """Upstream's ODS definition: two tensor operands, one result, `dim` and `batch_dims`
+    required 64-bit integer attributes."""
+    for name in ("dim", "batch_dims"):
+        if op.properties.get(name, op.attributes.get(name)) is None:
+            diag.error(op, "", f"requires attribute '{name}'")

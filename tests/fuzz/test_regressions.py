@@ -1,0 +1,139 @@
+"""Defects the long campaign found (`python -m tests.fuzz.campaign --seconds 300 --seed 7`),
+each reduced to its case: a clean located error where MLIR refuses the input, acceptance where
+MLIR accepts it, never a hang or an internal error."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import shlo
+from shlo.errors import ParseError, VerificationError
+from shlo.testing.runner import run_file
+
+
+def _conv(out_dims: str) -> str:
+    return f"""func.func @main(%a: tensor<1x8x8x3xf32>, %k: tensor<3x3x3x4xf32>) -> tensor<1x8x8x4xf32> {{
+  %0 = stablehlo.convolution(%a, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->{out_dims}, window = {{stride = [1, 1], pad = [[1, 1], [1, 1]]}} {{batch_group_count = 1 : i64, feature_group_count = 1 : i64}} : (tensor<1x8x8x3xf32>, tensor<3x3x3x4xf32>) -> tensor<1x8x8x4xf32>
+  return %0 : tensor<1x8x8x4xf32>
+}}"""
+
+
+def test_conv_spatial_dimension_of_2_to_the_64_is_an_error_not_a_hang():
+    with pytest.raises(ParseError, match="Expected spatial dimensions 1, 2, 3, 4, 5, 6, 7, 8, 9, "
+                                         "10 not specified"):
+        shlo.parse(_conv("[b, 0, 18446744073709551616, f]"))
+
+
+@pytest.mark.parametrize("loc, what", [('"f.py":3:9223372036854775807', "column"),
+                                       ('"f.py":4294967296:1', "line")])
+def test_location_numbers_are_32_bit(loc, what):
+    text = f"""func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {{
+  %0 = stablehlo.tanh %a : tensor<2xf32> loc({loc})
+  return %0 : tensor<2xf32>
+}}"""
+    with pytest.raises(ParseError, match=f"expected integer {what} number in FileLineColRange"):
+        shlo.parse(text)
+    shlo.parse(text.replace(loc, '"f.py":4294967295:4294967295'))
+
+
+def test_rng_shape_constant_with_kdynamic_reads_as_question_mark():
+    shlo.verify(shlo.parse("""func.func @f(%a: tensor<f32>, %b: tensor<f32>) -> tensor<2x3x5xf32> {
+  %s = stablehlo.constant dense<[2, 3, -9223372036854775808]> : tensor<3xi64>
+  %0 = "stablehlo.rng"(%a, %b, %s) {rng_distribution = #stablehlo<rng_distribution NORMAL>} : (tensor<f32>, tensor<f32>, tensor<3xi64>) -> tensor<2x3x5xf32>
+  return %0 : tensor<2x3x5xf32>
+}"""))
+
+
+def test_set_dimension_size_negative_constant_is_dynamic():
+    shlo.verify(shlo.parse("""func.func @f(%a: tensor<4x3xf64>) -> tensor<2x3xf64> {
+  %c = stablehlo.constant dense<-3> : tensor<i32>
+  %0 = stablehlo.set_dimension_size %a, %c, dim = 0 : (tensor<4x3xf64>, tensor<i32>) -> tensor<2x3xf64>
+  return %0 : tensor<2x3xf64>
+}"""))
+
+
+def test_unsigned_attribute_refuses_a_negative_literal():
+    with pytest.raises(ParseError, match="negative integer literal not valid for unsigned"):
+        shlo.parse("""func.func @main() {
+  %0 = stablehlo.constant dense<1.0> : tensor<f32>
+  check.expect_close %0, %0, max_ulp_difference = -1 : tensor<f32>, tensor<f32>
+  func.return
+}""")
+
+
+def test_channel_handle_takes_integers():
+    text = """func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = "stablehlo.all_reduce"(%a) ({
+  ^bb0(%x: tensor<f32>, %y: tensor<f32>):
+    %s = stablehlo.add %x, %y : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) {replica_groups = dense<[[0]]> : tensor<1x1xi64>, channel_handle = #stablehlo.channel_handle<handle = HANDLE, type = 0>} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}"""
+    with pytest.raises(ParseError, match="expected integer value"):
+        shlo.parse(text.replace("HANDLE", "inf"))
+    with pytest.raises(ParseError, match="expected one of: `handle`, `type` but found 'nope'$"):
+        shlo.parse(text.replace("handle = HANDLE", "nope = 1"))
+    shlo.verify(shlo.parse(text.replace("HANDLE", "1")))
+
+
+def test_i32_attribute_reads_signless_as_mlir_and_prints_back():
+    text = """func.func @f(%a: tuple<tensor<i32>, tensor<f32>>) -> tensor<i32> {
+  %0 = stablehlo.get_tuple_element %a[2147483648] : (tuple<tensor<i32>, tensor<f32>>) -> tensor<i32>
+  return %0 : tensor<i32>
+}"""
+    m = shlo.parse(text)
+    generic = shlo.format(m, generic=True)
+    assert "index = -2147483648 : i32" in generic
+    assert shlo.format(shlo.parse(generic), generic=True) == generic
+    with pytest.raises(VerificationError, match="non-negative"):
+        shlo.verify(m)
+    with pytest.raises(ParseError, match="out of range"):
+        shlo.parse(text.replace("2147483648", "4294967296"))
+
+
+def test_torch_index_select_requires_its_attributes():
+    with pytest.raises(VerificationError, match="requires attribute 'batch_dims'"):
+        shlo.verify(shlo.parse("""func.func @f(%a: tensor<5x1x5xi32>, %i: tensor<2xi32>) -> tensor<2x1x5xi32> {
+  %0 = "stablehlo.torch_index_select"(%a, %i) {dim = 0 : i64} : (tensor<5x1x5xi32>, tensor<2xi32>) -> tensor<2x1x5xi32>
+  return %0 : tensor<2x1x5xi32>
+}"""))
+
+
+@pytest.mark.parametrize("literal", ["[-0, 0, 1]", "-0"])
+def test_integer_minus_zero_is_out_of_range_as_in_mlir(literal):
+    with pytest.raises(ParseError, match="integer constant out of range for type"):
+        shlo.parse(f"""func.func @f() -> tensor<3xi64> {{
+  %0 = stablehlo.constant dense<{literal}> : tensor<3xi64>
+  return %0 : tensor<3xi64>
+}}""")
+
+
+def test_reduce_and_sort_of_zero_size_tensors():
+    red = shlo.parse("""func.func @main(%a: tensor<4x0xf32>, %i: tensor<f32>) -> tensor<0xf32> {
+  %0 = stablehlo.reduce(%a init: %i) applies stablehlo.add across dimensions = [0] : (tensor<4x0xf32>, tensor<f32>) -> tensor<0xf32>
+  return %0 : tensor<0xf32>
+}""")
+    assert shlo.run(red, np.zeros((4, 0), np.float32), np.float32(1))[0].shape == (0,)
+    srt = shlo.parse("""func.func @main(%a: tensor<0x3xf32>) -> tensor<0x3xf32> {
+  %1 = "stablehlo.sort"(%a) ({
+  ^bb0(%x: tensor<f32>, %y: tensor<f32>):
+    %2 = stablehlo.compare GT, %x, %y : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %2 : tensor<i1>
+  }) {dimension = 0 : i64, is_stable = true} : (tensor<0x3xf32>) -> tensor<0x3xf32>
+  return %1 : tensor<0x3xf32>
+}""")
+    assert shlo.run(srt, np.zeros((0, 3), np.float32))[0].shape == (0, 3)
+
+
+def test_check_skips_function_declarations(tmp_path):
+    f = tmp_path / "decl.mlir"
+    f.write_text("""func.func private @mesh()
+func.func @case() {
+  %0 = stablehlo.constant dense<1.0> : tensor<f32>
+  check.expect_eq_const %0, dense<1.0> : tensor<f32>
+  func.return
+}
+""")
+    assert [r.status for r in run_file(str(f))] == ["passed"]
