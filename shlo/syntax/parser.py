@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..attributes import (
-    ENUM_CASES, DenseResourceAttr, canonical_struct_params,
+    ENUM_CASES, DenseElementsAttr, DenseResourceAttr, canonical_struct_params,
 )
 from ..resources import ResourceHandle
 from ..errors import ParseError
@@ -31,6 +31,7 @@ from ..types import FunctionType, Type
 from .dense import DenseLiteralError, HexBlob
 from .lexer import (BANG, BARE, CARET, EOF, HASH, PUNCT, SKIP_RE, STRING, TOKEN_RE, VALUE,
                     LiteralError)
+from .constant_line import constant_line
 from .memo import learn, memo_ops
 from .parse_locations import LocationParser, LocRef
 
@@ -65,6 +66,7 @@ class Parser(LocationParser):
         self.default_dialect = ["builtin"]
         self.type_cache: dict[str, Type] = {}
         self.sig_cache: dict[str, FunctionType] = {}
+        self.const_cache: dict[tuple[str, str], DenseElementsAttr] = {}  # (constant_line's)
         self.block_labels: list[dict[str, Block]] = []
         self.resources: dict[str, ResourceHandle] = {}
         self.resource_uses: list[tuple[DenseResourceAttr, int]] = []
@@ -75,6 +77,7 @@ class Parser(LocationParser):
         super().__init__(text, filename)
 
     _memo_ops = memo_ops  # (a method: ``self._memo_ops(block)``)
+    _constant_line = constant_line
 
     # --- op names ---------------------------------------------------------------------------------
 
@@ -175,14 +178,16 @@ class Parser(LocationParser):
 
         A line holding one op whose template the memo knows (`%3 = stablehlo.add %1, %2 :
         tensor<4xf32>` after an earlier `%0 = stablehlo.add %a, %b : tensor<4xf32>`) is read
-        by :func:`memo.memo_ops`; any other op is read by the general recursive-descent path,
-        and the memo learns its line's template (:func:`memo.learn`)."""
+        by :func:`memo.memo_ops`, a one-off `%c = stablehlo.constant dense<...> : tensor<...>`
+        line by :func:`constant_line.constant_line`; any other op is read by the general
+        recursive-descent path, and the memo learns its line's template (:func:`memo.learn`)."""
         ops = block.operations
         memo = self._memo_ops
+        const = self._constant_line
         while True:
             k = self.k
             if k == VALUE or k == BARE or k == STRING:
-                if memo(block):
+                if memo(block) or k == VALUE and const(block):
                     continue
                 start = self.start
                 read: list[tuple[int, str, Value]] = []

@@ -1,6 +1,7 @@
-"""The parser's line memo (shlo/syntax/memo.py) builds exactly the IR the general path builds:
-the same ops, operands, types, attributes (inherent and discardable apart), value names and
-locations, and the same errors."""
+"""The parser's line memo (shlo/syntax/memo.py) and its constant lines
+(shlo/syntax/constant_line.py) build exactly the IR the general path builds: the same ops,
+operands, types, attributes (inherent and discardable apart, hex spelling included), value names
+and locations, and the same errors."""
 
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ from shlo.syntax.parser import Parser
 
 
 def _no_memo(monkeypatch) -> None:
+    """Only the general path from now on: no memo, no constant lines."""
     monkeypatch.setattr(Parser, "_memo_ops", lambda self, block: 0)
+    monkeypatch.setattr(Parser, "_constant_line", lambda self, block: False)
 
 
 def _exact_difference(a: Module, b: Module) -> str | None:
@@ -39,10 +42,12 @@ def _exact_difference(a: Module, b: Module) -> str | None:
             ids_b[id(v)] = len(ids_b)
         facts_x = (x.name, x.properties, x.attributes, x.location, type(x.location),
                    [(r.type, r.name) for r in x.results], [ids.get(id(v)) for v in x.operands],
-                   len(x.regions), x.parent is None, getattr(x, "attr_locations", None))
+                   len(x.regions), x.parent is None, getattr(x, "attr_locations", None),
+                   [getattr(a, "hex", None) for a in x.properties.values()])
         facts_y = (y.name, y.properties, y.attributes, y.location, type(y.location),
                    [(r.type, r.name) for r in y.results], [ids_b.get(id(v)) for v in y.operands],
-                   len(y.regions), y.parent is None, getattr(y, "attr_locations", None))
+                   len(y.regions), y.parent is None, getattr(y, "attr_locations", None),
+                   [getattr(a, "hex", None) for a in y.properties.values()])
         if facts_x != facts_y:
             return f"{where}: {facts_x} vs {facts_y}"
         if x.parent is not None and x.parent.operations.index(x) != y.parent.operations.index(y):
@@ -161,8 +166,11 @@ def test_memo_reads_each_op_form_as_the_general_path(monkeypatch):
 
 
 def _read_by_memo(monkeypatch, text: str) -> list[str]:
-    """The names of the ops the memo reads while ``text`` is parsed."""
+    """The names of the ops the memo reads while ``text`` is parsed (constant lines left to the
+    memo too, as if there were no constant path)."""
     from shlo.syntax import memo
+
+    monkeypatch.setattr(Parser, "_constant_line", lambda self, block: False)
 
     read: list[str] = []
 
@@ -320,3 +328,122 @@ def test_printer_memo_on_corpus(monkeypatch):
         for kw in ({}, {"generic": True}):
             assert _printed(monkeypatch, text, True, **kw) == \
                 _printed(monkeypatch, text, False, **kw), f.name
+
+
+# --- constant lines (shlo/syntax/constant_line.py) -----------------------------------------------
+
+CONSTANTS = """#loc1 = loc("c.py":4:5)
+func.func @c() -> tensor<2x3xf32> {
+  %cst = stablehlo.constant dense<"0x0000803F000000400000404000008040000080C00000C0C0"> : tensor<2x3xf32>
+  %cst_0 = stablehlo.constant dense<0x7FC00000> : tensor<2x3xf32>
+  %c = stablehlo.constant dense<[[1, 2], [3, -4]]> : tensor<2x2xi32>
+  %c_1 = stablehlo.constant dense<9> : tensor<i4>
+  %c_2 = stablehlo.constant dense<[true, false]> : tensor<2xi1>
+  %cst_3 = stablehlo.constant dense<(1.000000e+00,-2.000000e+00)> : tensor<complex<f32>> loc(#loc1)
+  %cst_4 = stablehlo.constant dense<[0x7F80, -1.5]> : tensor<2xbf16>
+  %cst_5 = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %cst_6 = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %c_7 = stablehlo.constant dense<> : tensor<0xi8>
+  %c_8 = stablehlo.constant dense<"0x01000000020000000300000004000000"> : tensor<2x2xui32> loc(#loc1)
+  %c_9 = stablehlo.constant dense<1> : tensor<i64> loc("inline.py":1:2)
+  %c_10 = stablehlo.constant {foo = 1 : i32} dense<1> : tensor<i64>
+  %c_11 = stablehlo.constant dense<1> : tensor<i64>  // a comment
+  %c_12 = stablehlo.constant dense<[1, 2]> : tensor<2xi64> %c_13 = stablehlo.constant dense<1> : tensor<i64>
+  %c_14 = stablehlo.constant  dense<1> : tensor<i64>
+  %c_15 = stablehlo.constant dense<"0x0100000002000000"> : tensor<2xi32>
+  %c_16 = stablehlo.constant dense<"0x0100000002000000"> : tensor<2xi32>
+  %c_17 = stablehlo.constant dense<[1,
+    2]> : tensor<2xi32>
+  return %cst : tensor<2x3xf32>
+}
+"""
+
+
+def _read_by_constant_lines(monkeypatch, text: str) -> tuple[list[str], object]:
+    """The names of the ops the constant path reads while ``text`` is parsed, and the module."""
+    from shlo.syntax.constant_line import constant_line
+
+    read: list[str] = []
+
+    def recording(self, block):
+        ok = constant_line(self, block)
+        if ok:
+            read.append(block.operations[-1].results[0].name)
+        return ok
+
+    with monkeypatch.context() as mp:
+        mp.setattr(Parser, "_constant_line", recording)
+        module = shlo.parse(text, "c.mlir")
+    return read, module
+
+
+def _debug_text(module) -> str:
+    from shlo.syntax.printer import format_module
+
+    return format_module(module, debug_info=True)
+
+
+@pytest.mark.parametrize("crlf", [False, True])
+def test_constant_lines_build_what_the_general_path_builds(monkeypatch, crlf):
+    text = CONSTANTS.replace("\n", "\r\n") if crlf else CONSTANTS
+    read, fast = _read_by_constant_lines(monkeypatch, text)
+    _no_memo(monkeypatch)
+    general = shlo.parse(text, "c.mlir")
+    assert _exact_difference(fast, general) is None
+    assert _debug_text(fast) == _debug_text(general)
+    # not: an inline location, an attribute dictionary, a trailing comment, the first of two ops
+    # on a line (the second, which ends the line, is), two spaces after the op name; nor the
+    # repetitions of a short literal's line, which the memo learned and reads
+    assert read == ["cst", "cst_0", "c", "c_1", "c_2", "cst_3", "cst_4", "cst_5", "c_7",
+                    "c_8", "c_13", "c_15", "c_17"]
+    ops = {op.results[0].name: op for op in fast.walk() if op.results}
+    assert ops["c_1"].attr("value").array.tolist() == -7  # (MLIR reads 9 : i4 as its bits)
+    assert ops["cst"].attr("value").hex and not ops["c"].attr("value").hex
+    assert ops["cst"].attr("value").array.tolist() == [[1, 2, 3], [4, -4, -6]]
+    assert ops["cst_3"].location.file_line_col() == ("c.py", 4, 5)
+    assert ops["cst_0"].location.file_line_col() == ("c.mlir", 4, 3)
+    # one attribute per (short literal, type) in a parse, as the memo shares them
+    assert ops["cst_5"].attr("value") is ops["cst_6"].attr("value")
+
+
+@pytest.mark.parametrize("bad, message", [
+    ("%c = stablehlo.constant dense<[1, 2]> : tensor<3xi32>", "3"),
+    ("%c = stablehlo.constant dense<\"0x0100\"> : tensor<2xi32>", "hex"),
+    ("%c = stablehlo.constant dense<1> : tensor<2xfoo>", "foo"),
+    ("%c = stablehlo.constant dense<1> : tensor<?xi32>", "static"),
+    ("%c = stablehlo.constant dense<1> : tensor<i32>\n  %c = stablehlo.constant dense<2> : "
+     "tensor<i32>", "redefinition of SSA value '%c'"),
+    ("%c = stablehlo.constant dense<300> : tensor<i8>", "300"),
+    ("%c = stablehlo.constant dense<1> : tensor<i32> loc(#a) loc(#a)", "loc"),
+    ("%c = stablehlo.constant dense<1> : tensor<i32>>", ">"),
+    ("%c#0 = stablehlo.constant dense<1> : tensor<i32>", "#"),
+])
+def test_constant_lines_report_the_general_paths_errors(monkeypatch, bad, message):
+    text = f"func.func @f() {{\n  {bad}\n  return\n}}\n"
+    with pytest.raises(shlo.ParseError) as fast:
+        shlo.parse(text, "c.mlir")
+    _no_memo(monkeypatch)
+    with pytest.raises(shlo.ParseError) as general:
+        shlo.parse(text, "c.mlir")
+    assert message in str(fast.value)
+    assert str(fast.value) == str(general.value)
+    assert fast.value.location.file_line_col() == general.value.location.file_line_col()
+
+
+def test_fast_paths_match_general_path_on_every_corpus_file(monkeypatch):
+    """Memo and constant lines on vs off over every file of the conformance testdata: the same
+    printed text with debug info (locations), the same IR on a sample."""
+    root = Path(__file__).resolve().parents[2] / ".." / "shared" / "conformance" / "testdata"
+    if not root.is_dir():
+        pytest.skip("no ../shared/conformance")
+    files = sorted(root.glob("*.mlir")) + sorted((root / "dynamic").glob("*.mlir"))
+    fast = []
+    for f in files:
+        m = shlo.parse(f.read_text(), f.name)
+        fast.append((_debug_text(m), m))
+    _no_memo(monkeypatch)
+    for i, (f, (text, m)) in enumerate(zip(files, fast)):
+        general = shlo.parse(f.read_text(), f.name)
+        assert text == _debug_text(general), f.name
+        if i % 20 == 0:
+            assert _exact_difference(m, general) is None, f.name
