@@ -455,6 +455,10 @@ class AttributeParser(TypeParser):
                        for x in (value if isinstance(value, tuple) else (value,))):
                     self.error("integer value too large", start, found=False)
             elif what == "stablehlo.result_accuracy":  # atol, rtol: APFloat; ulps: int64_t
+                if key in ("atol", "rtol") and isinstance(value, int) and \
+                        not isinstance(value, bool) and self.text[start:start + 2] in ("0x", "0X") \
+                        and 0 <= value < 1 << 64:  # a hexadecimal f64 bit pattern (NaN, inf)
+                    value = float(np.array(value, np.uint64).view(np.float64))
                 if key in ("atol", "rtol") and not isinstance(value, float):
                     self.error("unexpected decimal integer literal for a floating point value "
                                "(add a trailing dot to make the literal a float)", start,

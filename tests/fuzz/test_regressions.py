@@ -167,3 +167,16 @@ def test_top_k_of_kdynamic_is_question_mark():
   %0:2 = chlo.top_k(%a, k=-9223372036854775808) : tensor<16x16xf32> -> (tensor<16x8xf32>, tensor<16x8xi32>)
   return %0#0, %0#1 : tensor<16x8xf32>, tensor<16x8xi32>
 }"""))
+
+
+@pytest.mark.parametrize("bits", ["0x7FF8000000000000", "0x7FF0000000000000"])
+def test_result_accuracy_tolerance_in_hex_reads_back(bits):
+    """A NaN or infinite atol (from an artifact) prints as its f64 bits, as MLIR prints it, and
+    reads back (it was refused as an integer literal)."""
+    text = f"""func.func @f(%a: tensor<2xf32>) -> tensor<2xf32> {{
+  %0 = "stablehlo.exponential"(%a) {{result_accuracy = #stablehlo.result_accuracy<atol = {bits}, rtol = 0.000000e+00, ulps = 0, mode = #stablehlo.result_accuracy_mode<TOLERANCE>>}} : (tensor<2xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}}"""
+    generic = shlo.format(shlo.parse(text), generic=True)
+    assert f"atol = {bits}" in generic
+    assert shlo.format(shlo.parse(generic), generic=True) == generic
