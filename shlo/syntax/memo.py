@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from ..attributes import SymbolRefAttr
 from ..ir import Block, FileLineColLoc, Location, Operation, Region, Value
 from .cursor import UNBOUND
 from .parse_locations import LocRef
@@ -42,6 +43,9 @@ MAX_TEMPLATES = 4096
 such as one `call @f_i` per function, gains nothing from keeping them)."""
 
 _SPLIT = re.compile(r"%([\w$.\-]+)").split
+_SYMBOL = re.compile(r"@([A-Za-z_][\w$.\-]*)(?![\w$.\-:\"])")
+_SYM = "@\x01"
+"""What stands for the symbol in a template with one (its name is the op's `SymbolRefAttr`)."""
 _ALIAS = re.compile(r"#[\w$.\-]+").fullmatch
 
 _op_new = Operation.__new__
@@ -52,9 +56,11 @@ _set_file, _set_line, _set_col, _set_end_line, _set_end_col = (
     FileLineColLoc.__dict__[f].__set__ for f in ("file", "line", "col", "end_line", "end_col"))
 
 
-def template(body: str) -> tuple[str, str | None, list[str], str | None] | None:
-    """``(key, result name, operand names, location alias)`` of the one-line op ``body`` (its
-    text from its first token to its last, on one line), or None when it cannot be one.
+def template(body: str) -> tuple[str, str | None, list[str], str | None, str | None] | None:
+    """``(key, result name, operand names, location alias, symbol)`` of the one-line op
+    ``body`` (its text from its first token to its last, on one line), or None when it cannot
+    be one. A line with one plain `@symbol` (a call's callee) has it taken out too: ``symbol``
+    is its name, and the key holds a stand-in.
 
     The key is the text around the SSA names, pieces joined by newlines (no piece holds one);
     for an op with a result it starts with ` = `. A `%` the split does not take (a `%0#1`'s
@@ -69,10 +75,16 @@ def template(body: str) -> tuple[str, str | None, list[str], str | None] | None:
             body = body[:j]
     parts = _SPLIT(body)
     if parts[0]:  # `name operands...`: no result
-        return "\n".join(parts[0::2]), None, parts[1::2], alias
-    if len(parts) < 3:
+        key, res, names = "\n".join(parts[0::2]), None, parts[1::2]
+    elif len(parts) < 3:
         return None
-    return "\n".join(parts[2::2]), parts[1], parts[3::2], alias
+    else:
+        key, res, names = "\n".join(parts[2::2]), parts[1], parts[3::2]
+    if "@" in key:  # one plain symbol reference (a call's callee) is taken out too
+        syms = _SYMBOL.findall(key)
+        if len(syms) == 1:
+            return _SYMBOL.sub(_SYM, key, count=1), res, names, alias, syms[0]
+    return key, res, names, alias, None
 
 
 def memo_ops(p: "Parser", block: Block) -> int:
@@ -131,11 +143,11 @@ def memo_ops(p: "Parser", block: Block) -> int:
             t = template(body)
             if t is None:
                 break
-        key, res, names, alias = t
+        key, res, names, alias, sym = t
         entry = memo.get(key)
         if entry is None:
             break
-        name, props, attrs, in_types, out_type, regions, inner_col, attr_at = entry
+        name, props, attrs, in_types, out_type, regions, inner_col, attr_at, sym_at = entry
         if len(names) != len(in_types) or regions is not None and \
                 (inner_col is None) != (alias is not None):
             break  # (a region's ops are at the line's location alias, or at the op's name)
@@ -153,6 +165,8 @@ def memo_ops(p: "Parser", block: Block) -> int:
         op.operands = operands
         op.properties = dict(props) if props else {}
         op.attributes = dict(attrs) if attrs else {}
+        if sym_at is not None:  # (the symbol the line names, where the learned op had its own)
+            (op.properties if sym_at[0] else op.attributes)[sym_at[1]] = SymbolRefAttr(sym)
         op.successors = []
         op.parent = block
         if res is None:
@@ -317,14 +331,22 @@ def learn(p: "Parser", op: Operation, start: int, read: list[tuple[int, str, Val
     t = miss[1] if miss is not None and miss[0] == start else template(body)
     if t is None:
         return
-    key, res, names, alias = t
+    key, res, names, alias, sym = t
     if (res is None) != (not op.results) or (res is not None and not key.startswith(" = ")):
         return
+    sym_at = None
+    if sym is not None:  # the symbol must be the one SymbolRefAttr of the op, at its top level
+        ref = SymbolRefAttr(sym)
+        found = [(True, k) for k, v in op.properties.items() if v == ref] + \
+            [(False, k) for k, v in op.attributes.items() if v == ref]
+        if len(found) != 1 or op.regions or getattr(op, "attr_locations", None):
+            return
+        sym_at = found[0]
     if len(names) != len(read) or len(read) != len(op.operands):
         return
     # the names taken out are exactly the operand tokens read, in order, and the op's operands
     at = start
-    parts = key.split("\n")
+    parts = (key.replace(_SYM, "@" + sym, 1) if sym is not None else key).split("\n")
     if res is not None:
         at += 1 + len(res)
     starts = []
@@ -361,4 +383,4 @@ def learn(p: "Parser", op: Operation, start: int, read: list[tuple[int, str, Val
         memo.clear()
     memo[key] = (op.name, op.properties or None, op.attributes or None,
                  tuple(v.type for v in op.operands), op.results[0].type if op.results else None,
-                 op.regions or None, inner_col, attr_at)
+                 op.regions or None, inner_col, attr_at, sym_at)

@@ -447,3 +447,42 @@ def test_fast_paths_match_general_path_on_every_corpus_file(monkeypatch):
         assert text == _debug_text(general), f.name
         if i % 20 == 0:
             assert _exact_difference(m, general) is None, f.name
+
+
+CALLS = """func.func private @f1(%x: tensor<2xf32>) -> tensor<2xf32> {
+  return %x : tensor<2xf32>
+}
+func.func private @f2(%x: tensor<2xf32>) -> tensor<2xf32> {
+  return %x : tensor<2xf32>
+}
+func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = func.call @f1(%a) : (tensor<2xf32>) -> tensor<2xf32>
+  %1 = func.call @f2(%0) : (tensor<2xf32>) -> tensor<2xf32>
+  %2 = func.call @f1(%1) {tag = "@f9"} : (tensor<2xf32>) -> tensor<2xf32>
+  %3 = func.call @f2(%2) {tag = "@f9"} : (tensor<2xf32>) -> tensor<2xf32>
+  %4 = func.call @f1(%3) {tag = "a @f1 b"} : (tensor<2xf32>) -> tensor<2xf32>
+  %5 = func.call @f2(%4) {tag = "a @f1 b"} : (tensor<2xf32>) -> tensor<2xf32>
+  %6 = "func.call"(%5) <{callee = @f1}> : (tensor<2xf32>) -> tensor<2xf32>
+  %7 = "func.call"(%6) <{callee = @f2}> : (tensor<2xf32>) -> tensor<2xf32>
+  %8 = func.call @f1(%7) {other = @f2} : (tensor<2xf32>) -> tensor<2xf32>
+  %9 = func.call @f2(%8) {other = @f2} : (tensor<2xf32>) -> tensor<2xf32>
+  return %9 : tensor<2xf32>
+}
+"""
+
+
+def test_memo_reads_calls_to_other_functions(monkeypatch):
+    """A call line's callee is taken out of its template: a call of another function is read
+    by the memo with its own callee; a symbol inside a string or two symbols on a line are
+    not taken out (the line is a template of its own)."""
+    read = _read_by_memo(monkeypatch, CALLS)
+    memo = shlo.parse(CALLS, "c.mlir")
+    _no_memo(monkeypatch)
+    general = shlo.parse(CALLS, "c.mlir")
+    assert _exact_difference(memo, general) is None
+    # %1 and %3 (each after a line of its template calling another function); not: a symbol
+    # in a string with a space after it (two `@` names), the generic form (its attribute
+    # locations stay with the general path), two symbols; the returns after the first
+    assert read == ["=func.return", "1=func.call", "3=func.call", "=func.return"]
+    callees = [op.attr("callee").name for op in memo.walk() if op.name == "func.call"]
+    assert callees == ["f1", "f2"] * 5
