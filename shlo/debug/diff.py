@@ -345,7 +345,7 @@ def diff(a: Module | str, *args: Any, b: Module | str | None = None, against: st
         pairs.append(_compare_pair(x, y, list(y.values or ()), tolerance, same_engine))
     if against in ("xla", "upstream", "iree"):
         for p in pairs:
-            _attribute(p, p.b.operands if p.b is not None else None, ma)
+            _attribute(p, p.b.operands if p.b is not None else None)
     pairs.sort(key=lambda p: (p.a.process, p.a.index))
     return DiffReport(pairs, ta, tb, against if mb is None or against != "shlo" else
                       (target.filename or "the second program"), lost_a, lost_b)
@@ -405,10 +405,11 @@ def _engine_operands(module: Module, executions: list[tuple[int, list[Any]]],
     return out
 
 
-def _attribute(pair: Pair, ref_operands: Sequence[Any] | None, module: Module) -> None:
+def _attribute(pair: Pair, ref_operands: Sequence[Any] | None) -> None:
     """Across engines, a diverged op whose own kernel, run on the reference's operands,
     agrees with the reference is marked ``inherited``: the error came in with its inputs."""
-    from ..interpreter.evaluator import PrepareContext
+    from ..errors import ShloError
+    from ..interpreter.evaluator import evaluate_op
 
     op = pair.a.op
     if not pair.diverged or ref_operands is None or op.regions or \
@@ -417,9 +418,8 @@ def _attribute(pair: Pair, ref_operands: Sequence[Any] | None, module: Module) -
                 for x, v in zip(ref_operands, op.operands)):
         return
     try:
-        with np.errstate(all="ignore"):
-            local = list(PrepareContext(module).prepare(op)(*ref_operands))
-    except Exception:  # noqa: BLE001 - an op that cannot run alone is simply not attributed
+        local = evaluate_op(op, ref_operands)
+    except ShloError:  # an op that cannot run alone (a call) is simply not attributed
         return
     for k, (m, v) in enumerate(zip(pair.metrics, op.results)):
         if m.diverged and (k >= len(local) or k >= len(pair.expected) or compare(
@@ -449,7 +449,7 @@ def _against_values(ta: Trace, executions: list[tuple[int, list[Any]]],
             uncompared.append((e, None))
             continue
         pair = _compare_pair(e, None, runs[n][0], tolerance, False)
-        _attribute(pair, runs[n][1], ta.module)
+        _attribute(pair, runs[n][1])
         pairs.append(pair)
     return DiffReport(pairs, ta, None, against, uncompared=uncompared)
 

@@ -157,6 +157,26 @@ def _prepare(ctx: PrepareContext, op: Operation) -> Callable[..., Sequence[Any]]
         raise ExecutionError(f"'{op.name}' op: {e}", runtime_location(op)) from e
 
 
+def evaluate_op(op: Operation, arrays: Sequence[Any],
+                operand_types: Sequence[Any] | None = None,
+                result_types: Sequence[Any] | None = None,
+                properties: dict[str, Any] | None = None) -> list[Any]:
+    """Run ``op``'s own kernel on ``arrays``, outside any program (``op`` has no regions):
+    the folders' constant evaluation and `shlo diff`'s re-run of an op on another engine's
+    operands. With ``operand_types``/``result_types``/``properties`` it runs a variant of the
+    op (e.g. on f64, as upstream's folder computes). Numpy warnings are silenced."""
+    import numpy as np
+
+    types = list(operand_types) if operand_types is not None else [v.type for v in op.operands]
+    tmp = Operation(op.name, [Value(t) for t in types],
+                    list(result_types) if result_types is not None else
+                    [v.type for v in op.results],
+                    dict(op.properties if properties is None else properties),
+                    dict(op.attributes), [], location=op.location)
+    with np.errstate(all="ignore"):
+        return list(PrepareContext(None).prepare(tmp)(*arrays))
+
+
 def _has_quantized(op: Operation) -> bool:
     return any(is_quantized(v.type) for v in op.operands) or any(
         is_quantized(v.type) for v in op.results)

@@ -104,6 +104,11 @@ __all__ = [
 DYNAMIC_SIZE = -9223372036854775808
 
 
+def size_of(v: int) -> int | None:
+    """A size read from a constant or an attribute: kDynamic is `?` (None), as upstream."""
+    return None if v == DYNAMIC_SIZE else v
+
+
 def size_str(d: int | None) -> str:
     """A dimension size as upstream's messages print it (an unknown one as kDynamic)."""
     return str(DYNAMIC_SIZE if d is None else d)

@@ -452,8 +452,8 @@ def _infer_rng(op: Operation, diag: Diagnostics) -> list[Type] | None:
     if not isinstance(a, TensorType) or not isinstance(shape, TensorType):
         return None
     values = _c.constant_ints(op.operands[2])
-    if values is not None:  # MLIR's kDynamic (INT64_MIN) in the constant reads as `?`
-        inferred = tuple(None if v == -2 ** 63 else v for v in values)
+    if values is not None:
+        inferred = tuple(_c.size_of(v) for v in values)
     elif shape.shape and shape.shape[0] is not None:
         inferred = (None,) * shape.shape[0]
     else:

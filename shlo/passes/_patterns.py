@@ -163,23 +163,11 @@ def zero_like(t: Type) -> DenseElementsAttr | None:
     return None
 
 
-def evaluate(op: Operation, arrays: Sequence[np.ndarray],
-             operand_types: Sequence[Type] | None = None,
-             result_types: Sequence[Type] | None = None,
-             properties: dict[str, Any] | None = None) -> list[Any]:
-    """Run ``op``'s own kernel (``registry.lookup(op.name).prepare``) on ``arrays``; with
-    ``operand_types``/``result_types``/``properties`` it runs a variant of the op (e.g. on f64
-    to compute the way upstream's folder does). Numpy warnings are silenced."""
-    from ..interpreter.evaluator import PrepareContext
+def evaluate(op: Operation, arrays: Sequence[np.ndarray], **variant: Any) -> list[Any]:
+    """:func:`shlo.interpreter.evaluator.evaluate_op` (the folders' way of running an op)."""
+    from ..interpreter.evaluator import evaluate_op
 
-    types = list(operand_types) if operand_types is not None else [v.type for v in op.operands]
-    tmp = Operation(op.name, [Value(t) for t in types],
-                    list(result_types) if result_types is not None else
-                    [v.type for v in op.results],
-                    dict(op.properties if properties is None else properties),
-                    dict(op.attributes), [], location=op.location)
-    with np.errstate(all="ignore"):
-        return list(PrepareContext(None).prepare(tmp)(*arrays))
+    return evaluate_op(op, arrays, **variant)
 
 
 @dataclass

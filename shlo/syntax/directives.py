@@ -232,16 +232,13 @@ def parse_int_list(p: "Parser") -> tuple[int, ...]:
 def parse_attr_kind(p: "Parser", kind: str, op_name: str) -> Any:
     if kind == "i64":
         return IntegerAttr(p.integer(), I64)
-    if kind == "i32":  # signless, as MLIR reads it: up to 2^32 - 1, kept as its signed value
-        at = p.start
-        v = p.integer()
-        if not -(1 << 31) <= v < 1 << 32:
-            p.error("integer constant out of range for attribute", at, found=False)
-        return IntegerAttr(v - (1 << 32) if v >= 1 << 31 else v, I32)
-    if kind == "ui64":
-        if p.k == INTEGER and p.v.startswith("-"):
-            p.error("negative integer literal not valid for unsigned integer type", found=False)
-        return IntegerAttr(p.integer(hi=(1 << 64) - 1), UI64)
+    if kind in ("i32", "ui64"):  # as MLIR reads `N : i32` (signless: up to 2^32 - 1) / `ui64`
+        t = I32 if kind == "i32" else UI64
+        if p.k != INTEGER:
+            p.error("expected integer value")
+        v = p._typed_integer(p.v, t, p.start)
+        p._advance()
+        return IntegerAttr(v, t)
     if kind == "i64list":
         return DenseArrayAttr(I64, parse_int_list(p))
     if kind.startswith("enum:"):

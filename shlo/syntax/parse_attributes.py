@@ -446,14 +446,10 @@ class AttributeParser(TypeParser):
             start = self.start
             value = self.struct_value()
             if allowed is not None and what in _DIMENSION_NUMBERS:  # integers only, as MLIR
-                fine = isinstance(value, int) if key == "index_vector_dim" else \
-                    isinstance(value, tuple) and all(isinstance(x, int) for x in value)
-                if not fine or isinstance(value, bool):
-                    self.error(f"expected integer value (failed parsing {kind} dimension "
-                               "numbers)", start, found=False)
-                if any(not -(1 << 63) <= x < 1 << 63
-                       for x in (value if isinstance(value, tuple) else (value,))):
-                    self.error("integer value too large", start, found=False)
+                items = (value,) if key == "index_vector_dim" else \
+                    value if isinstance(value, tuple) else (None,)  # (a list is expected)
+                for x in items:
+                    self._int64(x, start, f" (failed parsing {kind} dimension numbers)")
             elif what == "stablehlo.result_accuracy":  # atol, rtol: APFloat; ulps: int64_t
                 if key in ("atol", "rtol") and isinstance(value, int) and \
                         not isinstance(value, bool) and self.text[start:start + 2] in ("0x", "0X") \
@@ -463,20 +459,22 @@ class AttributeParser(TypeParser):
                     self.error("unexpected decimal integer literal for a floating point value "
                                "(add a trailing dot to make the literal a float)", start,
                                found=False)
-                if key == "ulps" and (not isinstance(value, int) or isinstance(value, bool)):
-                    self.error("expected integer value", start, found=False)
-                if key == "ulps" and not -(1 << 63) <= value < 1 << 63:
-                    self.error("integer value too large", start, found=False)
+                if key == "ulps":
+                    self._int64(value, start)
             elif what == "stablehlo.channel_handle":  # handle, type: int64_t
-                if not isinstance(value, int) or isinstance(value, bool):
-                    self.error("expected integer value", start, found=False)
-                if not -(1 << 63) <= value < 1 << 63:
-                    self.error("integer value too large", start, found=False)
+                self._int64(value, start)
             params.append((key, value))
             if not self.accept(","):
                 return params
             if self.v == ">":  # trailing comma
                 return params
+
+    def _int64(self, value: Any, start: int, context: str = "") -> None:
+        """A struct parameter MLIR reads as an `int64_t` (parseInteger): an error otherwise."""
+        if not isinstance(value, int) or isinstance(value, bool):
+            self.error(f"expected integer value{context}", start, found=False)
+        if not -(1 << 63) <= value < 1 << 63:
+            self.error("integer value too large", start, found=False)
 
     def struct_value(self) -> Any:
         k, v = self.k, self.v

@@ -96,7 +96,7 @@ def _infer_top_k(op: Operation, diag: Diagnostics) -> list[Type] | None:
     if last is not None and last < k:
         diag.error(op, "C1", f"operand's last dimension must be at least {k}, got {last}")
         return None
-    shape = tuple(operand.shape[:-1]) + (None if k == -2 ** 63 else k,)  # (kDynamic: `?`)
+    shape = tuple(operand.shape[:-1]) + (_c.size_of(k),)
     return [TensorType(shape, operand.element_type), TensorType(shape, _I32)]
 
 

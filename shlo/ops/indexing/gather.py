@@ -305,6 +305,5 @@ define("stablehlo.torch_index_select", summary="a gather along one dimension (no
 def _verify_torch_index_select(op: Operation, diag: Diagnostics) -> None:
     """Upstream's ODS definition: two tensor operands, one result, `dim` and `batch_dims`
     required 64-bit integer attributes."""
-    for name in ("dim", "batch_dims"):
-        if op.properties.get(name, op.attributes.get(name)) is None:
-            diag.error(op, "", f"requires attribute '{name}'")
+    _c.signature(op, diag, [_c.TENSOR, _c.TENSOR], [_c.TENSOR],
+                 attrs={"dim": "int", "batch_dims": "int"})
