@@ -252,20 +252,31 @@ def test_memo_with_crlf_line_ends(monkeypatch):
 ])
 def test_memo_lines_report_the_general_paths_errors(monkeypatch, bad, message):
     text = MEMO_TEXT.replace("%2 = stablehlo.add %1, %x : tensor<2xi32>", bad)
-    with pytest.raises(shlo.ParseError) as memo:
-        shlo.parse(text, "m.mlir")
+    _same_error(monkeypatch, text, "m.mlir", message)
+
+
+def _same_error(monkeypatch, text: str, filename: str, message: str) -> None:
+    """Parsing ``text`` fails with ``message``, with and without the fast paths, alike."""
+    with pytest.raises(shlo.ParseError) as fast:
+        shlo.parse(text, filename)
     _no_memo(monkeypatch)
     with pytest.raises(shlo.ParseError) as general:
-        shlo.parse(text, "m.mlir")
-    assert message in str(memo.value)
-    assert str(memo.value) == str(general.value)
-    assert memo.value.location.file_line_col() == general.value.location.file_line_col()
+        shlo.parse(text, filename)
+    assert message in str(fast.value)
+    assert str(fast.value) == str(general.value)
+    assert fast.value.location.file_line_col() == general.value.location.file_line_col()
 
 
-def test_memo_matches_general_path_on_corpus(monkeypatch):
+def _corpus() -> Path:
+    """The conformance testdata folder (the test skips without ../shared)."""
     root = Path(__file__).resolve().parents[2] / ".." / "shared" / "conformance" / "testdata"
     if not root.is_dir():
         pytest.skip("no ../shared/conformance")
+    return root
+
+
+def test_memo_matches_general_path_on_corpus(monkeypatch):
+    root = _corpus()
     files = sorted(root.glob("*.mlir"))[::60] + sorted((root / "dynamic").glob("*.mlir"))[::40]
     texts = [(f.name, f.read_text()) for f in files]
     memo = [shlo.parse(t, n) for n, t in texts]
@@ -419,23 +430,13 @@ def test_constant_lines_build_what_the_general_path_builds(monkeypatch, crlf):
     ("%c#0 = stablehlo.constant dense<1> : tensor<i32>", "#"),
 ])
 def test_constant_lines_report_the_general_paths_errors(monkeypatch, bad, message):
-    text = f"func.func @f() {{\n  {bad}\n  return\n}}\n"
-    with pytest.raises(shlo.ParseError) as fast:
-        shlo.parse(text, "c.mlir")
-    _no_memo(monkeypatch)
-    with pytest.raises(shlo.ParseError) as general:
-        shlo.parse(text, "c.mlir")
-    assert message in str(fast.value)
-    assert str(fast.value) == str(general.value)
-    assert fast.value.location.file_line_col() == general.value.location.file_line_col()
+    _same_error(monkeypatch, f"func.func @f() {{\n  {bad}\n  return\n}}\n", "c.mlir", message)
 
 
 def test_fast_paths_match_general_path_on_every_corpus_file(monkeypatch):
     """Memo and constant lines on vs off over every file of the conformance testdata: the same
     printed text with debug info (locations), the same IR on a sample."""
-    root = Path(__file__).resolve().parents[2] / ".." / "shared" / "conformance" / "testdata"
-    if not root.is_dir():
-        pytest.skip("no ../shared/conformance")
+    root = _corpus()
     files = sorted(root.glob("*.mlir")) + sorted((root / "dynamic").glob("*.mlir"))
     fast = []
     for f in files:
