@@ -489,8 +489,6 @@ _QDOT = [
 
 @pytest.mark.parametrize("lq, rq, oq, dims, ls, rs, os_", _QDOT)
 def test_folded_quantized_dot_equals_shifted_operands(monkeypatch, lq, rq, oq, dims, ls, rs, os_):
-    from shlo.ops import quantization
-
     def t(shape, q):
         return f"tensor<{'x'.join(map(str, shape))}x{q}>"
 
@@ -505,15 +503,25 @@ def test_folded_quantized_dot_equals_shifted_operands(monkeypatch, lq, rq, oq, d
     y = rng.integers(lo, hi, rs, endpoint=True)
     dt = shlo.types.element_type("i4").dtype if "i4" in lq else np.int8
     x, y = x.astype(dt), y.astype(dt)
+    folded = _folded_equals_shifted(monkeypatch, text, x, y, os_)
+    assert np.any(folded != 0)
+
+
+def _folded_equals_shifted(monkeypatch, text: str, x: np.ndarray, y: np.ndarray,
+                           shape: tuple[int, ...]) -> np.ndarray:
+    """Run ``text`` with the zero points folded (checking that path ran) and with shifted
+    operands; both give the same exact integers of ``shape``; returns the folded result."""
+    from shlo.ops import quantization
+
     real, made = quantization._folded_dot, []
     monkeypatch.setattr(quantization, "_folded_dot", lambda *a: made.append(real(*a)) or made[-1])
     (folded,) = shlo.run(text, x, y)
     assert made and made[0] is not None  # the folded path ran
     monkeypatch.setattr(quantization, "_folded_dot", lambda *a: None)
     (shifted,) = shlo.run(text, x, y)
-    assert folded.dtype == shifted.dtype and folded.shape == shifted.shape == os_
+    assert folded.dtype == shifted.dtype and folded.shape == shifted.shape == shape
     np.testing.assert_array_equal(folded, shifted)
-    assert np.any(folded != 0)
+    return folded
 
 
 _QCONV = [
@@ -542,8 +550,6 @@ def test_folded_quantized_convolution_equals_shifted_operands(monkeypatch, lq, r
                                                               ls, rs, os_):
     """conv(l, r) - zl * conv(ones, r) = conv(pad(l - zl), r): padding, lhs dilation's holes,
     window reversal, feature groups and per-axis rhs scales, exact integers."""
-    from shlo.ops import quantization
-
     def t(shape, q):
         return f"tensor<{'x'.join(map(str, shape))}x{q}>"
 
@@ -557,14 +563,7 @@ def test_folded_quantized_convolution_equals_shifted_operands(monkeypatch, lq, r
     dt = shlo.types.element_type("i4").dtype if "i4" in lq else np.int8
     x = rng.integers(lo, hi, ls, endpoint=True).astype(dt)
     y = rng.integers(lo, hi, rs, endpoint=True).astype(dt)
-    real, made = quantization._folded_dot, []
-    monkeypatch.setattr(quantization, "_folded_dot", lambda *a: made.append(real(*a)) or made[-1])
-    (folded,) = shlo.run(text, x, y)
-    assert made and made[0] is not None  # the folded path ran
-    monkeypatch.setattr(quantization, "_folded_dot", lambda *a: None)
-    (shifted,) = shlo.run(text, x, y)
-    assert folded.dtype == shifted.dtype and folded.shape == shifted.shape == os_
-    np.testing.assert_array_equal(folded, shifted)
+    folded = _folded_equals_shifted(monkeypatch, text, x, y, os_)
     assert np.any(folded != folded.reshape(-1)[0])
 
 
