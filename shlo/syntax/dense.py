@@ -303,7 +303,7 @@ def _json_fast(body: str, et: ElementType, dtype: np.dtype) -> np.ndarray | None
                 with np.errstate(over="ignore"):
                     arr = arr.astype(dtype)
             return arr
-        if isinstance(et, ComplexType) or _NEG_ZERO(body):
+        if isinstance(et, ComplexType) or "-0" in body and _NEG_ZERO(body):
             return None  # (an integer `-0` is an error, reported element-wise)
         arr = np.array(obj)
         if arr.dtype.kind not in "iub":
