@@ -74,7 +74,11 @@ def memo_function(p: "Parser", block: Block) -> bool:
     if entry is None:
         p.function_miss = (pos, stop, key, len(p.resource_uses))
         return False
-    learned, line0 = entry
+    learned, line0, exact = entry
+    if exact is None:  # (checked at the first repeat: most functions never repeat)
+        exact = entry[2] = _LITERAL_LOC.search(text, pos, stop) is None and _copyable(learned)
+    if not exact:
+        return False
     shift = p.lines.line_col(pos)[0] - line0
     op = _copy(learned, {}, shift, block)
     op.properties["sym_name"] = StringAttr(m.group(1))
@@ -87,7 +91,8 @@ def memo_function(p: "Parser", block: Block) -> bool:
 
 def learn_function(p: "Parser", op: Operation, start: int) -> None:
     """Keep ``op``, read by the general path from ``start`` after :func:`memo_function` missed
-    there, under its text when its reading is a pure function of that text (module docstring)."""
+    there, under its text when its reading is a pure function of that text (module docstring;
+    the costlier conditions are checked when the text first repeats)."""
     miss = p.function_miss
     if miss is None or miss[0] != start:
         return  # (an op inside the function, read while its miss waits)
@@ -95,8 +100,7 @@ def learn_function(p: "Parser", op: Operation, start: int) -> None:
     pos, stop, key, uses = miss
     loc = op.location
     if p.prev_end != stop or op.name != "func.func" or len(p.resource_uses) != uses or \
-            getattr(op, "attr_locations", None) or type(loc) is not FileLineColLoc or \
-            _LITERAL_LOC.search(p.text, pos, stop) is not None or not _copyable(op):
+            getattr(op, "attr_locations", None) or type(loc) is not FileLineColLoc:
         return
     dialect = p.default_dialect[-1]
     kept = p.function_memo_size + len(key)
@@ -104,7 +108,7 @@ def learn_function(p: "Parser", op: Operation, start: int) -> None:
         p.function_memo.clear()
         kept = len(key)
     p.function_memo_size = kept
-    p.function_memo.setdefault(dialect, {})[key] = (op, loc.line)
+    p.function_memo.setdefault(dialect, {})[key] = [op, loc.line, None]
 
 
 def _copyable(op: Operation) -> bool:

@@ -429,6 +429,22 @@ def test_function_memo_is_cleared_by_an_alias_defined_between_functions(monkeypa
     assert read == ["a_much_longer_name", "g3", "r2"]
 
 
+def test_function_memo_leaves_functions_with_successors_to_the_general_path(monkeypatch):
+    f = """  func.func private @NAME(%arg0: tensor<f32>) -> tensor<f32> {
+    "cf.br"(%arg0)[^bb1] : (tensor<f32>) -> ()
+  ^bb1(%x: tensor<f32>):
+    return %x : tensor<f32>
+  }"""
+    text = "module {\n" + f.replace("NAME", "a") + "\n" + f.replace("NAME", "bb") + "\n}\n"
+    read = _read_by_function_memo(monkeypatch)
+    memo = shlo.parse(text, "s.mlir")
+    _no_memo(monkeypatch)
+    general = shlo.parse(text, "s.mlir")
+    assert read == []
+    assert _exact_difference(memo, general) is None
+    assert shlo.format(memo) == shlo.format(general)
+
+
 @pytest.mark.parametrize("bad, message", [
     ("%0 = stablehlo.negate %arg1 : !t", "use of undeclared SSA value name '%arg1'"),
     ("%0 = stablehlo.negat %arg0 : !t", "custom op 'stablehlo.negat' is unknown"),
