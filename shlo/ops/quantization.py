@@ -185,24 +185,27 @@ class Quantizer:
             return self._round_clamped(q.astype(_F64))
         return self.from_real_ratio(q.astype(_F64))
 
-    def from_real_ratio(self, q: np.ndarray) -> np.ndarray:
-        """Storage values for ``q = x / scale`` given in float64 (not yet rounded)."""
+    def from_real_ratio(self, q: np.ndarray, finite: bool = False) -> np.ndarray:
+        """Storage values for ``q = x / scale`` given in float64 (not yet rounded); ``finite``:
+        ``q`` holds no NaN (an integer accumulator times a scale ratio)."""
         if _order[0] == "zero-point-first":
-            return self._round_clamped(q + self.zero_points)
-        r = np.rint(q) + self.zero_points
-        return self._clamped(r)
+            return self._round_clamped(q + self.zero_points, finite)
+        r = np.rint(q)
+        r += self.zero_points
+        return self._clamped(r, finite)
 
-    def _round_clamped(self, t: np.ndarray) -> np.ndarray:
+    def _round_clamped(self, t: np.ndarray, finite: bool = False) -> np.ndarray:
         """``round_nearest_even(clamp(t))`` for ``t = x / scale + zero_point``."""
-        return self._clamped(np.rint(np.clip(t, self.min, self.max)))
+        return self._clamped(np.rint(np.clip(t, self.min, self.max)), finite)
 
-    def _clamped(self, r: np.ndarray) -> np.ndarray:
-        r = np.clip(r, self.min, self.max)
-        r = np.where(np.isnan(r), self.nan, r)
-        out = r.astype(_I64)
-        if self.storage.kind not in "iu":
-            out = out.astype(np.int16)
-        return out.astype(self.storage)
+    def _clamped(self, r: np.ndarray, finite: bool = False) -> np.ndarray:
+        """Integral float64 values ``r`` (NaN aside) clamped to the storage range, as storage."""
+        r = np.clip(r, self.min, self.max, out=r if type(r) is np.ndarray else None)
+        if not finite:
+            r = np.where(np.isnan(r), self.nan, r)
+        if self.storage.kind in "iu":
+            return r.astype(self.storage)  # (integral and within the range: exact)
+        return r.astype(_I64).astype(np.int16).astype(self.storage)
 
 
 def dequantize(x: Any, qtype: Type | QuantizedType) -> np.ndarray:
@@ -480,12 +483,14 @@ def _integer_dot_like(op: Operation, ctx: PrepareContext,
 
     def run(lhs: Any, rhs: Any, *others: Any) -> list[np.ndarray]:
         if folded is not None:
-            acc = folded(lhs, rhs).astype(_F64)
+            acc = folded(lhs, rhs).astype(_F64, copy=False)
         else:
             a = (storage_int64(lhs) - lzp).astype(acc_dtype)
             b = (storage_int64(rhs) - rzp).astype(acc_dtype)
             acc = np.asarray(int_run(a, b, *others[:rest])[0]).astype(_F64)
-        return [out.from_real_ratio(acc if exact_one else acc * multiplier)]
+        if not exact_one:
+            acc = acc * multiplier
+        return [out.from_real_ratio(acc, finite=True)]  # (integers times a finite ratio)
 
     return run
 
@@ -517,7 +522,8 @@ def _folded_dot(op: Operation, ctx: PrepareContext, prepare: Callable[..., Kerne
 
         lb, rb, lc, rc = dot_dimension_numbers(op)
 
-    product = _i64_product(op, _storage_type, prepare, ctx)
+    exact = _accumulator(lq, rq, rhs_t)[1]  # (float64 when every sum stays below 2**53)
+    product = _product(op, _storage_type, prepare, ctx, exact)
     zl = int(lq.zero_points[0]) if lq.zero_points else 0
     kept = [d for d in range(rhs_rank) if d not in rc]
     rhs_free = [d for d in kept if d not in rb]
@@ -528,7 +534,7 @@ def _folded_dot(op: Operation, ctx: PrepareContext, prepare: Callable[..., Kerne
         tuple(shape[d] for d in rhs_free)
 
     def run(lhs: Any, rhs: Any) -> np.ndarray:
-        acc = np.asarray(product(lhs, rhs)[0], np.int64)
+        acc = np.asarray(product(lhs, rhs)[0], exact)
         if zl == 0:
             return acc
         sums = np.sum(np.asarray(rhs, np.int64), axis=tuple(rc))
@@ -550,17 +556,19 @@ def _folded_conv(op: Operation, ctx: PrepareContext, prepare: Callable[..., Kern
     if int_attr(op, "batch_group_count", 1) != 1 or not isinstance(lhs_t, TensorType) or \
             not lhs_t.is_static or not isinstance(lhs_t.element_type, QuantizedType):
         return None
-    product = _i64_product(op, _storage_type, prepare, ctx)
+    rhs_t = op.operands[1].type
+    exact = _accumulator(lhs_t.element_type, quantized_type(rhs_t), rhs_t)[1]
+    product = _product(op, _storage_type, prepare, ctx, exact)
     batch_dim = conv_dimension_numbers(op).input_batch_dimension
     shape = list(lhs_t.shape)  # type: ignore[arg-type]
     shape[batch_dim] = 1
     ones = np.ones(shape, lhs_t.element_type.storage_type.dtype)
 
     def run(lhs: Any, rhs: Any) -> np.ndarray:
-        acc = np.asarray(product(lhs, rhs)[0], np.int64)
+        acc = np.asarray(product(lhs, rhs)[0], exact)
         if zl == 0:
             return acc
-        return acc - np.int64(zl) * np.asarray(product(ones, rhs)[0], np.int64)
+        return acc - np.int64(zl) * np.asarray(product(ones, rhs)[0], exact)
 
     return run
 
@@ -572,14 +580,17 @@ def _storage_type(t: Type) -> Type:
     return t
 
 
-def _i64_product(op: Operation, storage: Callable[[Type], Type],
-                 prepare: Callable[..., Kernel], ctx: PrepareContext) -> Kernel:
+def _product(op: Operation, storage: Callable[[Type], Type], prepare: Callable[..., Kernel],
+             ctx: PrepareContext, dtype: np.dtype) -> Kernel:
     """The kernel of ``op`` on its storage types with an i64 result (exact: products of two
-    <= 16-bit integers summed over fewer than 2**32 terms stay below 2**63)."""
+    <= 16-bit integers summed over fewer than 2**32 terms stay below 2**63), or an f64 one
+    (exact when every partial sum stays below 2**53: :func:`_accumulator` decides; it saves
+    the integer round trip of a float BLAS product)."""
     res = op.results[0].type
-    i64 = TensorType(res.shape, element_type("i64")) if isinstance(res, TensorType) else res
+    et = element_type("f64" if dtype == _F64 else "i64")
+    wide = TensorType(res.shape, et) if isinstance(res, TensorType) else res
     operands = [Value(storage(v.type), None, i, v.name) for i, v in enumerate(op.operands)]
-    shadow = Operation(op.name, operands, [i64], op.properties, op.attributes,
+    shadow = Operation(op.name, operands, [wide], op.properties, op.attributes,
                        location=op.location)
     return prepare(shadow, ctx)
 
