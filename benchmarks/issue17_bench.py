@@ -228,9 +228,70 @@ GPT2 = {f"GPT-2 2 layers {t}, batch {b}, seq {s}": (t, b, s)
         for t, b, s in (("f32", 8, 128), ("bf16", 8, 128), ("bf16", 1, 512), ("f32", 8, 512))}
 
 
+def _resnet18(batch: int, size: int = 224) -> tuple[str, list[np.ndarray]]:
+    """A ResNet-18 forward pass in inference mode (NHWC, f32; the 7x7 stem, max pool, four
+    stages of two basic blocks with 1x1 projection shortcuts, batch norm from its running
+    statistics, global average pool, a 1000-way classifier), lowered by jax with its
+    parameters as arguments."""
+    import jax
+    import jax.numpy as jnp
+    from jax import lax
+
+    r = np.random.default_rng(0)
+
+    def conv_p(k: int, cin: int, cout: int) -> dict:
+        return {"w": (r.standard_normal((k, k, cin, cout), dtype=np.float32)
+                      * np.sqrt(2 / (k * k * cin))).astype(np.float32),
+                "bn": [np.ones(cout, np.float32), np.zeros(cout, np.float32),
+                       r.standard_normal(cout, dtype=np.float32) * 0.1,
+                       np.ones(cout, np.float32)]}
+
+    params: dict = {"stem": conv_p(7, 3, 64), "blocks": []}
+    cin = 64
+    for cout, stride in ((64, 1), (128, 2), (256, 2), (512, 2)):
+        for i in range(2):
+            s = stride if i == 0 else 1
+            blk = {"c1": conv_p(3, cin, cout), "c2": conv_p(3, cout, cout)}
+            if s != 1 or cin != cout:
+                blk["proj"] = conv_p(1, cin, cout)
+            params["blocks"].append((blk, s))
+            cin = cout
+    params["fc"] = (r.standard_normal((512, 1000), dtype=np.float32) * 0.03,
+                    np.zeros(1000, np.float32))
+    strides = [s for _, s in params["blocks"]]
+    tree = {"stem": params["stem"], "blocks": [b for b, _ in params["blocks"]], "fc": params["fc"]}
+
+    def conv_bn(x, p, stride, relu=True):
+        k = p["w"].shape[0]
+        y = lax.conv_general_dilated(x, p["w"], (stride, stride), [(k // 2, k // 2)] * 2,
+                                     dimension_numbers=("NHWC", "HWIO", "NHWC"))
+        g, b, m, v = p["bn"]
+        y = (y - m) * (g * lax.rsqrt(v + 1e-5)) + b
+        return jax.nn.relu(y) if relu else y
+
+    def model(p, x):
+        x = conv_bn(x, p["stem"], 2)
+        x = lax.reduce_window(x, -jnp.inf, lax.max, (1, 3, 3, 1), (1, 2, 2, 1),
+                              [(0, 0), (1, 1), (1, 1), (0, 0)])
+        for blk, s in zip(p["blocks"], strides):
+            y = conv_bn(conv_bn(x, blk["c1"], s), blk["c2"], 1, relu=False)
+            x = jax.nn.relu(y + (conv_bn(x, blk["proj"], s, relu=False) if "proj" in blk else x))
+        return x.mean(axis=(1, 2)) @ p["fc"][0] + p["fc"][1]
+
+    x = r.standard_normal((batch, size, size, 3), dtype=np.float32)
+    flat, _ = jax.tree_util.tree_flatten(tree)
+    text = jax.jit(model).lower(tree, x).as_text()
+    return text, [np.asarray(a) for a in flat] + [x]
+
+
+RESNET = {"ResNet-18 f32, batch 1, 224x224": 1, "ResNet-18 f32, batch 8, 224x224": 8}
+
+
 def program(name: str) -> tuple[str, list[np.ndarray]]:
     if name in GPT2:
         return _gpt2(*GPT2[name])
+    if name in RESNET:
+        return _resnet18(RESNET[name])
     return PROGRAMS[name][0], _args(PROGRAMS[name][1])
 
 
@@ -252,4 +313,4 @@ if __name__ == "__main__":
     sys.path.insert(0, str(HERE))
     from sidebyside import main
 
-    main(list(PROGRAMS) + list(GPT2), program, str(Path(__file__).resolve()), xla_text=XLA_TEXT)
+    main(list(PROGRAMS) + list(GPT2) + list(RESNET), program, str(Path(__file__).resolve()), xla_text=XLA_TEXT)
