@@ -181,10 +181,13 @@ PROGRAMS["10-op element-wise chain 1e6 f32"] = (_chain(N), [((N,), "f32")] * 2)
 PROGRAMS["10-op element-wise chain 1e8 f32"] = (_chain(100 * N), [((100 * N,), "f32")] * 2)
 
 
-def _gpt2(dtype: str, batch: int, seq: int, layers: int = 2) -> tuple[str, list[np.ndarray]]:
+def _gpt2(dtype: str, batch: int, seq: int, layers: int = 2,
+          train: bool = False) -> tuple[str, list[np.ndarray]]:
     """A GPT-2 forward pass (124M's shapes: d=768, 12 heads, vocab 50257; ``layers`` blocks of
     pre-norm attention and a GELU MLP, tied embedding as the LM head) on token ids, lowered by
-    jax with its parameters as arguments, in ``dtype`` (f32 or bf16)."""
+    jax with its parameters as arguments, in ``dtype`` (f32 or bf16); with ``train``, an AdamW
+    training step instead (next-token cross-entropy, its gradient, the moment and weight
+    updates: the parameters and both moments in and out)."""
     import jax
     import jax.numpy as jnp
 
@@ -220,12 +223,33 @@ def _gpt2(dtype: str, batch: int, seq: int, layers: int = 2) -> tuple[str, list[
 
     ids = r.integers(0, vocab, (batch, seq)).astype(np.int32)
     flat, _ = jax.tree_util.tree_flatten(params)
-    text = jax.jit(model).lower(params, ids).as_text()
-    return text, [np.asarray(a) for a in flat] + [ids]
+    if not train:
+        text = jax.jit(model).lower(params, ids).as_text()
+        return text, [np.asarray(a) for a in flat] + [ids]
+
+    def loss(p, ids):
+        logits = model(p, ids[:, :-1]).astype(jnp.float32)
+        logp = jax.nn.log_softmax(logits, axis=-1)
+        return -jnp.take_along_axis(logp, ids[:, 1:, None], axis=-1).mean()
+
+    def step(p, m, v, ids):  # AdamW, lr 3e-4, betas (0.9, 0.999), weight decay 0.01, step 1
+        g = jax.grad(loss)(p, ids)
+        m = jax.tree_util.tree_map(lambda m, g: 0.9 * m + 0.1 * g, m, g)
+        v = jax.tree_util.tree_map(lambda v, g: 0.999 * v + 0.001 * g * g, v, g)
+        p = jax.tree_util.tree_map(
+            lambda p, m, v: p - 3e-4 * ((m / 0.1) / (jnp.sqrt(v / 0.001) + 1e-8) + 0.01 * p),
+            p, m, v)
+        return p, m, v
+
+    zeros = jax.tree_util.tree_map(np.zeros_like, params)
+    text = jax.jit(step).lower(params, zeros, zeros, ids).as_text()
+    z = [np.zeros_like(a) for a in flat]
+    return text, [np.asarray(a) for a in flat] + z + z + [ids]
 
 
 GPT2 = {f"GPT-2 2 layers {t}, batch {b}, seq {s}": (t, b, s)
         for t, b, s in (("f32", 8, 128), ("bf16", 8, 128), ("bf16", 1, 512), ("f32", 8, 512))}
+GPT2["GPT-2 2 layers f32 AdamW training step, batch 4, seq 128"] = ("f32", 4, 128, 2, True)
 
 
 def _resnet18(batch: int, size: int = 224) -> tuple[str, list[np.ndarray]]:
