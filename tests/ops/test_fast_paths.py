@@ -641,3 +641,79 @@ def test_forked_children_do_not_use_numba():
     _half_loops()
     with mp.get_context("fork").Pool(1) as pool:
         assert pool.map(_loops_in_child, [0]) == [True]
+
+
+# --- float sign in two calls ----------------------------------------------------------------------
+
+
+def _sign_definition(x):
+    """-1 / +1, keeping -0.0, +0.0 and NaN (its bits) as they are: the spec's definition."""
+    keep = np.logical_or(np.equal(x, 0), np.isnan(x))
+    return np.where(keep, x, np.copysign(np.ones_like(x), x))
+
+
+@pytest.mark.parametrize("dt", [np.float16, np.float32, np.float64])
+def test_float_sign_equals_its_definition(dt):
+    """arithmetic._float_sign (numpy's sign, then copysign) = the definition bit for bit: every
+    f16 pattern, random f32/f64 patterns with zeros, infinities, NaNs (quiet, signaling, either
+    sign) and subnormals; strided and 0-d operands."""
+    from shlo.ops.elementwise.arithmetic import _float_sign
+
+    u = np.dtype(f"u{np.dtype(dt).itemsize}")
+    n = np.dtype(dt).itemsize * 8
+    if dt is np.float16:
+        bits = np.arange(1 << 16, dtype=np.uint32).astype(u)
+    else:
+        rng = np.random.default_rng(n)
+        exp_all = ((1 << (n - 1)) - 1) ^ ((1 << (23 if n == 32 else 52)) - 1)  # exponent bits
+        sign = 1 << (n - 1)
+        specials = [0, sign, 1, sign | 1, exp_all, sign | exp_all, exp_all | 1, sign | exp_all | 1,
+                    exp_all | (1 << (22 if n == 32 else 51)), sign | exp_all | 5]
+        bits = np.concatenate([rng.integers(0, 1 << (n - 1), 100_000, dtype=np.uint64)
+                               .astype(u) * u.type(2) + rng.integers(0, 2, 100_000).astype(u),
+                               np.array(specials, u)])
+    x = bits.view(dt)
+    with np.errstate(all="ignore"):
+        for arr in (x, x[::3]):
+            got, want = _float_sign(arr), _sign_definition(arr)
+            assert got.dtype == want.dtype and got.shape == want.shape
+            np.testing.assert_array_equal(got.view(u), want.view(u))
+        for b in bits[-10:] if dt is not np.float16 else bits[::4099]:
+            v = np.array(b, u).view(dt)[()]  # a numpy scalar, as 0-d values run
+            assert np.asarray(_float_sign(v)).view(u) == np.asarray(_sign_definition(v)).view(u)
+
+
+# --- f32 functions computed in float64: the ufunc's float64 loop taken directly -------------------
+
+
+@pytest.mark.parametrize("fn", [np.exp, np.expm1, np.log, np.log1p, np.cbrt, np.tan, np.arctan2,
+                                np.power])
+def test_via_f64_ufunc_equals_widened_operands(fn):
+    """``via_f64(ufunc, f32)`` (``ufunc(x, dtype=float64)``) = the ufunc on the operands
+    widened to float64, rounded to f32, bit for bit: random f32 patterns with the specials,
+    more than numpy's 8192-element buffer, strided, and numpy scalars."""
+    from shlo.ops.elementwise._common import via_f64
+
+    rng = np.random.default_rng(7)
+    specials = np.array([0, 0x80000000, 1, 0x80000001, 0x7F800000, 0xFF800000, 0x7FC00000,
+                         0xFFC00001, 0x7F800001, 0x3F800000, 0xBF800000, 0x7F7FFFFF], np.uint32)
+    bits = np.concatenate([specials, rng.integers(0, 1 << 32, 20_000, dtype=np.uint64)
+                           .astype(np.uint32)])
+    x = bits.view(np.float32)
+    y = np.roll(x, 7)
+    also = rng.uniform(-3, 3, 20_000).astype(np.float32)  # ordinary values, in range
+    got_fn = via_f64(fn, np.dtype(np.float32))
+
+    def want(*xs):
+        return fn(*[np.asarray(v, np.float64) for v in xs]).astype(np.float32)
+
+    with np.errstate(all="ignore"):
+        for args in ([x, y], [x[::3], y[::3]], [also, also[::-1]], [x[1:], np.float32(2.5)]):
+            args = args[:fn.nin]
+            got, w = got_fn(*args), want(*args)
+            assert got.dtype == w.dtype == np.float32 and got.shape == w.shape
+            np.testing.assert_array_equal(got.view(np.uint32), w.view(np.uint32))
+        for v in x[:12]:  # numpy scalars (0-d values)
+            got, w = got_fn(*[v, v][:fn.nin]), want(*[v, v][:fn.nin])
+            assert type(got) is type(w) and np.asarray(got).view(np.uint32) == \
+                np.asarray(w).view(np.uint32)

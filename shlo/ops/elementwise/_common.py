@@ -184,9 +184,16 @@ def on_wide(fn: Fn, info: IntInfo) -> Fn:
 
 
 def via_f64(fn: Fn, dt: np.dtype) -> Fn:
-    """Compute float ``fn`` in float64 and round once to ``dt``."""
+    """Compute float ``fn`` in float64 and round once to ``dt``. A numpy ufunc on f32 takes
+    its float64 loop directly (``dtype=float64``: the same exact widening, the same loop, one
+    call less: ~1.3 against ~1.9 us on 16 elements; tests/ops/test_fast_paths.py compares the
+    two bit for bit)."""
     if dt == F64:
         return fn
+    if dt == F32 and isinstance(fn, np.ufunc) and fn.nout == 1 and fn.nin in (1, 2):
+        if fn.nin == 1:
+            return lambda x: fn(x, dtype=F64).astype(F32)
+        return lambda x, y: fn(x, y, dtype=F64).astype(F32)
     rnd = from_f64(dt)
     return lambda *xs: rnd(fn(*[np.asarray(x, F64) for x in xs]))
 

@@ -461,9 +461,11 @@ unary_op("sign", _c.SINT_FP_C_Q_TENSOR, DOQ)
 
 
 def _float_sign(x: Any) -> Any:
-    """-1 / +1, keeping -0.0, +0.0 and NaN as they are."""
-    keep = np.logical_or(np.equal(x, 0), np.isnan(x))
-    return np.where(keep, x, np.copysign(np.ones_like(x), x))
+    """-1 / +1, keeping -0.0, +0.0 and NaN as they are: numpy's sign is that except that it
+    gives +0 for -0 (a NaN is returned as it is), which the copysign puts right. Two calls
+    (~1 us on 16 elements; it was six, ~9 us); tests/ops/test_fast_paths.py compares every
+    f16 bit pattern and 2e6 random f32/f64 ones with the six-call definition."""
+    return np.copysign(np.sign(x), x)
 
 
 def _complex_sign(z: np.ndarray) -> np.ndarray:
