@@ -686,12 +686,25 @@ def test_float_sign_equals_its_definition(dt):
 # --- f32 functions computed in float64: the ufunc's float64 loop taken directly -------------------
 
 
+def _rsqrt_pair():
+    from shlo.ops.elementwise import math
+
+    return math._rsqrt_f32, math._rsqrt
+
+
+def _logistic_pair():
+    from shlo.ops.elementwise import math
+
+    return math._logistic_f32, math._logistic
+
+
 @pytest.mark.parametrize("fn", [np.exp, np.expm1, np.log, np.log1p, np.cbrt, np.tan, np.arctan2,
-                                np.power])
+                                np.power, _rsqrt_pair, _logistic_pair])
 def test_via_f64_ufunc_equals_widened_operands(fn):
-    """``via_f64(ufunc, f32)`` (``ufunc(x, dtype=float64)``) = the ufunc on the operands
-    widened to float64, rounded to f32, bit for bit: random f32 patterns with the specials,
-    more than numpy's 8192-element buffer, strided, and numpy scalars."""
+    """``via_f64(ufunc, f32)`` (``ufunc(x, dtype=float64)``), and the f32 forms of rsqrt and
+    logistic, = the function on the operands widened to float64, rounded to f32, bit for bit:
+    random f32 patterns with the specials, more than numpy's 8192-element buffer, strided, and
+    numpy scalars."""
     from shlo.ops.elementwise._common import via_f64
 
     rng = np.random.default_rng(7)
@@ -702,18 +715,21 @@ def test_via_f64_ufunc_equals_widened_operands(fn):
     x = bits.view(np.float32)
     y = np.roll(x, 7)
     also = rng.uniform(-3, 3, 20_000).astype(np.float32)  # ordinary values, in range
-    got_fn = via_f64(fn, np.dtype(np.float32))
+    if isinstance(fn, np.ufunc):
+        got_fn, definition, nin = via_f64(fn, np.dtype(np.float32)), fn, fn.nin
+    else:  # the f32 form of a composition (math.py) and the composition
+        (got_fn, definition), nin = fn(), 1
 
     def want(*xs):
-        return fn(*[np.asarray(v, np.float64) for v in xs]).astype(np.float32)
+        return definition(*[np.asarray(v, np.float64) for v in xs]).astype(np.float32)
 
     with np.errstate(all="ignore"):
         for args in ([x, y], [x[::3], y[::3]], [also, also[::-1]], [x[1:], np.float32(2.5)]):
-            args = args[:fn.nin]
+            args = args[:nin]
             got, w = got_fn(*args), want(*args)
             assert got.dtype == w.dtype == np.float32 and got.shape == w.shape
             np.testing.assert_array_equal(got.view(np.uint32), w.view(np.uint32))
         for v in x[:12]:  # numpy scalars (0-d values)
-            got, w = got_fn(*[v, v][:fn.nin]), want(*[v, v][:fn.nin])
+            got, w = got_fn(*[v, v][:nin]), want(*[v, v][:nin])
             assert type(got) is type(w) and np.asarray(got).view(np.uint32) == \
                 np.asarray(w).view(np.uint32)

@@ -214,17 +214,21 @@ def via_f32(fn: Fn, dt: np.dtype) -> Fn:
 
 
 def float_unary(op: Operation, real_fn: Fn, complex_fn: Fn | None,
-                native_f32: bool = False) -> Kernel:
+                native_f32: bool = False, f32: Fn | None = None) -> Kernel:
     """Kernel of a unary function of float or complex operands, computed wider, rounded once.
 
     ``native_f32``: on f32, use numpy's own float32 function instead (measured within 1 ulp of
     the correctly rounded value on 2e7 random inputs for tanh, sine and cosine, and 5x faster;
-    docs/semantics/elementwise.md).
+    docs/semantics/elementwise.md). ``f32``: on f32, this function instead, which must give
+    ``via_f64(real_fn, f32)``'s bits (``real_fn`` with its first ufunc widening the f32
+    operand itself, one call less; tests/ops/test_fast_paths.py compares them).
     """
     et = operand_et(op)
     dt = et.dtype
     if native_f32 and dt == F32:
         return one(real_fn)
+    if f32 is not None and dt == F32:
+        return one(f32)
     if et.is_float:
         return one(narrow_unary(op, via_f64(real_fn, dt), dt))
     if et.is_complex and complex_fn is not None:
