@@ -25,8 +25,9 @@ __all__ = ["Emitter"]
 _INFIX: dict[Any, str] = {
     operator.add: "+", operator.sub: "-", operator.mul: "*", operator.lt: "<",
     operator.le: "<=", operator.gt: ">", operator.ge: ">=", operator.eq: "==",
-    operator.ne: "!=",
+    operator.ne: "!=", operator.truediv: "/",
 }
+_PREFIX: dict[Any, str] = {operator.neg: "-"}  # the same for unary operators
 
 _INFIX_TEXT = frozenset(_INFIX.values())
 _BOOL = np.dtype(bool)
@@ -156,7 +157,10 @@ class Emitter:
             infix = _INFIX.get(direct) if len(args) == 2 else None
             if infix is not None and self.py and self._py_infix(indent, op, infix, args, res[0]):
                 return
-            if infix is not None:
+            prefix = _PREFIX.get(direct) if len(args) == 1 else None
+            if prefix is not None:
+                self.add(indent, f"{res[0]} = {prefix}{args[0]}", op, args, res)
+            elif infix is not None:
                 self.add(indent, f"{res[0]} = {args[0]} {infix} {args[1]}", op, args, res)
             else:
                 d = self.obj(direct, "d")
@@ -177,7 +181,8 @@ class Emitter:
         operand is a Python int, the other one too or a constant of its dtype)."""
         dts = [self.py.get(a) for a in args]
         dt = dts[0] if dts[0] is not None else dts[1]
-        if dt is None or infix in scalars.ARITHMETIC and dt.kind not in "iu":
+        if dt is None or infix not in scalars.ARITHMETIC and infix not in scalars.COMPARISONS \
+                or infix in scalars.ARITHMETIC and dt.kind not in "iu":
             return False
         operands, constant = [], None
         for a, d in zip(args, dts):

@@ -733,3 +733,43 @@ def test_via_f64_ufunc_equals_widened_operands(fn):
             got, w = got_fn(*[v, v][:nin]), want(*[v, v][:nin])
             assert type(got) is type(w) and np.asarray(got).view(np.uint32) == \
                 np.asarray(w).view(np.uint32)
+
+
+# --- negate and float divide as Python operators ---------------------------------------------------
+
+
+@pytest.mark.parametrize("t", ["i8", "i32", "i64", "ui8", "ui32", "ui64", "f16", "f32", "f64",
+                               "complex<f32>", "complex<f64>"])
+def test_negate_and_divide_operators_equal_the_ufuncs(t):
+    """negate (and f32/f64 divide) run as Python's `-x` (`x / y`): numpy's scalar fast path on
+    0-d values, numpy's ufunc on arrays; bit for bit np.negative (np.divide), wrapping at the
+    integer minimum, on NaN, infinities, zeros of both signs."""
+    from shlo.interpreter.api import prepare_entry
+
+    dt = {"complex<f32>": np.complex64, "complex<f64>": np.complex128}.get(t) or \
+        np.dtype(t.replace("ui", "uint") if t.startswith("ui") else
+                 t.replace("i", "int").replace("f", "float")).type
+    kind = np.dtype(dt).kind
+    if kind in "iu":
+        info = np.iinfo(dt)
+        vals = np.array([info.min, info.max, 0, 1, 7], dt)
+    else:
+        vals = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.5, -2.5, 3.0], dt)
+    div = kind in "f" and np.dtype(dt).itemsize >= 4
+    cases = [("", np.array(w, dt).reshape(()), np.array(vals[2], dt).reshape(())) for w in vals]
+    cases.append((f"{len(vals)}x", vals, vals[::-1].copy()))
+    for shape, x, y in cases:
+        ty = f"tensor<{shape}{t}>"
+        outs = [ty, ty] if div else [ty]
+        body = f"%n = stablehlo.negate %x : {ty}" + \
+            (f"\n  %d = stablehlo.divide %x, %y : {ty}" if div else "")
+        m = shlo.parse(f"func.func @main(%x: {ty}, %y: {ty}) -> ({', '.join(outs)}) {{\n"
+                       f"  {body}\n  return {'%n, %d' if div else '%n'} : {', '.join(outs)}\n}}")
+        got = shlo.run(m, x, y)
+        with np.errstate(all="ignore"):
+            want = [np.negative(x)] + ([np.divide(x, y)] if div else [])
+        for g, w in zip(got, want):
+            assert np.asarray(g).dtype == np.asarray(w).dtype
+            assert np.asarray(g).tobytes() == np.asarray(w).tobytes(), (t, x, y)
+        src = prepare_entry(m)[0].source
+        assert "= -a" in src and (" / " in src) == div

@@ -22,7 +22,7 @@ from ...ir import Operation
 from ...registry import COMMUTATIVE, DOQ, ELEMENTWISE, Kernel, define, inference, kernel, verifier
 from ...types import ElementType, QuantizedType, TensorType, Type
 from .. import _constraints as _c
-from .._numeric import C128, F32, IntInfo, int_info
+from .._numeric import C128, F32, F64, IntInfo, int_info
 from ._common import (
     BINARY, UNARY, Fn, binary_op, complex_part, infer_same, narrow_binary, narrow_unary, on_wide,
     one, operand_et, unary_op, unsupported, via_c128, via_f32, via_f64,
@@ -245,6 +245,8 @@ def divide(op: Operation, ctx: PrepareContext) -> Kernel:
         info = int_info(et)
         return one(_scalar_fast_path(_int_divide(info), _py_trunc_div, info))
     if et.is_float:
+        if et.dtype == F32 or et.dtype == F64:  # the operator: numpy's scalar fast path
+            return one(operator.truediv)
         return one(narrow_binary(op, np.divide, et.dtype))
     if et.is_complex:
         return one(via_c128(np.divide, et.dtype))
@@ -367,13 +369,14 @@ unary_op("negate", _c.INT_FP_C_Q_TENSOR, DOQ)
 def negate(op: Operation, ctx: PrepareContext) -> Kernel:
     """spec: negate. Integers wrap (unsigned: two's complement negation)."""
     et = operand_et(op)
+    builtin = et.dtype.isbuiltin == 1  # numpy's own types: the operator (as in _arith)
     if et.is_integer:
         info = int_info(et)
         if info.native:
-            return one(np.negative)
+            return one(operator.neg if builtin else np.negative)
         return one(on_wide(np.negative, info))
     if et.is_float or et.is_complex:
-        return one(np.negative)
+        return one(operator.neg if builtin else np.negative)
     raise unsupported(op, et)
 
 
