@@ -4,7 +4,8 @@ ops, on one or two shlo trees side by side (a script, not a test):
     python benchmarks/parse_scale_bench.py [--before OTHER_TREE] [--after TREE] [--max 1000000]
 
 Programs: an op chain (parse_bench.op_dense_module, the shapes and spellings JAX prints) of
-10^3..10^6 ops; modules of 10^3..10^5 small functions called from @main; when jax is installed,
+10^3..10^6 ops; modules of 10^3..10^5 small functions called from @main (alike but for their
+names, or distinct: each with a constant of its own); when jax is installed,
 a JAX export of an unrolled transformer with debug info (`loc(#locN)` on every op); the
 conformance corpus's testdata (1,746 files of hex constants). Each is parsed and printed in a
 child process per tree (trees alternate program by program); times are CPU time (process time),
@@ -30,13 +31,17 @@ CORPUS = HERE.parent / ".." / "shared" / "conformance" / "testdata"
 JAX_CACHE = Path(os.environ.get("TMPDIR", "/tmp")) / "shlo_parse_scale_jax_{}.mlir"
 
 
-def functions_module(n: int) -> str:
-    """``n`` small private functions, each called once from @main (a chain of calls)."""
+def functions_module(n: int, distinct: bool = False) -> str:
+    """``n`` small private functions, each called once from @main (a chain of calls); alike
+    but for their names, or (``distinct``) each adding a constant of its own."""
     t = "tensor<4xf32>"
     out = ["module @many_functions {"]
     for i in range(n):
+        first = (f"    %c = stablehlo.constant dense<{i}.5> : {t}\n"
+                 f"    %0 = stablehlo.add %arg0, %c : {t}\n") if distinct else \
+            f"    %0 = stablehlo.add %arg0, %arg1 : {t}\n"
         out.append(f"  func.func private @f{i}(%arg0: {t}, %arg1: {t}) -> {t} {{\n"
-                   f"    %0 = stablehlo.add %arg0, %arg1 : {t}\n"
+                   f"{first}"
                    f"    %1 = stablehlo.multiply %0, %arg1 : {t}\n"
                    f"    return %1 : {t}\n  }}")
     out.append(f"  func.func public @main(%arg0: {t}, %arg1: {t}) -> {t} {{")
@@ -111,6 +116,7 @@ def child(kind: str, n: int) -> None:
         runs = 2
     else:
         text = {"chain": op_dense_module, "functions": functions_module,
+                "distinct": lambda n: functions_module(n, distinct=True),
                 "jax": jax_transformer}[kind](n)
         texts = [("<bench>", text)]
         runs = 1 if n >= 10 ** 6 or kind == "jax" and n > 100 else 2 if n >= 10 ** 5 else 5
@@ -173,6 +179,7 @@ def main() -> None:
     n = 1000
     while n <= a.max_functions:
         progs.append(("functions", n))
+        progs.append(("distinct", n))
         n *= 10
     if a.jax_layers and jax_transformer(a.jax_layers) is not None:
         progs.append(("jax", a.jax_layers))
@@ -185,6 +192,7 @@ def main() -> None:
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for kind, n in progs:
         label = {"chain": f"chain 10^{len(str(n)) - 1}", "functions": f"{n:,} functions",
+                 "distinct": f"{n:,} distinct functions",
                  "jax": f"JAX export, {n} layers", "corpus": "corpus testdata"}[kind]
         digests = set()
         rows = []

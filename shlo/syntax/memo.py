@@ -56,6 +56,18 @@ _set_file, _set_line, _set_col, _set_end_line, _set_end_col = (
     FileLineColLoc.__dict__[f].__set__ for f in ("file", "line", "col", "end_line", "end_col"))
 
 
+def position(file: str | None, line: int, col: int) -> FileLineColLoc:
+    """``FileLineColLoc(file, line, col)``, built without the frozen dataclass's slow
+    ``__init__`` (the memos build one per op)."""
+    loc = _loc_new(FileLineColLoc)
+    _set_file(loc, file)
+    _set_line(loc, line)
+    _set_col(loc, col)
+    _set_end_line(loc, None)
+    _set_end_col(loc, None)
+    return loc
+
+
 def template(body: str) -> tuple[str, str | None, list[str], str | None, str | None] | None:
     """``(key, result name, operand names, location alias, symbol)`` of the one-line op
     ``body`` (its text from its first token to its last, on one line), or None when it cannot

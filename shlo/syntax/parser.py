@@ -9,7 +9,8 @@ parts, each in its own module, that a person reads whole:
 * :mod:`shlo.syntax.parse_locations`: locations;
 * this module: ops (the generic form; the pretty forms are the ops' own, found by
   ``registry.lookup(name).syntax``), regions, blocks, SSA values, the module and its aliases;
-* :mod:`shlo.syntax.memo`: one-line ops read again from what their first reading built.
+* :mod:`shlo.syntax.memo`: one-line ops read again from what their first reading built;
+* :mod:`shlo.syntax.function_memo`: whole functions likewise.
 
 Ops inside a block are parsed in a loop (never by recursion), so long op chains cost no stack;
 nesting (regions, nested literals) is recursive and a pathological depth raises
@@ -32,6 +33,7 @@ from .dense import DenseLiteralError, HexBlob
 from .lexer import (BANG, BARE, CARET, EOF, HASH, PUNCT, SKIP_RE, STRING, TOKEN_RE, VALUE,
                     LiteralError)
 from .constant_line import constant_line
+from .function_memo import learn_function, memo_function
 from .memo import learn, memo_ops
 from .parse_locations import LocationParser, LocRef
 
@@ -74,9 +76,13 @@ class Parser(LocationParser):
         self.locrefs: dict[str, LocRef] = {}  # (one per alias: the lines of .memo share them)
         self.operands_read: list[tuple[int, str, Value]] | None = None
         self.memo_miss: tuple[int, Any] | None = None  # (memo_ops's last miss, for learn)
+        self.function_memo: dict[str, dict[str, tuple]] = {}  # dialect -> function text -> op
+        self.function_memo_size = 0  # (characters of the texts it keeps)
+        self.function_miss: tuple | None = None  # (memo_function's last miss)
         super().__init__(text, filename)
 
     _memo_ops = memo_ops  # (a method: ``self._memo_ops(block)``)
+    _memo_function = memo_function
     _constant_line = constant_line
 
     # --- op names ---------------------------------------------------------------------------------
@@ -184,10 +190,13 @@ class Parser(LocationParser):
         ops = block.operations
         memo = self._memo_ops
         const = self._constant_line
+        function = self._memo_function
         while True:
             k = self.k
             if k == VALUE or k == BARE or k == STRING:
                 if memo(block) or k == VALUE and const(block):
+                    continue
+                if k == BARE and self.v == "func.func" and function(block):
                     continue
                 start = self.start
                 read: list[tuple[int, str, Value]] = []
@@ -195,6 +204,8 @@ class Parser(LocationParser):
                 op = self.parse_operation()
                 self.operands_read = None
                 learn(self, op, start, read)
+                if self.function_miss is not None:
+                    learn_function(self, op, start)
             elif k == PUNCT and self.v == "}" or k == CARET or k == EOF:
                 return
             else:
@@ -414,10 +425,15 @@ class Parser(LocationParser):
                 self._alias_definition()
             elif self.v == "{-#":
                 self._file_metadata()
+            elif k == BARE and self.v == "func.func" and self._memo_function(top):
+                continue
             else:
+                start = self.start
                 op = self.parse_operation()
                 op.parent = top
                 top.operations.append(op)
+                if self.function_miss is not None:
+                    learn_function(self, op, start)
         ops = top.operations
         if len(ops) == 1 and ops[0].name == "builtin.module":
             mod_op = ops[0]
@@ -440,7 +456,8 @@ class Parser(LocationParser):
         is_type = self.k == BANG
         self._advance()
         self.expect("=")
-        self.memo.clear()  # (lines read before may read differently now)
+        self.memo.clear()  # (lines and functions read before may read differently now)
+        self.function_memo.clear()
         if is_type:
             if name in self.type_aliases:
                 self.error(f"redefinition of type alias id '{name[1:]}'", start, found=False)

@@ -8,7 +8,8 @@ rejection, classed by the error's type), or break the contract:
 - ``disguised``: a ShloError made from a Python exception (``__cause__`` is a ValueError, ...),
   an internal failure dressed as the user's error;
 - ``foreign``: any other Python exception escaping the API;
-- ``hang``: the trial outlived its time bound (SIGALRM interrupts it);
+- ``hang``: the trial outlived its time bound (SIGALRM interrupts it) in shlo (a bound struck
+  while the MLIR oracle is computing is the oracle's, ``oracle-hang``, not a defect);
 - ``roundtrip``: a printed program that does not parse back to the same text;
 - ``disagree``: the verifier's verdict differs from MLIR's (false accept / false reject);
 - ``cli``: a CLI command line printed "internal error", a traceback, or an error on stdout.
@@ -103,6 +104,13 @@ def _on_alarm(signum: int, frame: Any) -> None:
         raise TrialTimeout("the trial outlived its time bound")
 
 
+def disarm() -> None:
+    """Stop the running trial's time bound (a trial that caught its own TrialTimeout, in code
+    that is not shlo's, returns its outcome without a second alarm striking)."""
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    _DEADLINE[0] = float("inf")
+
+
 def run_trial(family: str, trial: Callable[[], str | None], case: str,
               bound: float) -> Outcome:
     """Run ``trial`` with a time bound of ``bound`` seconds (SIGALRM; the main thread only).
@@ -118,8 +126,7 @@ def run_trial(family: str, trial: Callable[[], str | None], case: str,
         try:
             out = Outcome(family, trial() or "accepted")
         finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            _DEADLINE[0] = float("inf")
+            disarm()
     except RecursionError as e:  # Python's own limit: shlo should have reported it
         out = classify(family, e)
     except BaseException as e:  # noqa: BLE001 - classifying everything is the point

@@ -60,3 +60,38 @@ def test_known_cli_defects_are_still_defects(line, tmp_path):
     _write_files(str(tmp_path))
     o = run_trial("cli", cli_trial(line, str(tmp_path)), line, 30)
     assert o.is_defect, f"now passes: remove {line!r} from KNOWN_CLI"
+
+
+class _SlowOracle:
+    """An MLIR verifier that does not answer within the trial's bound."""
+
+    def ensure(self) -> None:
+        pass
+
+    def verdict(self, text: str) -> tuple[bool, str]:
+        import time
+
+        time.sleep(5)
+        return True, ""
+
+
+def test_a_bound_striking_in_the_oracle_is_the_oracles_hang(monkeypatch):
+    """shlo answered; MLIR did not: `oracle-hang`, counted and not a defect. A bound striking
+    in shlo stays a `hang`."""
+    from . import verifier_mutants
+    from .seeds import programs
+
+    monkeypatch.setattr(verifier_mutants, "_upstream", lambda: _SlowOracle())
+    kind, case, trial = next(verifier_mutants.cases(random.Random(0), programs()))
+    o = run_trial("verifier", trial, case, 0.5)
+    assert (o.cls, o.is_defect) == ("oracle-hang", False)
+    assert o.seconds < 3
+
+    def shlo_hangs() -> str:
+        import time
+
+        time.sleep(5)
+        return "accepted"
+
+    o = run_trial("verifier", shlo_hangs, case, 0.5)
+    assert (o.cls, o.is_defect) == ("hang", True)

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Callable
 
-from .contract import Defect
+from .contract import Defect, TrialTimeout, disarm
 
 OP_LINE = re.compile(r'^\s*(%[\w#:]+ = )?"?(stablehlo|chlo)\.(\w+)')
 _ATTR_INT = re.compile(r"(\b\w+ = |array<i64: |, |\[|dense<)(-?\d+)(?= : i\d+|[,\]>}])")
@@ -274,6 +274,9 @@ def cases(rng: random.Random, programs: list[str], oracle: bool = True):
                     theirs, umsg = up.verdict(text)
                 except OracleCrash:
                     return "oracle-crash"  # (upstream's bug: counted, not a shlo defect)
+                except TrialTimeout:  # (shlo answered in time, MLIR did not: counted likewise)
+                    disarm()
+                    return "oracle-hang"
                 if theirs != ours:
                     what = "false accept" if ours else "false reject"
                     raise Defect("disagree", f"{what}: {op} ({kind})",

@@ -1,5 +1,6 @@
-"""The parser's line memo (shlo/syntax/memo.py) and its constant lines
-(shlo/syntax/constant_line.py) build exactly the IR the general path builds: the same ops,
+"""The parser's line memo (shlo/syntax/memo.py), its constant lines
+(shlo/syntax/constant_line.py) and its function memo (shlo/syntax/function_memo.py) build
+exactly the IR the general path builds: the same ops,
 operands, types, attributes (inherent and discardable apart, hex spelling included), value names
 and locations, and the same errors."""
 
@@ -15,9 +16,10 @@ from shlo.syntax.parser import Parser
 
 
 def _no_memo(monkeypatch) -> None:
-    """Only the general path from now on: no memo, no constant lines."""
+    """Only the general path from now on: no memo, no constant lines, no function memo."""
     monkeypatch.setattr(Parser, "_memo_ops", lambda self, block: 0)
     monkeypatch.setattr(Parser, "_constant_line", lambda self, block: False)
+    monkeypatch.setattr(Parser, "_memo_function", lambda self, block: False)
 
 
 def _exact_difference(a: Module, b: Module) -> str | None:
@@ -29,14 +31,19 @@ def _exact_difference(a: Module, b: Module) -> str | None:
         return f"{len(xs)} vs {len(ys)} ops"
     for i, (x, y) in enumerate(zip(xs, ys)):
         where = f"op {i} ({x.name})"
+        args_x, args_y = [], []
         for r in x.regions:
             for blk in r.blocks:
+                args_x.append((blk.label, [(v.type, v.name, v.index) for v in blk.arguments]))
                 for v in blk.arguments:
                     ids[id(v)] = len(ids)
         for r in y.regions:
             for blk in r.blocks:
+                args_y.append((blk.label, [(v.type, v.name, v.index) for v in blk.arguments]))
                 for v in blk.arguments:
                     ids_b[id(v)] = len(ids_b)
+        if args_x != args_y:
+            return f"{where}: blocks {args_x} vs {args_y}"
         for u, v in zip(x.results, y.results):
             ids[id(u)] = len(ids)
             ids_b[id(v)] = len(ids_b)
@@ -295,6 +302,161 @@ def test_memo_matches_general_path_on_benchmark_programs(monkeypatch):
         assert _exact_difference(mf, shlo.parse(t, n)) is None, n
 
 
+# --- the function memo ------------------------------------------------------------------------
+
+FUNCTIONS = """#loc1 = loc("helper")
+!t = tensor<4xf32>
+module @m {
+  func.func private @f(%arg0: tensor<4xf32>, %arg1: tensor<4xf32>) -> tensor<4xf32> {
+    %0 = stablehlo.add %arg0, %arg1 : tensor<4xf32> loc(#loc1)
+    %1 = "stablehlo.multiply"(%0, %arg1) {x = 1 : i32} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %2:2 = stablehlo.while(%i = %0, %j = %1) : tensor<4xf32>, tensor<4xf32>
+    cond {
+      %c = stablehlo.constant dense<true> : tensor<i1>
+      stablehlo.return %c : tensor<i1>
+    } do {
+      %s = stablehlo.add %i, %j : tensor<4xf32>
+      stablehlo.return %s, %j : tensor<4xf32>, tensor<4xf32>
+    }
+    %3 = stablehlo.reduce(%2#0 init: %arg0) applies stablehlo.add across dimensions = [] : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    return %3 : tensor<4xf32>
+  }
+  func.func private @a_much_longer_name(%arg0: tensor<4xf32>, %arg1: tensor<4xf32>) -> tensor<4xf32> {
+    %0 = stablehlo.add %arg0, %arg1 : tensor<4xf32> loc(#loc1)
+    %1 = "stablehlo.multiply"(%0, %arg1) {x = 1 : i32} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %2:2 = stablehlo.while(%i = %0, %j = %1) : tensor<4xf32>, tensor<4xf32>
+    cond {
+      %c = stablehlo.constant dense<true> : tensor<i1>
+      stablehlo.return %c : tensor<i1>
+    } do {
+      %s = stablehlo.add %i, %j : tensor<4xf32>
+      stablehlo.return %s, %j : tensor<4xf32>, tensor<4xf32>
+    }
+    %3 = stablehlo.reduce(%2#0 init: %arg0) applies stablehlo.add across dimensions = [] : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    return %3 : tensor<4xf32>
+  }
+  func.func public @g(%arg0: !t) -> !t {
+    %0 = stablehlo.negate %arg0 : !t
+    return %0 : !t
+  }
+
+  func.func public @g2(%arg0: !t) -> !t {
+    %0 = stablehlo.negate %arg0 : !t
+    return %0 : !t
+  }
+  func.func public @g3(%arg0: !t) -> !t {
+    %0 = stablehlo.negate %arg0 : !t
+    return %0 : !t
+  }
+  loc(#loc1)
+  func.func public @g4(%arg0: !t) -> !t {
+    %0 = stablehlo.negate %arg0 : !t
+    return %0 : !t
+  } loc(#loc1)
+  func.func public @h(%arg0: !t) -> !t {
+    %0 = stablehlo.negate %arg0 : !t loc("file.py":3:4)
+    return %0 : !t
+  }
+  func.func public @h2(%arg0: !t) -> !t {
+    %0 = stablehlo.negate %arg0 : !t loc("file.py":3:4)
+    return %0 : !t
+  }
+  func.func private @r(%arg0: !t) -> !t {
+    %0 = func.call @r(%arg0) : (!t) -> !t
+    return %0 : !t
+  }
+  func.func private @r2(%arg0: !t) -> !t {
+    %0 = func.call @r(%arg0) : (!t) -> !t
+    return %0 : !t
+  }
+  func.func private @d(!t) -> !t
+  func.func private @d2(!t) -> !t
+}
+"""
+
+
+def _read_by_function_memo(monkeypatch) -> list[str]:
+    """The names of the functions the function memo reads while a text is parsed."""
+    from shlo.syntax import function_memo
+
+    read: list[str] = []
+
+    def recording(self, block):
+        hit = function_memo.memo_function(self, block)
+        if hit:
+            read.append(block.operations[-1].properties["sym_name"].value)
+        return hit
+
+    monkeypatch.setattr(Parser, "_memo_function", recording)
+    return read
+
+
+@pytest.mark.parametrize("crlf", [False, True])
+def test_function_memo_builds_what_the_general_path_builds(monkeypatch, crlf):
+    """A function whose text repeats an earlier one's but for its name is copied, regions,
+    multi-results, location aliases and attribute locations included, at its own lines; not:
+    the first of each text, one with a literal location (it would not move), one with text after
+    its closing brace, a declaration."""
+    text = FUNCTIONS.replace("\n", "\r\n") if crlf else FUNCTIONS
+    read = _read_by_function_memo(monkeypatch)
+    memo = shlo.parse(text, "m.mlir")
+    _no_memo(monkeypatch)
+    general = shlo.parse(text, "m.mlir")
+    assert _exact_difference(memo, general) is None
+    # @r2 calls @r, as @r does: the same text but for the name (the callee is not the name)
+    # (not @g4: a location after its closing brace, on the same line)
+    assert read == ["a_much_longer_name", "g2", "g3", "r2"]
+    funcs = {op.properties["sym_name"].value: op for op in memo.op.regions[0].blocks[0].operations}
+    mul = list(funcs["a_much_longer_name"].walk())[2]
+    assert mul.name == "stablehlo.multiply"
+    assert mul.location.file_line_col() == ("m.mlir", 20, 5)
+    assert mul.attr_locations["x"].file_line_col() == ("m.mlir", 20, 47)  # (at `1`)
+    assert funcs["g3"].regions[0].blocks[0].operations[0].location.file_line_col() == \
+        ("m.mlir", 42, 5)
+    # a location after the closing brace, on the next line, is the function's
+    assert funcs["g3"].location == list(funcs["f"].walk())[1].location  # (loc("helper"))
+
+
+def test_function_memo_is_cleared_by_an_alias_defined_between_functions(monkeypatch):
+    """(An alias may change what a later function's text reads as: `!t` cannot be redefined,
+    but any definition starts the memo afresh.)"""
+    text = FUNCTIONS.replace("  func.func public @g2", "}\n#loc9 = loc(\"x\")\nmodule @n {\n"
+                             "  func.func public @g2")
+    read = _read_by_function_memo(monkeypatch)
+    memo = shlo.parse(text, "m.mlir")
+    _no_memo(monkeypatch)
+    assert _exact_difference(memo, shlo.parse(text, "m.mlir")) is None
+    assert read == ["a_much_longer_name", "g3", "r2"]
+
+
+def test_function_memo_leaves_functions_with_successors_to_the_general_path(monkeypatch):
+    f = """  func.func private @NAME(%arg0: tensor<f32>) -> tensor<f32> {
+    "cf.br"(%arg0)[^bb1] : (tensor<f32>) -> ()
+  ^bb1(%x: tensor<f32>):
+    return %x : tensor<f32>
+  }"""
+    text = "module {\n" + f.replace("NAME", "a") + "\n" + f.replace("NAME", "bb") + "\n}\n"
+    read = _read_by_function_memo(monkeypatch)
+    memo = shlo.parse(text, "s.mlir")
+    _no_memo(monkeypatch)
+    general = shlo.parse(text, "s.mlir")
+    assert read == []
+    assert _exact_difference(memo, general) is None
+    assert shlo.format(memo) == shlo.format(general)
+
+
+@pytest.mark.parametrize("bad, message", [
+    ("%0 = stablehlo.negate %arg1 : !t", "use of undeclared SSA value name '%arg1'"),
+    ("%0 = stablehlo.negat %arg0 : !t", "custom op 'stablehlo.negat' is unknown"),
+])
+def test_function_memo_never_reads_an_error(monkeypatch, bad, message):
+    """Twice the same bad function: the second is not read from the memo, and the errors are
+    the general path's."""
+    text = FUNCTIONS.replace("    %0 = stablehlo.negate %arg0 : !t\n    return %0 : !t\n  }\n\n", "    " + bad + "\n    return %0 : !t\n  }\n\n")
+    assert text != FUNCTIONS
+    _same_error(monkeypatch, text, "m.mlir", message)
+
+
 # --- the printer's memo of op text templates -------------------------------------------------
 
 
@@ -483,7 +645,8 @@ def test_memo_reads_calls_to_other_functions(monkeypatch):
     assert _exact_difference(memo, general) is None
     # %1 and %3 (each after a line of its template calling another function); not: a symbol
     # in a string with a space after it (two `@` names), the generic form (its attribute
-    # locations stay with the general path), two symbols; the returns after the first
-    assert read == ["=func.return", "1=func.call", "3=func.call", "=func.return"]
+    # locations stay with the general path), two symbols; @main's return (@f2, the same text
+    # as @f1 but for its name, is read whole by the function memo)
+    assert read == ["1=func.call", "3=func.call", "=func.return"]
     callees = [op.attr("callee").name for op in memo.walk() if op.name == "func.call"]
     assert callees == ["f1", "f2"] * 5
