@@ -1,6 +1,6 @@
 """Integer loop state as Python ints (issue 17: a scalar `while` at Python speed).
 
-The generated code (:class:`shlo.interpreter.evaluator._Emitter`) may keep a `while`'s 0-d
+The generated code (:class:`shlo.interpreter.emitter.Emitter`) may keep a `while`'s 0-d
 integer loop variables as Python ints instead of numpy scalars: a loop counter's `<` and `+ 1`
 then cost ~20 ns each instead of ~20 and ~35 ns (numpy's scalar operators), and nothing else
 changes. Only where the bits are provably the same:
@@ -33,7 +33,7 @@ from ..types import TensorType
 __all__ = ["ARITHMETIC", "COMPARISONS", "loop_dtype", "wrap_line"]
 
 ARITHMETIC = frozenset("+-*")
-"""The infix operators of integer add, subtract, multiply (see evaluator._INFIX)."""
+"""The infix operators of integer add, subtract, multiply (see emitter._INFIX)."""
 COMPARISONS = frozenset(("<", "<=", ">", ">=", "==", "!="))
 """The infix operators of compare."""
 

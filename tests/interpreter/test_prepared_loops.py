@@ -1,4 +1,4 @@
-"""Prepared code of loops (shlo/interpreter/evaluator.py, ``_Emitter``): `while`/`if`/`case`
+"""Prepared code of loops (shlo/interpreter/emitter.py, ``Emitter``): `while`/`if`/`case`
 bodies and small callees emitted in place, kernels' direct forms, and in-place
 `dynamic_update_slice` of a loop's dead buffer. Each is checked against the same program run
 through the kernels one by one (``PrepareContext(compiled=False)``), traced and with counted
