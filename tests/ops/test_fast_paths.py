@@ -735,7 +735,7 @@ def test_via_f64_ufunc_equals_widened_operands(fn):
                 np.asarray(w).view(np.uint32)
 
 
-# --- negate and float divide as Python operators ---------------------------------------------------
+# --- negate and float divide as Python operators ------------------------------------------------
 
 
 @pytest.mark.parametrize("t", ["i8", "i32", "i64", "ui8", "ui32", "ui64", "f16", "f32", "f64",
