@@ -773,3 +773,33 @@ def test_negate_and_divide_operators_equal_the_ufuncs(t):
             assert np.asarray(g).tobytes() == np.asarray(w).tobytes(), (t, x, y)
         src = prepare_entry(m)[0].source
         assert "= -a" in src and (" / " in src) == div
+
+
+# --- float clamp: numpy's maximum and minimum when the result holds no zero -----------------------
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_float_clamp_equals_ieee_maximum_then_minimum(dt):
+    """compare._float_clamp = ``min_fn(max_fn(x, lo), hi)`` (the IEEE maximum and minimum with
+    their signed-zero fix) bit for bit: operands full of +-0, NaNs (with payloads), infinities
+    and ordinary values, 0-d and array bounds, small and large results."""
+    from shlo.ops.elementwise.arithmetic import max_fn, min_fn
+    from shlo.ops.elementwise.compare import _float_clamp
+    from shlo.types import element_type
+
+    et = element_type("f32" if dt is np.float32 else "f64")
+    mx, mn = max_fn(None, et), min_fn(None, et)
+    clamp = _float_clamp(np.dtype(dt), mx, mn)
+    u = np.dtype(f"u{np.dtype(dt).itemsize}")
+    nan2 = np.array(np.nan, dt).view(u) | u.type(5)
+    pool = np.array([0.0, -0.0, 1.0, -1.0, 2.5, -2.5, np.inf, -np.inf, np.nan, 1e-40], dt)
+    pool = np.concatenate([pool, nan2.reshape(1).view(dt), (-pool[8:9])])
+    rng = np.random.default_rng(3)
+    for n in (1, 16, 300, 5000):
+        for _ in range(30):
+            x, lo, hi = (rng.choice(pool, n) for _ in range(3))
+            for bounds in ((lo, hi), (lo[0].reshape(()), hi[0].reshape(())),
+                           (lo[:1].reshape(())[()], hi)):  # arrays, 0-d arrays, a scalar
+                got, want = clamp(bounds[0], x, bounds[1]), mn(mx(x, bounds[0]), bounds[1])
+                assert got.dtype == want.dtype and got.shape == want.shape
+                np.testing.assert_array_equal(got.view(u), want.view(u))
