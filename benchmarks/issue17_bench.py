@@ -181,6 +181,59 @@ PROGRAMS["10-op element-wise chain 1e6 f32"] = (_chain(N), [((N,), "f32")] * 2)
 PROGRAMS["10-op element-wise chain 1e8 f32"] = (_chain(100 * N), [((100 * N,), "f32")] * 2)
 
 
+def _gpt2(dtype: str, batch: int, seq: int, layers: int = 2) -> tuple[str, list[np.ndarray]]:
+    """A GPT-2 forward pass (124M's shapes: d=768, 12 heads, vocab 50257; ``layers`` blocks of
+    pre-norm attention and a GELU MLP, tied embedding as the LM head) on token ids, lowered by
+    jax with its parameters as arguments, in ``dtype`` (f32 or bf16)."""
+    import jax
+    import jax.numpy as jnp
+
+    d, h, vocab, ctx = 768, 12, 50257, 1024
+    dt = {"f32": jnp.float32, "bf16": jnp.bfloat16}[dtype]
+    r = np.random.default_rng(0)
+
+    def w(*shape: int) -> np.ndarray:
+        return (r.standard_normal(shape, dtype=np.float32) * 0.02).astype(dt)
+
+    params = {"wte": w(vocab, d), "wpe": w(ctx, d), "lnf": (np.ones(d, dt), np.zeros(d, dt)),
+              "blocks": [{"ln1": (np.ones(d, dt), np.zeros(d, dt)), "qkv": w(d, 3 * d),
+                          "proj": w(d, d), "ln2": (np.ones(d, dt), np.zeros(d, dt)),
+                          "fc": w(d, 4 * d), "out": w(4 * d, d)} for _ in range(layers)]}
+
+    def norm(x, g_b):
+        m = x.mean(-1, keepdims=True)
+        v = ((x - m) ** 2).mean(-1, keepdims=True)
+        return (x - m) * jax.lax.rsqrt(v + 1e-5) * g_b[0] + g_b[1]
+
+    def model(p, ids):
+        x = p["wte"][ids] + p["wpe"][:ids.shape[1]]
+        mask = jnp.tril(jnp.ones((ids.shape[1], ids.shape[1]), bool))
+        for blk in p["blocks"]:
+            q, k, v = jnp.split(norm(x, blk["ln1"]) @ blk["qkv"], 3, axis=-1)
+            q, k, v = (t.reshape(*t.shape[:2], h, d // h).transpose(0, 2, 1, 3) for t in (q, k, v))
+            a = jnp.where(mask, q @ k.transpose(0, 1, 3, 2) / np.sqrt(d // h).astype(dt),
+                          jnp.asarray(-1e4, dt))
+            a = jax.nn.softmax(a, axis=-1) @ v
+            x = x + a.transpose(0, 2, 1, 3).reshape(x.shape) @ blk["proj"]
+            x = x + jax.nn.gelu(norm(x, blk["ln2"]) @ blk["fc"]) @ blk["out"]
+        return norm(x, p["lnf"]) @ p["wte"].T
+
+    ids = r.integers(0, vocab, (batch, seq)).astype(np.int32)
+    flat, _ = jax.tree_util.tree_flatten(params)
+    text = jax.jit(model).lower(params, ids).as_text()
+    return text, [np.asarray(a) for a in flat] + [ids]
+
+
+GPT2 = {f"GPT-2 2 layers {t}, batch {b}, seq {s}": (t, b, s)
+        for t, b, s in (("f32", 8, 128), ("bf16", 8, 128), ("bf16", 1, 512), ("f32", 8, 512))}
+
+
+def program(name: str) -> tuple[str, list[np.ndarray]]:
+    if name in GPT2:
+        return _gpt2(*GPT2[name])
+    return PROGRAMS[name][0], _args(PROGRAMS[name][1])
+
+
 def _args(spec: list[tuple[tuple[int, ...], str]]) -> list[np.ndarray]:
     from shlo.types import element_type
 
@@ -199,5 +252,4 @@ if __name__ == "__main__":
     sys.path.insert(0, str(HERE))
     from sidebyside import main
 
-    main(list(PROGRAMS), lambda n: (PROGRAMS[n][0], _args(PROGRAMS[n][1])),
-         str(Path(__file__).resolve()), xla_text=XLA_TEXT)
+    main(list(PROGRAMS) + list(GPT2), program, str(Path(__file__).resolve()), xla_text=XLA_TEXT)

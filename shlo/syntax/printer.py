@@ -19,7 +19,8 @@ here.
 
 from __future__ import annotations
 
-from typing import Any
+import re
+from typing import Any, Iterable
 
 from ..attributes import (
     ArrayAttr, DenseArrayAttr, DenseResourceAttr, DictAttr, IntegerAttr, StructAttr, format_attr,
@@ -50,7 +51,9 @@ class Printer:
         self.isolated = names_with(ISOLATED)
         self.generic = generic
         self.debug_info = debug_info
-        self.loc_aliases: dict[Location, str] = {}  # with debug_info: `#loc1` for each location
+        # with debug_info and aliases: a mark for each location printed, in the order met
+        # (replaced by its `#loc1` alias once all are known: format_module)
+        self.loc_marks: dict[Location, str] | None = None
         self.names: dict[Value, str] = {}
         self.block_names: dict[Block, str] = {}
         self.depth = 0
@@ -188,13 +191,18 @@ class Printer:
                 prefix = first.split("#", 1)[0] + f":{len(res)} = "
             else:
                 prefix = ", ".join(self.names.get(r, "%<<UNKNOWN>>") for r in res) + " = "
+        loc = op.location if self.debug_info else None
+        if loc is not None and self.loc_marks is not None:  # (met before the regions' ones)
+            mark = self.loc_marks.get(loc)
+            if mark is None:
+                mark = self.loc_marks[loc] = f"\x00{len(self.loc_marks)}\x00"
         if op.regions or op.successors:
             text = prefix + self._body(op)
         else:
             text = prefix + self._leaf_text(op)
-        if self.debug_info and op.location is not None:
-            alias = self.loc_aliases.get(op.location)
-            text += f" loc(#{alias})" if alias else " " + format_location(op.location)
+        if loc is not None:
+            text += f" loc(#{mark})" if self.loc_marks is not None else \
+                " " + format_location(loc)
         return text
 
     def _body(self, op: Operation) -> str:
@@ -436,11 +444,14 @@ def format_module(module: Module, generic: bool = False, debug_info: bool = Fals
     with paused_gc():  # the names and lines are many long-lived objects, no cycles
         pr.name_values(_wrapper(op))
         if debug_info and loc_aliases:
-            pr.loc_aliases = location_aliases(op)
+            pr.loc_marks = {}
         text = pr.op_text(op) + "\n"
-    if pr.loc_aliases:
-        text += "".join(f"#{name} = loc({_aliased_loc(loc, pr.loc_aliases)})\n"
-                        for loc, name in pr.loc_aliases.items())
+    if pr.loc_marks:
+        aliases = location_aliases(pr.loc_marks)
+        names = {mark: aliases[loc] for loc, mark in pr.loc_marks.items()}
+        text = _MARK.sub(lambda m: names[m.group(0)], text)
+        text += "".join(f"#{name} = loc({_aliased_loc(loc, aliases)})\n"
+                        for loc, name in aliases.items())
     return text + format_resources(op)
 
 
@@ -457,10 +468,15 @@ def _sub_locations(loc: Location) -> tuple[Location, ...]:
     return ()
 
 
-def location_aliases(root: Operation) -> dict[Location, str]:
-    """The alias of each location under ``root``, in MLIR's order: locations are met in
-    pre-order (an op's before those of its regions, a location before the ones it nests), then
-    ordered (stably) by nesting depth, the innermost first, and named `loc`, `loc1`, `loc2`..."""
+_MARK = re.compile("\x00[0-9]+\x00")
+
+
+def location_aliases(printed: Iterable[Location]) -> dict[Location, str]:
+    """The alias of each location ``printed`` (the ops' locations as the printer met them: an
+    op's before those of its regions; not those of ops a pretty form leaves out, as reduce's
+    `applies` form does its body) and of the locations they nest, in MLIR's order: met in that
+    order (a location before the ones it nests), then ordered (stably) by nesting depth, the
+    innermost first, and named `loc`, `loc1`, `loc2`..."""
     order: dict[Location, int] = {}  # location -> depth, in the order met
 
     def visit(loc: Location) -> int:
@@ -471,9 +487,8 @@ def location_aliases(root: Operation) -> dict[Location, str]:
         order[loc] = depth
         return depth
 
-    for op in root.walk():
-        if op.location is not None:
-            visit(op.location)
+    for loc in printed:
+        visit(loc)
     ranked = sorted(order, key=lambda loc: order[loc])  # stable: the order met on ties
     return {loc: "loc" if i == 0 else f"loc{i}" for i, loc in enumerate(ranked)}
 
