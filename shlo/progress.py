@@ -90,7 +90,7 @@ def current_op() -> str:
     code), as ``'name' at file:line:col``; empty when none is."""
     import threading
 
-    from .interpreter.evaluator import _GENERATED
+    from .interpreter.observing import GENERATED as _GENERATED
 
     me = threading.get_ident()
     for ident, frame in sorted(sys._current_frames().items()):

@@ -1,10 +1,12 @@
-"""Prepared code of loops (shlo/interpreter/evaluator.py, ``_Emitter``): `while`/`if`/`case`
+"""Prepared code of loops (shlo/interpreter/emitter.py, ``Emitter``): `while`/`if`/`case`
 bodies and small callees emitted in place, kernels' direct forms, and in-place
 `dynamic_update_slice` of a loop's dead buffer. Each is checked against the same program run
 through the kernels one by one (``PrepareContext(compiled=False)``), traced and with counted
 loops, bit for bit."""
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 import pytest
@@ -80,6 +82,12 @@ def _both(text: str, *args):
     return m, fast
 
 
+def _split_at_loop(src: str) -> tuple[str, str]:
+    """The generated source before its first loop's header and from it on."""
+    i = re.search(r"^ *(while |for )", src, re.M).start()
+    return src[:i], src[i:]
+
+
 def _scan_args():
     r = np.random.default_rng(1)
     return [r.standard_normal((4, 4)).astype(np.float32),
@@ -92,9 +100,9 @@ def test_scan_inlines_callees_and_updates_its_buffer_in_place():
     kept = [a.copy() for a in args]
     m, (h, out) = _both(SCAN, *args)
     src = prepare_entry(m)[0].source
-    loop = src.split("while True:")[1]
+    before, loop = _split_at_loop(src)
     assert len(loop.splitlines()) > 12  # the callees' ops are in the loop, not calls
-    assert src.count("= u") == 1 and "f" in src.split("while True:")[0]  # write + one copy
+    assert src.count("= u") == 1 and "f" in before  # write + one copy
     # the reference: a Python loop over rows
     w, xs, hh, _ = args
     rows = []
@@ -197,7 +205,7 @@ def test_scalar_while_runs_on_numpy_scalars():
     for _ in range(1000):
         acc = np.float32(acc + np.float32(0.1))
     assert isinstance(r, np.ndarray) and r.shape == () and r == acc
-    body = prepare_entry(m)[0].source.split("while True:")[1]
+    head, body = _split_at_loop(prepare_entry(m)[0].source)
     assert " + " in body and " < " in body and "[0]" not in body  # operators, no kernel calls
 
 
@@ -327,3 +335,155 @@ def test_nested_loops_with_in_place_updates():
     assert prepare_entry(m)[0].source.count("= u") == 1  # the inner loop writes in place
     assert np.array_equal(b, buf * 4) and np.array_equal(first, buf * 2)
     assert np.array_equal(buf, np.arange(6, dtype=np.float32).reshape(3, 2))
+
+
+# --- 0-d integer loop state as Python ints (interpreter/scalars.py) -------------------------------
+
+
+def _counter_loop(t: str, start: str, step_op: str, step: str, test: str, bound: str,
+                  extra_body: str = "", out: str = "%r#0") -> str:
+    """A `while` of one counter of type ``t``: ``i = step_op(i, step)`` while ``test(i,
+    bound)``; ``extra_body`` lines may read %i and %i1; the function returns ``out``."""
+    return f"""
+    func.func @main(%x: tensor<f32>) -> (tensor<{t}>, tensor<f32>) {{
+      %s = stablehlo.constant dense<{start}> : tensor<{t}>
+      %r:2 = stablehlo.while(%i = %s, %a = %x) : tensor<{t}>, tensor<f32>
+        cond {{
+          %n = stablehlo.constant dense<{bound}> : tensor<{t}>
+          %p = stablehlo.compare {test}, %i, %n : (tensor<{t}>, tensor<{t}>) -> tensor<i1>
+          stablehlo.return %p : tensor<i1>
+        }} do {{
+          %k = stablehlo.constant dense<{step}> : tensor<{t}>
+          %i1 = stablehlo.{step_op} %i, %k : tensor<{t}>
+          %one = stablehlo.constant dense<1.0> : tensor<f32>
+          %a1 = stablehlo.add %a, %one : tensor<f32>
+{extra_body}
+          stablehlo.return %i1, %a1 : tensor<{t}>, tensor<f32>
+        }}
+      return {out}, %r#1 : tensor<{t}>, tensor<f32>
+    }}"""
+
+
+_COMPARE = {"LT": np.less, "GT": np.greater, "GE": np.greater_equal, "NE": np.not_equal}
+_STEP = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply}
+
+
+@pytest.mark.parametrize("t, start, step_op, step, test, bound", [
+    # each wraps around its type's range once or more (as numpy's scalars do)
+    ("i64", 9223372036854775805, "add", 1, "NE", -9223372036854775807),
+    ("i32", 2147483640, "add", 5, "GT", 0),
+    ("i8", 120, "add", 7, "GT", 0),
+    ("i16", -32760, "add", -9, "LT", 0),
+    ("i32", -2147483647, "subtract", 3, "LT", 0),
+    ("i32", 2147483646, "subtract", -3, "GT", 0),
+    ("ui32", 2, "subtract", 1, "NE", 4294967294),
+    ("ui8", 250, "add", 3, "GE", 200),
+    ("ui64", 18446744073709551610, "add", 4, "GE", 100),
+    ("i16", 3, "multiply", -8, "NE", 0),
+    ("ui16", 5, "multiply", 4096, "NE", 0),
+])
+def test_integer_loop_state_as_python_ints_wraps_as_numpy(t, start, step_op, step, test,
+                                                          bound):
+    dt = np.dtype(t.replace("ui", "uint") if t.startswith("ui") else t.replace("i", "int"))
+    i, count = dt.type(start), 0  # the reference: numpy scalars
+    with np.errstate(all="ignore"):
+        while _COMPARE[test](i, dt.type(bound)):
+            i, count = _STEP[step_op](i, dt.type(step)), count + 1
+    assert 0 < count < 10
+    m, (got, a) = _both(_counter_loop(t, start, step_op, step, test, bound),
+                        np.array(0, np.float32))
+    assert got.dtype == dt and got.shape == () and int(got) == int(i) and float(a) == count
+    assert " & " in _split_at_loop(prepare_entry(m)[0].source)[1]  # the wrap line
+
+
+def test_python_int_counter_source():
+    m, (i, a) = _both(_counter_loop("i32", 0, "add", 1, "LT", 10), np.array(0, np.float32))
+    assert i.dtype == np.int32 and int(i) == 10 and float(a) == 10.0
+    cb = prepare_entry(m)[0]
+    head, loop = _split_at_loop(cb.source)
+    header = loop.splitlines()[0].split()
+    assert header[0] == "while" and header[2] == "<"  # the cond's one line is the loop's test
+    assert "break" not in loop
+    assert "> 2147483647:" in loop  # an add of a constant >= 0 tests the maximum only
+    start = head.strip().splitlines()[-1].split(" = ")[1].split(",")[0]
+    assert type(cb.run.__globals__[start]) is int  # the constant enters as a Python int
+    after = loop.split("pass")[1]
+    assert f" = t" in after and cb.run.__globals__["t" + after.split(" = t")[1].split("(")[0]] \
+        is np.int32  # and the result leaves as a numpy scalar again
+
+
+@pytest.mark.parametrize("extra, python_ints", [
+    # the counter read by a kernel (a dynamic_slice index): numpy scalars throughout
+    ("""          %z = stablehlo.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+          %d = stablehlo.dynamic_slice %z, %i, sizes = [1] : (tensor<4xf32>, tensor<i32>) -> tensor<1xf32>""",
+     False),
+    # a comparison result read by a kernel (select): numpy
+    ("""          %c = stablehlo.constant dense<2> : tensor<i32>
+          %q = stablehlo.compare GE, %i1, %c : (tensor<i32>, tensor<i32>) -> tensor<i1>
+          %sel = stablehlo.select %q, %a, %a : tensor<i1>, tensor<f32>""", False),
+    # comparisons and arithmetic of Python ints only: Python ints
+    ("""          %c = stablehlo.constant dense<2> : tensor<i32>
+          %q = stablehlo.compare GE, %i1, %c : (tensor<i32>, tensor<i32>) -> tensor<i1>
+          %m = stablehlo.multiply %i1, %i1 : tensor<i32>
+          %d = stablehlo.subtract %c, %m : tensor<i32>
+          %e = stablehlo.compare EQ, %q, %q : (tensor<i1>, tensor<i1>) -> tensor<i1>""", True),
+])
+def test_python_ints_only_where_nothing_needs_numpy(extra, python_ints):
+    m, (i, a) = _both(_counter_loop("i32", 0, "add", 1, "LT", 3, extra), np.array(0, np.float32))
+    assert int(i) == 3 and float(a) == 3.0
+    assert ("> 2147483647:" in prepare_entry(m)[0].source) == python_ints
+
+
+def test_python_ints_through_inlined_calls_if_and_nested_loops():
+    # The counter goes through an inlined callee (stays a Python int) and an `if` whose
+    # predicate is a Python comparison; an inner loop's bound is the outer counter (a Python
+    # int of the enclosing loop); the `if` returns a counter (needs numpy: not Python ints).
+    text = """
+    func.func @main(%x: tensor<i64>) -> (tensor<i64>, tensor<i64>) {
+      %c0 = stablehlo.constant dense<0> : tensor<i64>
+      %r:2 = stablehlo.while(%i = %c0, %acc = %x) : tensor<i64>, tensor<i64>
+        cond {
+          %n = stablehlo.constant dense<5> : tensor<i64>
+          %p = stablehlo.compare LT, %i, %n : (tensor<i64>, tensor<i64>) -> tensor<i1>
+          stablehlo.return %p : tensor<i1>
+        } do {
+          %i1 = func.call @inc(%i) : (tensor<i64>) -> tensor<i64>
+          %s:2 = stablehlo.while(%j = %c0, %t = %acc) : tensor<i64>, tensor<i64>
+            cond {
+              %p = stablehlo.compare LT, %j, %i1 : (tensor<i64>, tensor<i64>) -> tensor<i1>
+              stablehlo.return %p : tensor<i1>
+            } do {
+              %j1 = func.call @inc(%j) : (tensor<i64>) -> tensor<i64>
+              %t1 = stablehlo.add %t, %j1 : tensor<i64>
+              stablehlo.return %j1, %t1 : tensor<i64>, tensor<i64>
+            }
+          stablehlo.return %i1, %s#1 : tensor<i64>, tensor<i64>
+        }
+      return %r#0, %r#1 : tensor<i64>, tensor<i64>
+    }
+    func.func private @inc(%v: tensor<i64>) -> tensor<i64> {
+      %one = stablehlo.constant dense<1> : tensor<i64>
+      %w = stablehlo.add %v, %one : tensor<i64>
+      return %w : tensor<i64>
+    }"""
+    big = np.array(9223372036854775800, np.int64)
+    m, (i, acc) = _both(text, big)
+    # sum over i=1..5 of (1 + ... + i) = 35, added to INT64_MAX - 7: wraps
+    assert int(i) == 5 and int(acc) == int(np.int64(-9223372036854775781))
+    src = prepare_entry(m)[0].source
+    assert src.count(" & 18446744073709551615)") == 3  # i + 1, j + 1 and t + j1
+    with_if = text.replace(
+        "stablehlo.return %i1, %s#1 : tensor<i64>, tensor<i64>\n        }\n      return",
+        """%two = stablehlo.constant dense<2> : tensor<i64>
+          %big = stablehlo.compare GT, %i1, %two : (tensor<i64>, tensor<i64>) -> tensor<i1>
+          %k = "stablehlo.if"(%big) ({
+            stablehlo.return %i1 : tensor<i64>
+          }, {
+            stablehlo.return %s#1 : tensor<i64>
+          }) : (tensor<i1>) -> tensor<i64>
+          stablehlo.return %i1, %k : tensor<i64>, tensor<i64>
+        }
+      return""", 1)
+    m2, (i2, k2) = _both(with_if, np.array(0, np.int64))
+    assert int(i2) == 5 and int(k2) == 5
+    assert " & " not in prepare_entry(m2)[0].source  # the `if`'s result needs numpy

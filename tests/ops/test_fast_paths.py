@@ -641,3 +641,165 @@ def test_forked_children_do_not_use_numba():
     _half_loops()
     with mp.get_context("fork").Pool(1) as pool:
         assert pool.map(_loops_in_child, [0]) == [True]
+
+
+# --- float sign in two calls ----------------------------------------------------------------------
+
+
+def _sign_definition(x):
+    """-1 / +1, keeping -0.0, +0.0 and NaN (its bits) as they are: the spec's definition."""
+    keep = np.logical_or(np.equal(x, 0), np.isnan(x))
+    return np.where(keep, x, np.copysign(np.ones_like(x), x))
+
+
+@pytest.mark.parametrize("dt", [np.float16, np.float32, np.float64])
+def test_float_sign_equals_its_definition(dt):
+    """arithmetic._float_sign (numpy's sign, then copysign) = the definition bit for bit: every
+    f16 pattern, random f32/f64 patterns with zeros, infinities, NaNs (quiet, signaling, either
+    sign) and subnormals; strided and 0-d operands."""
+    from shlo.ops.elementwise.arithmetic import _float_sign
+
+    u = np.dtype(f"u{np.dtype(dt).itemsize}")
+    n = np.dtype(dt).itemsize * 8
+    if dt is np.float16:
+        bits = np.arange(1 << 16, dtype=np.uint32).astype(u)
+    else:
+        rng = np.random.default_rng(n)
+        exp_all = ((1 << (n - 1)) - 1) ^ ((1 << (23 if n == 32 else 52)) - 1)  # exponent bits
+        sign = 1 << (n - 1)
+        specials = [0, sign, 1, sign | 1, exp_all, sign | exp_all, exp_all | 1, sign | exp_all | 1,
+                    exp_all | (1 << (22 if n == 32 else 51)), sign | exp_all | 5]
+        bits = np.concatenate([rng.integers(0, 1 << (n - 1), 100_000, dtype=np.uint64)
+                               .astype(u) * u.type(2) + rng.integers(0, 2, 100_000).astype(u),
+                               np.array(specials, u)])
+    x = bits.view(dt)
+    with np.errstate(all="ignore"):
+        for arr in (x, x[::3]):
+            got, want = _float_sign(arr), _sign_definition(arr)
+            assert got.dtype == want.dtype and got.shape == want.shape
+            np.testing.assert_array_equal(got.view(u), want.view(u))
+        for b in bits[-10:] if dt is not np.float16 else bits[::4099]:
+            v = np.array(b, u).view(dt)[()]  # a numpy scalar, as 0-d values run
+            assert np.asarray(_float_sign(v)).view(u) == np.asarray(_sign_definition(v)).view(u)
+
+
+# --- f32 functions computed in float64: the ufunc's float64 loop taken directly -------------------
+
+
+def _rsqrt_pair():
+    from shlo.ops.elementwise import math
+
+    return math._rsqrt_f32, math._rsqrt
+
+
+def _logistic_pair():
+    from shlo.ops.elementwise import math
+
+    return math._logistic_f32, math._logistic
+
+
+@pytest.mark.parametrize("fn", [np.exp, np.expm1, np.log, np.log1p, np.cbrt, np.tan, np.arctan2,
+                                np.power, _rsqrt_pair, _logistic_pair])
+def test_via_f64_ufunc_equals_widened_operands(fn):
+    """``via_f64(ufunc, f32)`` (``ufunc(x, dtype=float64)``), and the f32 forms of rsqrt and
+    logistic, = the function on the operands widened to float64, rounded to f32, bit for bit:
+    random f32 patterns with the specials, more than numpy's 8192-element buffer, strided, and
+    numpy scalars."""
+    from shlo.ops.elementwise._common import via_f64
+
+    rng = np.random.default_rng(7)
+    specials = np.array([0, 0x80000000, 1, 0x80000001, 0x7F800000, 0xFF800000, 0x7FC00000,
+                         0xFFC00001, 0x7F800001, 0x3F800000, 0xBF800000, 0x7F7FFFFF], np.uint32)
+    bits = np.concatenate([specials, rng.integers(0, 1 << 32, 20_000, dtype=np.uint64)
+                           .astype(np.uint32)])
+    x = bits.view(np.float32)
+    y = np.roll(x, 7)
+    also = rng.uniform(-3, 3, 20_000).astype(np.float32)  # ordinary values, in range
+    if isinstance(fn, np.ufunc):
+        got_fn, definition, nin = via_f64(fn, np.dtype(np.float32)), fn, fn.nin
+    else:  # the f32 form of a composition (math.py) and the composition
+        (got_fn, definition), nin = fn(), 1
+
+    def want(*xs):
+        return definition(*[np.asarray(v, np.float64) for v in xs]).astype(np.float32)
+
+    with np.errstate(all="ignore"):
+        for args in ([x, y], [x[::3], y[::3]], [also, also[::-1]], [x[1:], np.float32(2.5)]):
+            args = args[:nin]
+            got, w = got_fn(*args), want(*args)
+            assert got.dtype == w.dtype == np.float32 and got.shape == w.shape
+            np.testing.assert_array_equal(got.view(np.uint32), w.view(np.uint32))
+        for v in x[:12]:  # numpy scalars (0-d values)
+            got, w = got_fn(*[v, v][:nin]), want(*[v, v][:nin])
+            assert type(got) is type(w) and np.asarray(got).view(np.uint32) == \
+                np.asarray(w).view(np.uint32)
+
+
+# --- negate and float divide as Python operators ------------------------------------------------
+
+
+@pytest.mark.parametrize("t", ["i8", "i32", "i64", "ui8", "ui32", "ui64", "f16", "f32", "f64",
+                               "complex<f32>", "complex<f64>"])
+def test_negate_and_divide_operators_equal_the_ufuncs(t):
+    """negate (and f32/f64 divide) run as Python's `-x` (`x / y`): numpy's scalar fast path on
+    0-d values, numpy's ufunc on arrays; bit for bit np.negative (np.divide), wrapping at the
+    integer minimum, on NaN, infinities, zeros of both signs."""
+    from shlo.interpreter.api import prepare_entry
+
+    dt = {"complex<f32>": np.complex64, "complex<f64>": np.complex128}.get(t) or \
+        np.dtype(t.replace("ui", "uint") if t.startswith("ui") else
+                 t.replace("i", "int").replace("f", "float")).type
+    kind = np.dtype(dt).kind
+    if kind in "iu":
+        info = np.iinfo(dt)
+        vals = np.array([info.min, info.max, 0, 1, 7], dt)
+    else:
+        vals = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.5, -2.5, 3.0], dt)
+    div = kind in "f" and np.dtype(dt).itemsize >= 4
+    cases = [("", np.array(w, dt).reshape(()), np.array(vals[2], dt).reshape(())) for w in vals]
+    cases.append((f"{len(vals)}x", vals, vals[::-1].copy()))
+    for shape, x, y in cases:
+        ty = f"tensor<{shape}{t}>"
+        outs = [ty, ty] if div else [ty]
+        body = f"%n = stablehlo.negate %x : {ty}" + \
+            (f"\n  %d = stablehlo.divide %x, %y : {ty}" if div else "")
+        m = shlo.parse(f"func.func @main(%x: {ty}, %y: {ty}) -> ({', '.join(outs)}) {{\n"
+                       f"  {body}\n  return {'%n, %d' if div else '%n'} : {', '.join(outs)}\n}}")
+        got = shlo.run(m, x, y)
+        with np.errstate(all="ignore"):
+            want = [np.negative(x)] + ([np.divide(x, y)] if div else [])
+        for g, w in zip(got, want):
+            assert np.asarray(g).dtype == np.asarray(w).dtype
+            assert np.asarray(g).tobytes() == np.asarray(w).tobytes(), (t, x, y)
+        src = prepare_entry(m)[0].source
+        assert "= -a" in src and (" / " in src) == div
+
+
+# --- float clamp: numpy's maximum and minimum when the result holds no zero -----------------------
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_float_clamp_equals_ieee_maximum_then_minimum(dt):
+    """compare._float_clamp = ``min_fn(max_fn(x, lo), hi)`` (the IEEE maximum and minimum with
+    their signed-zero fix) bit for bit: operands full of +-0, NaNs (with payloads), infinities
+    and ordinary values, 0-d and array bounds, small and large results."""
+    from shlo.ops.elementwise.arithmetic import max_fn, min_fn
+    from shlo.ops.elementwise.compare import _float_clamp
+    from shlo.types import element_type
+
+    et = element_type("f32" if dt is np.float32 else "f64")
+    mx, mn = max_fn(None, et), min_fn(None, et)
+    clamp = _float_clamp(np.dtype(dt), mx, mn)
+    u = np.dtype(f"u{np.dtype(dt).itemsize}")
+    nan2 = np.array(np.nan, dt).view(u) | u.type(5)
+    pool = np.array([0.0, -0.0, 1.0, -1.0, 2.5, -2.5, np.inf, -np.inf, np.nan, 1e-40], dt)
+    pool = np.concatenate([pool, nan2.reshape(1).view(dt), (-pool[8:9])])
+    rng = np.random.default_rng(3)
+    for n in (1, 16, 300, 5000):
+        for _ in range(30):
+            x, lo, hi = (rng.choice(pool, n) for _ in range(3))
+            for bounds in ((lo, hi), (lo[0].reshape(()), hi[0].reshape(())),
+                           (lo[:1].reshape(())[()], hi)):  # arrays, 0-d arrays, a scalar
+                got, want = clamp(bounds[0], x, bounds[1]), mn(mx(x, bounds[0]), bounds[1])
+                assert got.dtype == want.dtype and got.shape == want.shape
+                np.testing.assert_array_equal(got.view(u), want.view(u))

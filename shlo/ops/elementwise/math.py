@@ -18,6 +18,7 @@ import numpy as np
 from ...ir import Operation
 from ...registry import DOQ, Kernel, kernel
 from .. import _constraints as _c
+from .._numeric import F32, F64
 from ._common import (
     Fn, binary_op, float_unary, narrow_binary, narrow_unary, one, operand_et, unary_op,
     unsupported, via_c128, via_f32, via_f64,
@@ -185,6 +186,11 @@ def _logistic(x: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-x))
 
 
+def _logistic_f32(x: np.ndarray) -> np.ndarray:
+    """``_logistic`` of f32 ``x`` in float64 (the negation widens it, exactly), rounded once."""
+    return (1.0 / (1.0 + np.exp(np.negative(x, dtype=F64)))).astype(F32)
+
+
 def _complex_logistic(z: np.ndarray) -> np.ndarray:
     """1 / (1 + exp(-z)); 0 where exp(-z) overflows (numpy's complex division of 1 by an
     infinite value gives NaN, C++ and XLA give 0)."""
@@ -198,7 +204,7 @@ def _complex_logistic(z: np.ndarray) -> np.ndarray:
 @kernel("stablehlo.logistic")
 def logistic(op: Operation, ctx: PrepareContext) -> Kernel:
     """spec: logistic: 1 / (1 + exp(-x)), computed wider and rounded once."""
-    return float_unary(op, _logistic, _complex_logistic)
+    return float_unary(op, _logistic, _complex_logistic, f32=_logistic_f32)
 
 
 # --- round_nearest_afz (spec "round_nearest_afz") -------------------------------------------------
@@ -239,10 +245,15 @@ def _rsqrt(x: np.ndarray) -> np.ndarray:
     return 1.0 / np.sqrt(x)
 
 
+def _rsqrt_f32(x: np.ndarray) -> np.ndarray:
+    """``_rsqrt`` of f32 ``x`` in float64 (the square root widens it, exactly), rounded once."""
+    return (1.0 / np.sqrt(x, dtype=F64)).astype(F32)
+
+
 @kernel("stablehlo.rsqrt")
 def rsqrt(op: Operation, ctx: PrepareContext) -> Kernel:
     """spec: rsqrt."""
-    return float_unary(op, _rsqrt, _rsqrt)
+    return float_unary(op, _rsqrt, _rsqrt, f32=_rsqrt_f32)
 
 
 # --- sine (spec "sine") ---------------------------------------------------------------------------

@@ -179,7 +179,7 @@ def dynamic_update_slice(op: Operation, ctx: PrepareContext) -> Kernel:
     """Spec "dynamic_update_slice": writes ``update`` at the clamped start indices (a copy).
 
     ``inplace`` = ``(fresh, write)`` lets prepared loops update a buffer they own in place
-    (evaluator ``_Emitter._in_place`` proves the old value dead): ``fresh(x)`` is the owned
+    (``interpreter.emitter.Emitter._in_place`` proves the old value dead): ``fresh(x)`` is the owned
     copy, ``write(buffer, update, *start_indices)`` writes into it and returns it."""
     dtype = result_type(op).dtype
 
