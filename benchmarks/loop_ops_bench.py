@@ -20,6 +20,9 @@ import time
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from loops_bench import while_program  # noqa: E402
+
 T = "tensor<16xf32>"
 BINARY = ["add", "multiply", "subtract", "divide", "maximum", "minimum", "power", "remainder",
           "atan2"]
@@ -52,22 +55,7 @@ def program(op: str, ops: int = 32, iterations: int = 300) -> tuple[str, int]:
         lines = _line(op, k, prev)
         body += lines
         prev = f"%e{k}"
-    nl = "\n"
-    text = f"""func.func @main(%x: {T}, %y: {T}, %y2: {T}) -> {T} {{
-  %zero = stablehlo.constant dense<0> : tensor<i32>
-  %one = stablehlo.constant dense<1> : tensor<i32>
-  %n = stablehlo.constant dense<{iterations}> : tensor<i32>
-  %r:2 = stablehlo.while(%i = %zero, %v = %x) : tensor<i32>, {T}
-    cond {{
-      %p = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
-      stablehlo.return %p : tensor<i1>
-    }} do {{
-{nl.join(body)}
-      %i1 = stablehlo.add %i, %one : tensor<i32>
-      stablehlo.return %i1, {prev} : tensor<i32>, {T}
-    }}
-  return %r#1 : {T}
-}}"""
+    text = while_program(body, prev, iterations, T, f"%x: {T}, %y: {T}, %y2: {T}")
     return text, iterations * (len(body))
 
 

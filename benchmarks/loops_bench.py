@@ -66,18 +66,12 @@ def _matvec(n: int = 16, iterations: int = 1000) -> tuple[str, list[np.ndarray]]
                   r.standard_normal(n).astype(np.float32)]
 
 
-def _loop_body(ops: int = 64, iterations: int = 1000,
-               names: tuple[str, ...] = ("add", "multiply", "subtract", "maximum")
-               ) -> tuple[str, list[np.ndarray]]:
-    """A `while` whose body is ``ops`` element-wise ops on 16xf32 (``names`` in turn): time /
-    (iterations * ops) is the per-op cost inside a loop body."""
-    t = "tensor<16xf32>"
-    body, prev = [], "%v"
-    for k in range(ops):
-        body.append(f"      %e{k} = stablehlo.{names[k % len(names)]} {prev}, %y : {t}")
-        prev = f"%e{k}"
+def while_program(body: list[str], result: str, iterations: int, t: str, args: str) -> str:
+    """@main(``args``) -> ``t``: a `while` of ``iterations`` over an i32 counter and a value of
+    type ``t`` (``%v``, starting from ``%x``), whose body is the lines ``body`` (indented six
+    spaces) leaving the next value in ``result``."""
     nl = "\n"
-    text = f"""func.func @main(%x: {t}, %y: {t}) -> {t} {{
+    return f"""func.func @main({args}) -> {t} {{
   %zero = stablehlo.constant dense<0> : tensor<i32>
   %one = stablehlo.constant dense<1> : tensor<i32>
   %n = stablehlo.constant dense<{iterations}> : tensor<i32>
@@ -88,10 +82,23 @@ def _loop_body(ops: int = 64, iterations: int = 1000,
     }} do {{
 {nl.join(body)}
       %i1 = stablehlo.add %i, %one : tensor<i32>
-      stablehlo.return %i1, {prev} : tensor<i32>, {t}
+      stablehlo.return %i1, {result} : tensor<i32>, {t}
     }}
   return %r#1 : {t}
 }}"""
+
+
+def _loop_body(ops: int = 64, iterations: int = 1000,
+               names: tuple[str, ...] = ("add", "multiply", "subtract", "maximum")
+               ) -> tuple[str, list[np.ndarray]]:
+    """A `while` whose body is ``ops`` element-wise ops on 16xf32 (``names`` in turn): time /
+    (iterations * ops) is the per-op cost inside a loop body."""
+    t = "tensor<16xf32>"
+    body, prev = [], "%v"
+    for k in range(ops):
+        body.append(f"      %e{k} = stablehlo.{names[k % len(names)]} {prev}, %y : {t}")
+        prev = f"%e{k}"
+    text = while_program(body, prev, iterations, t, f"%x: {t}, %y: {t}")
     r = np.random.default_rng(0)
     return text, [r.uniform(0.5, 1.5, 16).astype(np.float32),
                   r.uniform(0.999, 1.001, 16).astype(np.float32)]

@@ -25,9 +25,9 @@ import re
 from typing import TYPE_CHECKING
 
 from ..attributes import StringAttr
-from ..ir import Block, FileLineColLoc, Location, Operation, Region, Value
+from ..ir import Block, FileLineColLoc, Location, Operation, Value
 from .lexer import BARE
-from .memo import position
+from .memo import copy_op, position
 
 if TYPE_CHECKING:  # pragma: no cover
     from .parser import Parser
@@ -41,9 +41,6 @@ MAX_KEPT = 1 << 24
 
 _HEADER = re.compile(r"func\.func (?:(?:public|private|nested) )?@([A-Za-z_][\w$.\-]*)\(")
 _LITERAL_LOC = re.compile(r"loc\((?!#|unknown\))")
-
-_op_new = Operation.__new__
-_val_new = Value.__new__
 
 
 def memo_function(p: "Parser", block: Block) -> bool:
@@ -80,7 +77,12 @@ def memo_function(p: "Parser", block: Block) -> bool:
     if not exact:
         return False
     shift = p.lines.line_col(pos)[0] - line0
-    op = _copy(learned, {}, shift, block)
+
+    def moved(loc: Location) -> Location:  # (to the copy's lines; columns stay)
+        return position(loc.file, loc.line + shift, loc.col) \
+            if type(loc) is FileLineColLoc else loc
+
+    op = copy_op(learned, {}, moved, block)
     op.properties["sym_name"] = StringAttr(m.group(1))
     block.operations.append(op)
     p.reset(stop)
@@ -127,52 +129,3 @@ def _copyable(op: Operation) -> bool:
             for b in reversed(region.blocks):
                 stack.extend(reversed(b.operations))
     return True
-
-
-def _moved(loc: Location, shift: int) -> Location:
-    return position(loc.file, loc.line + shift, loc.col) if type(loc) is FileLineColLoc else loc
-
-
-def _copy(x: Operation, vmap: dict[Value, Value], shift: int, parent: Block) -> Operation:
-    """A copy of ``x`` (regions included) in ``parent``, its locations ``shift`` lines down."""
-    y = _op_new(Operation)
-    y.name = x.name
-    y.operands = [vmap[v] for v in x.operands] if x.operands else []
-    results = []
-    for r in x.results:
-        v = _val_new(Value)
-        v.type = r.type
-        v.owner = y
-        v.index = r.index
-        v.name = r.name
-        vmap[r] = v
-        results.append(v)
-    y.results = results
-    y.properties = dict(x.properties) if x.properties else {}
-    y.attributes = dict(x.attributes) if x.attributes else {}
-    y.successors = []
-    loc = x.location
-    y.location = position(loc.file, loc.line + shift, loc.col) \
-        if type(loc) is FileLineColLoc else loc
-    y.parent = parent
-    locs = getattr(x, "attr_locations", None)
-    y.attr_locations = {a: _moved(loc, shift) for a, loc in locs.items()} if locs else None
-    if not x.regions:
-        y.regions = []
-        return y
-    regions = []
-    for region in x.regions:
-        nr = Region()
-        nr.parent = y
-        for b in region.blocks:
-            nb = Block(label=b.label)
-            for a in b.arguments:
-                vmap[a] = nb.add_argument(a.type, a.name)
-            ops = nb.operations
-            for z in b.operations:
-                ops.append(_copy(z, vmap, shift, nb))
-            nb.parent = nr
-            nr.blocks.append(nb)
-        regions.append(nr)
-    y.regions = regions
-    return y

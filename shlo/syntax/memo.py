@@ -24,7 +24,7 @@ reports every error.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..attributes import SymbolRefAttr
 from ..ir import Block, FileLineColLoc, Location, Operation, Region, Value
@@ -219,7 +219,7 @@ def memo_ops(p: "Parser", block: Block) -> int:
             if inner_col is not None:  # (the body's ops are at the op's name)
                 col = pos - ls + 1 + inner_col + (len(res) + 1 if res is not None else 0)
                 loc = FileLineColLoc(fname, line or p.lines.line_col(pos)[0], col)
-            op.regions = _clone(regions, op, loc)
+            op.regions = copy_regions(regions, op, {}, lambda _, at=loc: at)  # (all at loc)
         ops.append(op)
         n += 1
         if eol == end:
@@ -265,33 +265,57 @@ def _attr_at(p: "Parser", op: Operation, ls: int, starts: list[int], parts: list
     return tuple(len(x) for x in parts), tuple(out)
 
 
-def _clone(regions: list[Region], op: Operation, loc: Location) -> list[Region]:
-    """Copies of the regions of a learned op for ``op``: new blocks, arguments and ops wired
-    alike, every op at ``loc``."""
+def copy_op(x: Operation, vmap: dict[Value, Value], relocate: Callable[[Location], Location],
+            parent: Block | None) -> Operation:
+    """A copy of ``x``, its regions too, in block ``parent``: new values, blocks and ops wired
+    alike (``vmap``, old value -> new, is filled as it goes and must hold the operands defined
+    outside ``x``), each location and attribute location passed through ``relocate``."""
+    y = _op_new(Operation)
+    y.name = x.name
+    y.operands = [vmap[v] for v in x.operands] if x.operands else []
+    results = []
+    for r in x.results:
+        v = _val_new(Value)
+        v.type = r.type
+        v.owner = y
+        v.index = r.index
+        v.name = r.name
+        vmap[r] = v
+        results.append(v)
+    y.results = results
+    y.properties = dict(x.properties) if x.properties else {}
+    y.attributes = dict(x.attributes) if x.attributes else {}
+    y.successors = []
+    y.location = relocate(x.location)
+    y.parent = parent
+    locs = getattr(x, "attr_locations", None)
+    y.attr_locations = {a: relocate(loc) for a, loc in locs.items()} if locs else None
+    y.regions = copy_regions(x.regions, y, vmap, relocate) if x.regions else []
+    return y
+
+
+def copy_regions(regions: list[Region], owner: Operation, vmap: dict[Value, Value],
+                 relocate: Callable[[Location], Location]) -> list[Region]:
+    """Copies of ``regions`` for op ``owner`` (:func:`copy_op`)."""
     out = []
-    vmap: dict[Value, Value] = {}
     for region in regions:
-        new_region = Region()
-        new_region.parent = op
-        for block in region.blocks:
-            nb = Block(label=block.label)
-            for a in block.arguments:
+        nr = Region()
+        nr.parent = owner
+        for b in region.blocks:
+            nb = Block(label=b.label)
+            for a in b.arguments:
                 vmap[a] = nb.add_argument(a.type, a.name)
-            for x in block.operations:
-                y = Operation(x.name, [vmap[v] for v in x.operands], [r.type for r in x.results],
-                              x.properties, x.attributes, _clone(x.regions, x, loc)
-                              if x.regions else None, location=loc)
-                for rx, ry in zip(x.results, y.results):
-                    ry.name = rx.name
-                    vmap[rx] = ry
-                nb.append(y)
-            new_region.append(nb)
-        out.append(new_region)
+            ops = nb.operations
+            for z in b.operations:
+                ops.append(copy_op(z, vmap, relocate, nb))
+            nb.parent = nr
+            nr.blocks.append(nb)
+        out.append(nr)
     return out
 
 
 def _clonable(op: Operation, loc: Location, inside: set[Value]) -> bool:
-    """Whether the regions of ``op`` can be copied for a later line (:func:`_clone`): no
+    """Whether the regions of ``op`` can be copied for a later line (:func:`copy_regions`): no
     successors, every op at ``loc``, every operand defined inside."""
     for region in op.regions:
         for block in region.blocks:
