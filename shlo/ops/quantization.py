@@ -499,7 +499,7 @@ def _folded_dot(op: Operation, ctx: PrepareContext, prepare: Callable[..., Kerne
                 lq: QuantizedType, rq: QuantizedType) -> Callable[[Any, Any], np.ndarray] | None:
     """``sum((l - zl) * r)`` of a dot_general as ``l @ r - zl * sum(r)``: the product of the
     storage values themselves (an integer dot, exact; f32 BLAS when its sums provably stay
-    below 2**24: i8 x i8 up to K = 1023, longer ones by the operands' actual magnitudes), the
+    at most 2**24: i8 x i8 up to K = 1024, longer ones by the operands' actual magnitudes), the
     lhs zero point folded in through the sums of rhs over the contracted dimensions, in
     int64. The same integers as subtracting zl from every lhs element first. A convolution
     folds through :func:`_folded_conv`. None (the shifted path) for per-axis lhs zero points

@@ -124,3 +124,20 @@ def test_narrow_float_matmul_rounds_once() -> None:
     b = np.ones((1, 3, 1), ml_dtypes.bfloat16)
     got = mm.Matmul(bf, bf, bf)(a, b)
     assert float(got[0, 0, 0]) == float(np.float32(1 + 2.0 ** -8 + 2.0 ** -9).astype(ml_dtypes.bfloat16))
+
+
+def test_i8_contraction_of_1024_reaches_two_to_the_24_exactly() -> None:
+    """i8 x i8 at K = 1024: every partial sum is at most 2^24 in magnitude, which float32
+    holds, so one f32 GEMM from the types alone (no scan of the operands) is exact; the
+    extreme, 1024 products (-128)(-128), sums to 2^24 itself."""
+    i8, i32 = element_type("i8"), element_type("i32")
+    m = mm.Matmul(i8, i8, i32)
+    assert m.bound * 1024 == mm._EXACT_F32
+    a = np.full((1, 2, 1024), -128, np.int8)
+    a[0, 1, ::2] = 127
+    b = np.full((1, 1024, 2), -128, np.int8)
+    b[0, ::3, 1] = 127
+    got = m(a, b)
+    assert got.dtype == np.int32
+    np.testing.assert_array_equal(got, a.astype(np.int64) @ b.astype(np.int64))
+    assert got[0, 0, 0] == 2 ** 24

@@ -244,7 +244,7 @@ class Matmul:
         out = None
         if self.lhs_width <= 16 and self.rhs_width <= 16:
             out = self._f32_exact(a, b, k)
-        if out is None and self.bound * k < _EXACT:
+        if out is None and self.bound * k <= _EXACT:
             out = blas_matmul(a.astype(F64), b.astype(F64))  # exact: every sum fits 53 bits
         if out is not None:
             if self.result_kind == "float":
@@ -269,24 +269,25 @@ class Matmul:
     def _f32_exact(self, a: np.ndarray, b: np.ndarray, k: int) -> np.ndarray | None:
         """``a @ b`` of integers through float32 BLAS, exactly, as float64 values; or None.
 
-        Exact when every partial sum is an integer below 2**24 in magnitude, whatever order and
-        FMA BLAS uses: ``k * max|a| * max|b| < 2**24``, decided from the types when they allow
-        it (i4 x i4 up to k = 2**18, i8 x i8 up to k = 1023), else from the operands' actual
-        largest magnitudes. Where the contraction is too long for that, it is split into chunks
-        of K that are, the chunk products summed in float64 (exact below 2**53). None (use the
+        Exact when every partial sum is an integer of at most 2**24 in magnitude (all such are
+        float32 values, so every addition is exact), whatever order and FMA BLAS uses:
+        ``k * max|a| * max|b| <= 2**24``, decided from the types when they allow it (i4 x i4 up
+        to k = 2**18, i8 x i8 up to k = 1024), else from the operands' actual largest
+        magnitudes. Where the contraction is too long for that, it is split into chunks of K
+        that are, the chunk products summed in float64 (exact up to 2**53). None (use the
         float64 or limb paths) when a chunk would be shorter than 64."""
         af, bf = a.astype(F32), b.astype(F32)
-        if self.bound * k < _EXACT_F32:
+        if self.bound * k <= _EXACT_F32:
             return blas_matmul(af, bf).astype(F64)
         if not af.size or not bf.size:
             return None
         p = float(np.max(np.abs(af))) * float(np.max(np.abs(bf)))
         if p == 0:
             return blas_matmul(af, bf).astype(F64)
-        chunk = int((_EXACT_F32 - 1) // p)
+        chunk = int(_EXACT_F32 // p)
         if chunk >= k:
             return blas_matmul(af, bf).astype(F64)
-        if chunk < 64 or p * k >= _EXACT:
+        if chunk < 64 or p * k > _EXACT:
             return None
         out = None
         for s in range(0, k, chunk):
