@@ -14,6 +14,8 @@ import os
 import sys
 from typing import Any, Sequence
 
+from ._malloc import reuse_freed_memory
+
 __all__ = ["main", "format_result"]
 
 
@@ -51,6 +53,7 @@ def format_result(value: Any, type: Any = None) -> str:
 
 
 def _cmd_run(a: argparse.Namespace) -> int:
+    reuse_freed_memory()
     if a.quantize_order:
         from .quantization import set_quantize_order
 
@@ -134,6 +137,8 @@ def _module_int(module: Any, name: str) -> int:
 
 def _cmd_check(a: argparse.Namespace) -> int:
     from .testing.runner import main as check_main
+
+    reuse_freed_memory()
 
     run = None
     if a.engine == "mpi":  # grid cases on MPI ranks
@@ -402,6 +407,7 @@ def _is_program(path: str) -> bool:
 
 def _cmd_diff(a: argparse.Namespace) -> int:
     """Exit 1 at a divergence (its diagnostic on stderr), 0 when none."""
+    reuse_freed_memory()
 
     from . import load
     from .debug.diff import diff, parse_mapping
