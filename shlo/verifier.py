@@ -36,7 +36,7 @@ import math
 import os
 from typing import Any
 
-from .attributes import StringAttr, SymbolRefAttr, TypeAttr
+from .attributes import StringAttr, SymbolRefAttr, TypeAttr, format_attr
 from .dtypes import finfo
 from .errors import Diagnostic, Diagnostics, InternalError, ParseError, VerificationError
 from .ir import Block, Module, Operation, Value
@@ -332,8 +332,14 @@ class _Walker:
         self.check_type(ft, op)
         if not isinstance(op.attr("sym_name"), StringAttr):
             self.diag.error(op, "", "requires attribute 'sym_name'")
+        vis = op.attr("sym_visibility")
+        if vis is not None and not isinstance(vis, StringAttr):
+            self.diag.error(op, "", "requires visibility attribute 'sym_visibility' to be a string "
+                                    f"attribute, but got {format_attr(vis)}")
+        elif vis is not None and vis.value not in ("public", "private", "nested"):
+            self.diag.error(op, "", 'visibility expected to be one of ["public", "private", '
+                                    f'"nested"], but got {format_attr(vis)}')
         if not op.regions or not op.regions[0].blocks:
-            vis = op.attr("sym_visibility")
             if not (isinstance(vis, StringAttr) and vis.value in ("private", "nested")):
                 self.diag.error(op, "", "symbol declaration cannot have public visibility")
             return

@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 _RETURN = {TERMINATOR, FUNCTION_RETURN, QUANTIZED_STORAGE}
 _CALL = {QUANTIZED_AWARE, QUANTIZED_STORAGE}
+_VISIBILITIES = ("public", "private", "nested")
 _NO_ATTRS = DictAttr(())  # (an argument's or result's empty attributes: one immutable object)
 
 
@@ -37,7 +38,7 @@ def _parse_func(p: Parser, name: str, nres: int, start: int) -> Operation:
     { body }` (a declaration has no body; its arguments may be unnamed types)."""
     props: dict[str, Any] = {}
     attrs: dict[str, Any] = {}
-    if p.k == BARE and p.v in ("public", "private", "nested"):
+    if p.k == BARE and p.v in _VISIBILITIES:
         props["sym_visibility"] = StringAttr(p.v)
         p._advance()
     if p.k != AT:
@@ -110,8 +111,8 @@ def _print_func(pr: Printer, op: Operation) -> str | None:
         return None
     fty = ft.type
     vis = op.attr("sym_visibility")
-    if vis is not None and type(vis) is not StringAttr:
-        return None
+    if vis is not None and (type(vis) is not StringAttr or vis.value not in _VISIBILITIES):
+        return None  # (the generic form: the pretty one reads only these words)
     aa = op.attr("arg_attrs")
     ra = op.attr("res_attrs")
     for a, n in ((aa, len(fty.inputs)), (ra, len(fty.results))):
