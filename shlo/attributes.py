@@ -143,18 +143,36 @@ class DenseElementsAttr(Attribute):
     hex: bool = field(default=False, compare=False)
 
     def __eq__(self, other: object) -> bool:
-        return (isinstance(other, DenseElementsAttr) and self.type == other.type
-                and self.array.shape == other.array.shape
-                and self.array.tobytes() == other.array.tobytes())
+        if not (isinstance(other, DenseElementsAttr) and self.type == other.type
+                and self.array.shape == other.array.shape):
+            return False
+        one, other_one = _broadcast_one(self.array), _broadcast_one(other.array)
+        if one is not None and other_one is not None:  # (two splat views: never materialised)
+            return one.tobytes() == other_one.tobytes()
+        return self.array.tobytes() == other.array.tobytes()
 
     def __hash__(self) -> int:
-        return hash((self.type, self.array.tobytes()))
+        """From the type and the first and last elements (equal attributes agree on them): no
+        copy of the elements, whose splat may be a view of 10^11 of them."""
+        a = self.array
+        ends = (a.flat[0], a.flat[a.size - 1]) if a.size else ()
+        return hash((self.type, b"".join(np.asarray(x).tobytes() for x in ends)))
 
     @property
     def is_splat(self) -> bool:
+        if self.array.size and _broadcast_one(self.array) is not None:
+            return True
         a = np.ascontiguousarray(self.array).reshape(-1).view(np.uint8).reshape(self.array.size, -1) \
             if self.array.size else self.array
         return self.array.size > 0 and bool((a == a[:1]).all())
+
+
+def _broadcast_one(a: np.ndarray) -> np.ndarray | None:
+    """The one element a splat view (every stride 0) repeats, as a 1-element array; None for
+    other arrays."""
+    if a.size and a.ndim and not any(a.strides):
+        return a.reshape(-1)[:1] if a.size == 1 else a[(0,) * a.ndim].reshape(1)
+    return None
 
 
 @dataclass(frozen=True)

@@ -51,6 +51,10 @@ _HEX_DIGITS_RE = re.compile(r"[0-9A-Fa-f]*\Z")
 _HEX_SPLAT_RE = re.compile(r"0x[0-9A-Fa-f]+\Z")
 
 
+_DECIMAL_INTEGER = re.compile(r"(?<![\w.+-])-?\d+(?![\w.])").search
+"""A decimal integer token (not part of `1.5`, `2.`, `1e-5`, `0x7F`)."""
+
+
 def classify_literal(body: str) -> tuple[str, Any]:
     """What the body of a `dense<...>` literal is, and its payload:
 
@@ -376,6 +380,10 @@ def literal_to_array(kind: str, payload: Any, type_: TensorType) -> np.ndarray:
     body = payload
     if "/" in body:  # comments inside a multi-line literal
         body = re.sub(r"//[^\n]*", "", body)
+    if isinstance(et, FloatType) or isinstance(et, ComplexType):
+        if _DECIMAL_INTEGER(body) is not None:  # (MLIR: floats are written with a dot)
+            raise DenseLiteralError("unexpected decimal integer literal for a floating point "
+                                    "value (add a trailing dot to make the literal a float)")
     arr = _json_fast(body, et, dtype)
     if arr is None:
         leaves, lit_shape = _split_literal(body)

@@ -180,3 +180,71 @@ def test_result_accuracy_tolerance_in_hex_reads_back(bits):
     generic = shlo.format(shlo.parse(text), generic=True)
     assert f"atol = {bits}" in generic
     assert shlo.format(shlo.parse(generic), generic=True) == generic
+
+
+# --- seed 11 (the long campaign after the function memo and the loop work) ----------------------
+
+_HUGE_SPLATS = """func.func @main() -> tensor<512x1x6400x6400xf32> {
+  %a = stablehlo.constant dense<0.000000e+00> : tensor<512x1x6400x6400xf32>
+  %b = stablehlo.constant dense<1.000000e+00> : tensor<512x1x6400x6400xf32>
+  %c = stablehlo.constant dense<0.000000e+00> : tensor<512x1x6400x6400xf32>
+  %0 = stablehlo.add %a, %b : tensor<512x1x6400x6400xf32>
+  return %0 : tensor<512x1x6400x6400xf32>
+}"""
+
+
+def test_splats_of_10_to_the_10_elements_are_never_materialised(tmp_path):
+    """Hashing, comparing and writing 78 GiB splat constants (the bytecode writer's table of
+    attributes hashed every element; its raw data copied them all): MemoryError before."""
+    from shlo.cli import main as cli_main
+
+    m = shlo.parse(_HUGE_SPLATS)
+    a, b, c = (op.attr("value") for op in m.walk() if op.name == "stablehlo.constant")
+    assert a == c and a != b and hash(a) == hash(c) and a.is_splat
+    src = tmp_path / "s.mlir"
+    src.write_text(_HUGE_SPLATS)
+    out = tmp_path / "s.bc"
+    assert cli_main(["fmt", "--emit-bytecode", str(src), "-o", str(out)]) == 0
+    assert out.stat().st_size < 1000
+    assert shlo.format(shlo.load(str(out))) == shlo.format(m)
+
+
+def test_a_vhlo_struct_attribute_missing_a_parameter_is_an_error(tmp_path, capsys):
+    from shlo.cli import main as cli_main
+
+    src = tmp_path / "r.mlir"
+    src.write_text("func.func @f() -> () attributes {\n  vhlo.attr = #vhlo.result_accuracy_v1<"
+                   "atol = 0.000000e+00, \n = 0.000000e+00, ulps = 0, mode = "
+                   "#stablehlo.result_accuracy_mode<DEFAULT>>\n} {\n  return\n}\n")
+    assert cli_main(["opt", str(src), "--pass", "canonicalize"]) == 1
+    err = capsys.readouterr().err
+    assert "expected a parameter 'rtol'" in err and "internal error" not in err
+
+
+@pytest.mark.parametrize("t", ["f32", "f8E4M3FN", "complex<f32>"])
+def test_a_decimal_integer_is_not_a_float_literal(t):
+    """MLIR: "unexpected decimal integer literal for a floating point value" (a trailing dot
+    makes it a float; hex bit patterns stay allowed)."""
+    lit = "(4, 0)" if t.startswith("complex") else "4"
+    text = f"""func.func @main() -> tensor<{t}> {{
+  %0 = stablehlo.constant dense<{lit}> : tensor<{t}>
+  return %0 : tensor<{t}>
+}}"""
+    with pytest.raises(ParseError, match="unexpected decimal integer literal for a floating "
+                                         "point value"):
+        shlo.parse(text)
+    shlo.parse(text.replace(f"dense<{lit}>",
+                            "dense<(4., 0.)>" if t.startswith("complex") else "dense<4.>"))
+
+
+def test_concatenate_of_quantized_types_keeps_their_parameters():
+    """Upstream's SameOperandsAndResultElementType compares zero points too."""
+    q17, q5 = "!quant.uniform<i8:f32, 1.0:17>", "!quant.uniform<i8:f32, 1.0:5>"
+    text = f"""func.func @main(%a: tensor<1x2x{q17}>, %b: tensor<1x2x{q17}>) -> tensor<2x2x{q5}> {{
+  %0 = "stablehlo.concatenate"(%a, %b) {{dimension = 0 : i64}} : (tensor<1x2x{q17}>, tensor<1x2x{q17}>) -> tensor<2x2x{q5}>
+  return %0 : tensor<2x2x{q5}>
+}}"""
+    with pytest.raises(VerificationError, match="requires the same element type for all "
+                                                "operands and results"):
+        shlo.verify(shlo.parse(text))
+    shlo.verify(shlo.parse(text.replace(q5, q17)))

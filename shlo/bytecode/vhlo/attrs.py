@@ -434,7 +434,10 @@ class VTensorAttr(VhloAttr):
 def dense_raw(d: DenseElementsAttr) -> bytes:
     """MLIR's raw data of a dense elements attribute: the element bytes (little endian, one
     byte per bool), or a single element when every element is equal (a splat)."""
-    arr = np.ascontiguousarray(d.array)
+    arr = d.array
+    if arr.size > 1 and not any(arr.strides):  # a splat view: its one element, not 10^11
+        arr = arr[(0,) * arr.ndim].reshape(1)
+    arr = np.ascontiguousarray(arr)
     if arr.dtype.byteorder == ">":
         arr = arr.byteswap().view(arr.dtype.newbyteorder("<"))
     n = arr.size

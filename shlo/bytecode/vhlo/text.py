@@ -290,8 +290,20 @@ def _colon_pair(text: str) -> list[str]:
     return parts
 
 
+class _Struct(dict):
+    """The `key = value` parameters of a VHLO struct attribute; a missing one is an error of
+    the text (:class:`VhloTextError`), not a KeyError."""
+
+    def __init__(self, inner: str) -> None:
+        super().__init__()
+        self.inner = inner
+
+    def __missing__(self, key: str) -> str:
+        raise VhloTextError(f"expected a parameter '{key}' in <{self.inner.strip()}>")
+
+
 def _struct(inner: str) -> dict[str, str]:
-    out: dict[str, str] = {}
+    out = _Struct(inner)
     for part in split_top(inner):
         k, _, v = part.partition("=")
         out[k.strip()] = v.strip()

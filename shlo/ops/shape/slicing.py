@@ -354,3 +354,9 @@ def _verify_concatenate(op: Operation, diag: Diagnostics) -> None:
     inferred = _infer_concatenate(op, diag)
     if inferred is not None:
         _c.check_inferred(op, diag, "C5, C6", inferred)
+        # Upstream's SameOperandsAndResultElementType: quantized parameters too (scales and
+        # zero points, which the compatibility above lets differ).
+        ets = [v.type.element_type for v in (*op.operands, *op.results)]
+        if any(e != ets[0] for e in ets[1:]):
+            diag.error(op, "C1, C5", "requires the same element type for all operands and "
+                                     "results")
