@@ -248,3 +248,16 @@ def test_concatenate_of_quantized_types_keeps_their_parameters():
                                                 "operands and results"):
         shlo.verify(shlo.parse(text))
     shlo.verify(shlo.parse(text.replace(q5, q17)))
+
+
+def test_pad_beyond_int64_is_refused():
+    """2 + (2^63 - 1) is negative in upstream's int64 arithmetic: refused, as MLIR does (even
+    with a dynamic result type, which accepted any size)."""
+    text = """func.func @main(%a: tensor<2xf64>, %p: tensor<f64>) -> tensor<?xf64> {
+  %0 = stablehlo.pad %a, %p, low = [9223372036854775807], high = [0], interior = [0] : (tensor<2xf64>, tensor<f64>) -> tensor<?xf64>
+  return %0 : tensor<?xf64>
+}"""
+    with pytest.raises(VerificationError, match="Padding result in negative size for dimension "
+                                                "0: -9223372036854775807"):
+        shlo.verify(shlo.parse(text))
+    shlo.verify(shlo.parse(text.replace("9223372036854775807", "7")))

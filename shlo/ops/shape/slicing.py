@@ -243,8 +243,14 @@ def _infer_pad(op: Operation, diag: Diagnostics) -> list[Type] | None:
             shape.append(None)
             continue
         size = n + low[d] + high[d] + max(n - 1, 0) * interior[d]
-        if size < 0:
-            diag.error(op, "C4", f"Padding result in negative size for dimension {d}: {size}")
+        wrapped = (size + (1 << 63)) % (1 << 64) - (1 << 63)  # (upstream's int64 arithmetic)
+        if size < 0 or wrapped < 0:
+            diag.error(op, "C4", f"Padding result in negative size for dimension {d}: "
+                                 f"{wrapped}")
+            return None
+        if size != wrapped:
+            diag.error(op, "C4", f"Padding result in size {size} for dimension {d}, more than "
+                                 "a 64-bit size holds")
             return None
         shape.append(size)
     return [TensorType(tuple(shape), operand.element_type)]
