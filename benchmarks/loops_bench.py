@@ -45,22 +45,9 @@ def _rnn(h: int, steps: int = 1000) -> tuple[str, list[np.ndarray]]:
 
 def _matvec(n: int = 16, iterations: int = 1000) -> tuple[str, list[np.ndarray]]:
     m, v = f"tensor<{n}x{n}xf32>", f"tensor<{n}xf32>"
-    text = f"""func.func @main(%a: {m}, %x: {v}) -> {v} {{
-  %zero = stablehlo.constant dense<0> : tensor<i32>
-  %one = stablehlo.constant dense<1> : tensor<i32>
-  %n = stablehlo.constant dense<{iterations}> : tensor<i32>
-  %r:2 = stablehlo.while(%i = %zero, %y = %x) : tensor<i32>, {v}
-    cond {{
-      %p = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
-      stablehlo.return %p : tensor<i1>
-    }} do {{
-      %d = stablehlo.dot_general %a, %y, contracting_dims = [1] x [0] : ({m}, {v}) -> {v}
-      %t = stablehlo.tanh %d : {v}
-      %i1 = stablehlo.add %i, %one : tensor<i32>
-      stablehlo.return %i1, %t : tensor<i32>, {v}
-    }}
-  return %r#1 : {v}
-}}"""
+    body = [f"      %d = stablehlo.dot_general %a, %v, contracting_dims = [1] x [0] : ({m}, {v}) -> {v}",
+            f"      %t = stablehlo.tanh %d : {v}"]
+    text = while_program(body, "%t", iterations, v, f"%a: {m}, %x: {v}")
     r = np.random.default_rng(0)
     return text, [(r.standard_normal((n, n)) / 4).astype(np.float32),
                   r.standard_normal(n).astype(np.float32)]

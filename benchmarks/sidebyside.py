@@ -28,17 +28,18 @@ def best(fn: Callable[[], object], budget: float = 0.5, least: int = 2) -> float
     return min(ts)
 
 
-def best_both(fn: Callable[[], object], budget: float = 0.5,
-              least: int = 2) -> tuple[float, float]:
-    """The fastest wall-clock time and the smallest CPU time (this process's) of at least
-    ``least`` calls of ``fn`` (more within ``budget`` seconds)."""
+def best_both(fn: Callable[[], object], budget: float = 0.5, least: int = 2,
+              clock: Callable[[], float] = time.process_time) -> tuple[float, float]:
+    """The fastest wall-clock time and the smallest CPU time (``clock``: this process's, or
+    ``time.thread_time`` for this thread's) of at least ``least`` calls of ``fn`` (more within
+    ``budget`` seconds)."""
     ts: list[float] = []
     cpu: list[float] = []
     end = time.perf_counter() + budget
     while len(ts) < least or (time.perf_counter() < end and len(ts) < 50):
-        t0, c0 = time.perf_counter(), time.process_time()
+        t0, c0 = time.perf_counter(), clock()
         fn()
-        cpu.append(time.process_time() - c0)
+        cpu.append(clock() - c0)
         ts.append(time.perf_counter() - t0)
     return min(ts), min(cpu)
 
@@ -135,9 +136,7 @@ def main(names: list[str], program: Callable[[str], tuple[str, list[np.ndarray]]
     print(load_line(a.trials) + (f"(shlo: the fastest of {a.processes} processes per tree)\n"
                                  if a.processes > 1 else ""))
 
-    def timed(tree: str, numpy_only: bool = False) -> tuple[float, int, float]:
-        runs = [time_tree(script, tree, name, a.trials, numpy_only)
-                for _ in range(a.processes)]
+    def fastest(runs: list[tuple[float, int, float]]) -> tuple[float, int, float]:
         return min(r[0] for r in runs), runs[0][1], min(r[2] for r in runs)
 
     cols = ["program"] + (["before"] if a.before else []) + \
@@ -149,20 +148,16 @@ def main(names: list[str], program: Callable[[str], tuple[str, list[np.ndarray]]
     for name in names:
         if a.only and a.only not in name:
             continue
-        if a.processes > 1 and a.before:  # alternate the trees process by process
-            rb, ra = [], []
-            for _ in range(a.processes):
+        rb, ra = [], []
+        for _ in range(a.processes):  # (the trees alternating process by process)
+            if a.before:
                 rb.append(time_tree(script, a.before, name, a.trials))
-                ra.append(time_tree(script, here, name, a.trials))
-            before, bd, bcpu = min(r[0] for r in rb), rb[0][1], min(r[2] for r in rb)
-            after, ad, acpu = min(r[0] for r in ra), ra[0][1], min(r[2] for r in ra)
-            plain, pd = None, None
-            if a.numpy_only:
-                plain, pd, _ = timed(here, True)
-        else:
-            before, bd, bcpu = timed(a.before) if a.before else (None, None, None)
-            plain, pd, _ = timed(here, True) if a.numpy_only else (None, None, None)
-            after, ad, acpu = timed(here)
+            ra.append(time_tree(script, here, name, a.trials))
+        before, bd, bcpu = fastest(rb) if rb else (None, None, None)
+        after, ad, acpu = fastest(ra)
+        plain, pd, _ = fastest([time_tree(script, here, name, a.trials, True)
+                                for _ in range(a.processes)]) if a.numpy_only else \
+            (None, None, None)
         if bd is not None and bd != ad:
             print(f"WARNING: {name}: results differ between the trees", file=sys.stderr)
         if pd is not None and pd != ad:

@@ -27,6 +27,9 @@ import tracemalloc
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sidebyside import best_both  # noqa: E402
+
 
 def model(layers: int, batch: int, width: int) -> tuple[str, list[np.ndarray]]:
     import jax
@@ -50,23 +53,8 @@ def model(layers: int, batch: int, width: int) -> tuple[str, list[np.ndarray]]:
     return text, [x, *ws, *bs]
 
 
-def _best(fn, budget: float = 0.5, least: int = 2) -> tuple[float, float]:
-    """The fastest wall-clock time and the smallest CPU time (this thread's) of a few calls:
-    on a loaded machine the CPU time leaves out the time the process waited for a core."""
-    ts: list[float] = []
-    cpu: list[float] = []
-    end = time.perf_counter() + budget
-    while len(ts) < least or (time.perf_counter() < end and len(ts) < 30):
-        t0, c0 = time.perf_counter(), time.thread_time()
-        fn()
-        cpu.append(time.thread_time() - c0)
-        ts.append(time.perf_counter() - t0)
-    return min(ts), min(cpu)
-
-
 def rnn(steps: int, width: int) -> tuple[str, list[np.ndarray]]:
     """loops_bench's lax.scan RNN (a `while` of three small calls per step)."""
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from loops_bench import _rnn
 
     return _rnn(width, steps)
@@ -88,10 +76,12 @@ def measure(layers: int, batch: int, width: int, trials: int,
     # alternate the two (the shared machine's speed drifts): each trial times both
     runs, traces, runs_cpu, traces_cpu = [], [], [], []
     for _ in range(trials):
-        wall, cpu = _best(lambda: shlo.run(m, *args, verify=False), 0.3)
+        wall, cpu = best_both(lambda: shlo.run(m, *args, verify=False), 0.3,
+                              clock=time.thread_time)
         runs.append(wall)
         runs_cpu.append(cpu)
-        wall, cpu = _best(lambda: trace(m, *args, verify=False), 0.3)
+        wall, cpu = best_both(lambda: trace(m, *args, verify=False), 0.3,
+                              clock=time.thread_time)
         traces.append(wall)
         traces_cpu.append(cpu)
     # reading the events: the recording becomes Event objects when first read
