@@ -53,6 +53,8 @@ _HEX_SPLAT_RE = re.compile(r"0x[0-9A-Fa-f]+\Z")
 
 _DECIMAL_INTEGER = re.compile(r"(?<![\w.+-])-?\d+(?![\w.])").search
 """A decimal integer token (not part of `1.5`, `2.`, `1e-5`, `0x7F`)."""
+_INTEGER_FOR_FLOAT = ("unexpected decimal integer literal for a floating point value (add a "
+                      "trailing dot to make the literal a float)")
 
 
 def classify_literal(body: str) -> tuple[str, Any]:
@@ -296,10 +298,14 @@ def _json_fast(body: str, et: ElementType, dtype: np.dtype) -> np.ndarray | None
     """Nested lists of decimal numbers via json (C speed); None when not applicable."""
     if not _JSON_SAFE_RE.match(body):
         return None
+    integers: list[str] = []  # (json's integer tokens in a float literal: MLIR's error)
     try:
-        obj = json.loads(body)
+        obj = json.loads(body, parse_int=lambda tok: integers.append(tok) or float(tok)) \
+            if isinstance(et, FloatType) else json.loads(body)
     except ValueError:
-        return None
+        return None  # (`4.` is not json: the general path, which checks for integers too)
+    if integers:
+        raise DenseLiteralError(_INTEGER_FOR_FLOAT)
     try:
         if isinstance(et, FloatType):
             arr = np.array(obj, dtype=np.float64)
@@ -380,12 +386,11 @@ def literal_to_array(kind: str, payload: Any, type_: TensorType) -> np.ndarray:
     body = payload
     if "/" in body:  # comments inside a multi-line literal
         body = re.sub(r"//[^\n]*", "", body)
-    if isinstance(et, FloatType) or isinstance(et, ComplexType):
-        if _DECIMAL_INTEGER(body) is not None:  # (MLIR: floats are written with a dot)
-            raise DenseLiteralError("unexpected decimal integer literal for a floating point "
-                                    "value (add a trailing dot to make the literal a float)")
     arr = _json_fast(body, et, dtype)
     if arr is None:
+        if (isinstance(et, FloatType) or isinstance(et, ComplexType)) and \
+                _DECIMAL_INTEGER(body) is not None:  # (the json path's check, for the others)
+            raise DenseLiteralError(_INTEGER_FOR_FLOAT)
         leaves, lit_shape = _split_literal(body)
         flat = _from_list(leaves, et, dtype)
         arr = flat.reshape(lit_shape if lit_shape is not None else ())
