@@ -21,6 +21,7 @@ from ...errors import ExecutionError
 from ...ir import Operation
 from ...registry import ELEMENTWISE, Kernel, define, kernel
 from .._numeric import round_from_wide
+from .._wide32 import compiled
 from ._common import FC, PRED, F, as_wide, elementwise_op, is_int, result_type
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -89,6 +90,10 @@ _WIDE: dict[str, tuple[Any, Real, Real | None]] = {
 }
 
 
+_COMPILED = ("erfc",)
+"""Functions whose float32 kernel runs through a compiled loop (:mod:`.._wide32`)."""
+
+
 def _wide_kernel(name: str, real: Real, complex_: Real | None) -> None:
     """Register the kernel of `chlo.<name>`: computed wide (float64/complex128), rounded once."""
 
@@ -100,10 +105,16 @@ def _wide_kernel(name: str, real: Real, complex_: Real | None) -> None:
             raise ExecutionError(f"'chlo.{name}' does not support element type {t.element_type}",
                                  op.location)
 
-        def run(x: Any) -> Sequence[Any]:
+        def wide(x: Any) -> Any:
             with np.errstate(all="ignore"):
                 y = fn(as_wide(x))
-            return (round_from_wide(y, dtype),)
+            return round_from_wide(y, dtype)
+
+        if dtype == F32 and name in _COMPILED:
+            wide = compiled(name, wide)
+
+        def run(x: Any) -> Sequence[Any]:
+            return (wide(x),)
 
         return run
 

@@ -18,6 +18,7 @@ import numpy as np
 from ...ir import Operation
 from ...registry import DOQ, Kernel, kernel
 from .. import _constraints as _c
+from .._wide32 import compiled
 from .._numeric import F32, F64
 from ._common import (
     Fn, binary_op, float_unary, narrow_binary, narrow_unary, one, operand_et, unary_op,
@@ -114,7 +115,10 @@ unary_op("exponential", _c.FP_C_Q_TENSOR, DOQ, accuracy=True)
 @kernel("stablehlo.exponential")
 def exponential(op: Operation, ctx: PrepareContext) -> Kernel:
     """spec: exponential."""
-    return float_unary(op, np.exp, np.exp)
+    return float_unary(op, np.exp, np.exp, f32=_EXP_F32)
+
+
+_EXP_F32 = compiled("exp", via_f64(np.exp, F32))
 
 
 # --- exponential_minus_one (spec "exponential_minus_one") -----------------------------------------

@@ -1,0 +1,70 @@
+"""float32 functions computed through float64, compiled: numpy's and scipy's bits, 3-10x faster.
+
+shlo computes ``exponential`` and ``chlo.erfc`` on float32 as the float64 function rounded once
+(docs/semantics/elementwise.md). numpy's float64 ``exp`` and scipy's ``erfc`` are scalar C on
+this project's machines (~7 and ~25 ns per element; the conversions add two passes), which made
+them a third of the time of transformer models (softmax, exact GELU).
+
+The loops of :mod:`._wide32_jit` evaluate the function by their own float64 formulas, check
+that the rounding cannot depend on the formula's last bits, and leave the elements where it
+could (about 1 in 10^7, and NaNs) to the reference function itself: the result is the
+reference path's, bit for bit (:mod:`._wide32_jit` explains the check;
+tests/ops/test_wide32.py compares the two paths; benchmarks/wide32_exhaustive.py every float32
+operand). Whether compiled loops run at all is :mod:`._half`'s decision (numba installed, not
+disabled, not a forked child, not within :func:`._half.numpy_only`); arrays smaller than
+:data:`._half.MIN_SIZE` take the reference path.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable
+
+import numpy as np
+
+from ..dtypes import F32
+from . import _half
+
+__all__ = ["compiled"]
+
+Fn = Callable[..., Any]
+
+_LOCK = threading.Lock()
+_LOOPS: Any = None  # _wide32_jit.LOOPS, False when it cannot load, None before the first try
+
+
+def _loops() -> Any:
+    global _LOOPS
+    if _LOOPS is None:
+        with _LOCK:
+            if _LOOPS is None:
+                try:
+                    from ._wide32_jit import LOOPS
+
+                    _LOOPS = LOOPS
+                except Exception:  # a compile or import error on this platform
+                    _LOOPS = False
+    return _LOOPS or None
+
+
+def compiled(name: str, reference: Fn) -> Fn:
+    """``reference`` (a float32 -> float32 element-wise function: the float64 function
+    rounded once) through the compiled loop ``name`` ("exp", "erfc") where it runs."""
+
+    def run(x: Any) -> Any:
+        x = np.asarray(x)
+        if x.dtype != F32 or x.size < _half.MIN_SIZE or not _half.available():
+            return reference(x)
+        loops = _loops()
+        if loops is None:
+            return reference(x)
+        flat = np.ascontiguousarray(x).reshape(-1)
+        out = np.empty(flat.size, F32)
+        idx = np.empty(flat.size, np.intp)  # pages touched only for the few flagged elements
+        count = loops[name](flat, out, idx)
+        if count:
+            where = idx[:count]
+            out[where] = reference(flat[where])
+        return out.reshape(x.shape)
+
+    return run
