@@ -17,7 +17,9 @@ disabled, not a forked child, not within :func:`._half.numpy_only`); arrays smal
 
 from __future__ import annotations
 
+import os
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
 import numpy as np
@@ -31,6 +33,12 @@ Fn = Callable[..., Any]
 
 _LOCK = threading.Lock()
 _LOOPS: Any = None  # _wide32_jit.LOOPS, False when it cannot load, None before the first try
+_POOL: ThreadPoolExecutor | None = None
+
+PARALLEL_MIN = 1 << 18
+"""Arrays of at least this many elements are cut into pieces of at least ``PARALLEL_MIN // 2``
+(at most 4 per core) that the cores take in turn: the loops release the GIL. Which piece a
+core computes does not change any element's value."""
 
 
 def _loops() -> Any:
@@ -58,13 +66,33 @@ def compiled(name: str, reference: Fn) -> Fn:
         loops = _loops()
         if loops is None:
             return reference(x)
+        x, perm = _half.memory_order(x)
         flat = np.ascontiguousarray(x).reshape(-1)
         out = np.empty(flat.size, F32)
         idx = np.empty(flat.size, np.intp)  # pages touched only for the few flagged elements
-        count = loops[name](flat, out, idx)
-        if count:
-            where = idx[:count]
-            out[where] = reference(flat[where])
-        return out.reshape(x.shape)
+        for lo, count in _pieces(loops[name], flat, out, idx):
+            if count:
+                where = idx[lo:lo + count] + lo
+                out[where] = reference(flat[where])
+        return _half.in_order(out.reshape(x.shape), perm)
 
     return run
+
+
+def _pieces(loop: Fn, x: np.ndarray, out: np.ndarray, idx: np.ndarray) -> list[tuple[int, int]]:
+    """Run ``loop`` over ``x`` (on all cores for large arrays): [(piece start, flagged count)],
+    the flagged indices of a piece in ``idx[start:]``, relative to its start."""
+    n = x.size
+    cores = os.cpu_count() or 1
+    if n < PARALLEL_MIN or cores == 1:
+        return [(0, loop(x, out, idx))]
+    global _POOL
+    if _POOL is None:
+        with _LOCK:
+            if _POOL is None:
+                _POOL = ThreadPoolExecutor(cores, thread_name_prefix="shlo-wide32")
+    parts = max(2, min(4 * cores, n // (PARALLEL_MIN // 2)))
+    bounds = [n * i // parts for i in range(parts + 1)]
+    jobs = [(lo, _POOL.submit(loop, x[lo:hi], out[lo:hi], idx[lo:hi]))
+            for lo, hi in zip(bounds, bounds[1:])]
+    return [(lo, job.result()) for lo, job in jobs]

@@ -411,6 +411,30 @@ def test_half_gather_equals_take():
     np.testing.assert_array_equal(got.view(np.uint16), np.take(table, idx).view(np.uint16))
 
 
+@pytest.mark.parametrize("t", ["f16", "bf16"])
+@pytest.mark.parametrize("axes", [(1, 0), (2, 0, 1), (0, 2, 1)])
+def test_half_casts_keep_a_transposed_layout(t, axes):
+    """widen / narrow of a transposed view: numpy's values, computed in the operand's memory
+    order (no C-order copy first: the result is the same transpose of a C-contiguous array)."""
+    from shlo.ops import _half
+
+    _half_loops()
+    dt = _half_dtypes()[t]
+    shape = (64, 90, 3)[: len(axes)]  # at least _half.MIN_SIZE elements
+    base = np.random.default_rng(5).standard_normal(shape).astype(np.float32)
+    x = base.astype(dt).transpose(axes)
+    wide = _half.widen(x)
+    assert wide.shape == x.shape and wide.transpose(np.argsort(axes)).flags.c_contiguous
+    np.testing.assert_array_equal(wide, x.astype(np.float32))
+    f = base.transpose(axes)
+    narrow = _half.narrow(f, dt)
+    assert narrow.shape == f.shape and narrow.transpose(np.argsort(axes)).flags.c_contiguous
+    np.testing.assert_array_equal(narrow.view(np.uint16), f.astype(dt).view(np.uint16))
+    # a broadcast (stride 0) view has no memory order: the C-order path
+    b = np.broadcast_to(base[:1].astype(dt), shape)
+    np.testing.assert_array_equal(_half.widen(b), b.astype(np.float32))
+
+
 _HALF_PROGRAM = """func.func @main(%x: tensor<64x80x{t}>, %y: tensor<64x80x{t}>, %w: tensor<80x96x{t}>)
     -> (tensor<64x80x{t}>, tensor<64x80x{t}>, tensor<64x80x{t}>, tensor<64x80x{t}>,
         tensor<64x80xf32>, tensor<64x80x{t}>, tensor<64x96x{t}>, tensor<64x80x{t}>) {{
