@@ -30,7 +30,7 @@ import numpy as np
 from ..dtypes import F16, F32
 
 __all__ = ["MIN_SIZE", "half_format", "available", "loops", "numpy_only", "binary", "widen", "narrow", "gather",
-           "gather_pairs", "memory_order", "in_order"]
+           "gather_pairs", "memory_order", "memory_order2", "in_order"]
 
 Fn = Callable[..., Any]
 
@@ -131,6 +131,18 @@ def memory_order(x: np.ndarray) -> tuple[np.ndarray, tuple[int, ...] | None]:
     return (y, perm) if y.flags.c_contiguous else (x, None)
 
 
+def memory_order2(x: np.ndarray, y: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray, tuple[int, ...] | None]:
+    """:func:`memory_order` of two operands of one shape: the permutation of ``x``, when it
+    makes ``y`` C-contiguous too."""
+    xv, perm = memory_order(x)
+    if perm is not None:
+        yv = y.transpose(perm)
+        if yv.flags.c_contiguous:
+            return xv, yv, perm
+    return x, y, None
+
+
 def in_order(out: np.ndarray, perm: tuple[int, ...] | None) -> np.ndarray:
     """A result computed over :func:`memory_order`'s view, with the operand's axes again."""
     return out if perm is None else out.transpose(np.argsort(perm))
@@ -151,10 +163,10 @@ def binary(name: str, dt: Any, general: Fn) -> Fn | None:
         if mod is None:
             return general(x, y)
         loop = mod.BINARY[(name, fmt)]
-        shape = np.shape(x)
-        out = np.empty(shape, _U16)
+        x, y, perm = memory_order2(np.asarray(x), np.asarray(y))
+        out = np.empty(x.shape, _U16)
         loop(_flat(x, dt).view(_U16), _flat(y, dt).view(_U16), out.reshape(-1))
-        return out.view(dt)
+        return in_order(out.view(dt), perm)
 
     return run
 
@@ -205,9 +217,10 @@ def gather(table: np.ndarray, index: Any) -> np.ndarray | None:
     if mod is None:
         return None
     u = _U16 if table.dtype.itemsize == 2 else _U8
+    index, perm = memory_order(index)
     out = np.empty(index.shape, table.dtype)
     mod.gather16(table.view(u), _flat(index, index.dtype), out.reshape(-1).view(u))
-    return out
+    return in_order(out, perm)
 
 
 def gather_pairs(table: np.ndarray, x: Any, y: Any) -> np.ndarray | None:
@@ -219,7 +232,8 @@ def gather_pairs(table: np.ndarray, x: Any, y: Any) -> np.ndarray | None:
     mod = loops()
     if mod is None:
         return None
+    x, y, perm = memory_order2(x, y)
     out = np.empty(x.shape, table.dtype)
     mod.gather_pairs(table.view(_U8), _flat(x, x.dtype).view(_U8), _flat(y, y.dtype).view(_U8),
                      out.reshape(-1).view(_U8))
-    return out
+    return in_order(out, perm)

@@ -433,6 +433,14 @@ def test_half_casts_keep_a_transposed_layout(t, axes):
     # a broadcast (stride 0) view has no memory order: the C-order path
     b = np.broadcast_to(base[:1].astype(dt), shape)
     np.testing.assert_array_equal(_half.widen(b), b.astype(np.float32))
+    # binary loops: both operands transposed alike (their order), or only one (C order)
+    y = (base * 0.5 + 1).astype(dt).transpose(axes)
+    for lhs, rhs in ((x, y), (x, np.ascontiguousarray(y))):
+        got = _half.binary("multiply", dt, lambda a, b: a * b)(lhs, rhs)
+        np.testing.assert_array_equal(got.view(np.uint16), (lhs * rhs).view(np.uint16))
+    table = np.random.default_rng(6).integers(0, 1 << 16, 1 << 16).astype(np.uint16)
+    bits = x.view(np.uint16)
+    np.testing.assert_array_equal(_half.gather(table, bits), np.take(table, bits))
 
 
 _HALF_PROGRAM = """func.func @main(%x: tensor<64x80x{t}>, %y: tensor<64x80x{t}>, %w: tensor<80x96x{t}>)
