@@ -4,7 +4,8 @@ Unfused, each op of ``y = exp(x * a + b) / c ...`` reads and writes whole tensor
 elements every intermediate is 400 MB of fresh memory, written once and read once from RAM.
 Fused, the chain runs over blocks of :data:`BLOCK_BYTES` (a few hundred KiB at most live at
 once, in cache): each member op's own kernel is called on the block's slices, only the values
-used after the chain are written out whole.
+used after the chain are written out whole. The blocks are spread over the cores in pieces
+(:mod:`shlo.ops._pool`; numpy releases the GIL in its loops).
 
 Bit for bit the unfused result: every element-wise kernel computes each element from the same
 elements of its operands, whatever the slice (tests/interpreter/test_fusion.py compares fused
@@ -13,9 +14,12 @@ and unfused runs of every element-wise op). What is fused (:func:`plan`):
 * ops of the ``ELEMENTWISE`` trait in the stablehlo dialect, without regions, with one result,
   whose operands all have the result's static shape, none quantized, and
   ``broadcast_in_dim`` of a 0-d value (a splat, as JAX writes ``x * 2.0``);
-* in block order; ops that do not read the chain's values may sit between its members (they
-  run where they are, before the chain, which runs at its last member's place); an op that
-  reads one ends the chain;
+* in block order, one open chain per shape: ops that do not read a chain's values, among them
+  the members of chains of other shapes, may sit between its members (they run where they
+  are, before the chain, which runs at its last member's place); an op that reads one of its
+  values, other than a member of the chain, ends it. JAX's optimizer updates interleave the
+  parameters (the first moments of all, then the second moments...): each parameter's update
+  is one chain;
 * at least two members, of at least :data:`MIN_ELEMENTS` elements.
 
 Not fused when an observer (shlo.debug's trace, profile) watches the run: it sees every op.
@@ -31,6 +35,7 @@ import numpy as np
 from ..errors import ExecutionError, ShloError, locate, runtime_location
 from ..ir import Block, Operation, Value
 from ..registry import ELEMENTWISE, names_with
+from ..ops import _pool
 from ..types import TensorType, is_quantized
 
 __all__ = ["BLOCK_BYTES", "MIN_ELEMENTS", "Chain", "plan", "fused_kernel"]
@@ -100,29 +105,31 @@ def plan(block: Block) -> list[Chain]:
     """The chains of ``block`` worth fusing (see the module docstring)."""
     elementwise = frozenset(names_with(ELEMENTWISE))
     chains: list[Chain] = []
-    current: Chain | None = None
-    produced: set[int] = set()  # ids of the current chain's results
+    open_: dict[tuple[int, ...], Chain] = {}  # one open chain per shape
+    owner: dict[int, tuple[int, ...]] = {}  # id of an open chain's result -> its shape
 
-    def close() -> None:
-        nonlocal current
-        if current is not None and len(current.ops) >= 2 and \
-                int(np.prod(current.shape)) >= MIN_ELEMENTS:
-            chains.append(current)
-        current = None
-        produced.clear()
+    def close(shape: tuple[int, ...]) -> None:
+        chain = open_.pop(shape)
+        for op in chain.ops:
+            owner.pop(id(op.results[0]), None)
+        if len(chain.ops) >= 2 and int(np.prod(chain.shape)) >= MIN_ELEMENTS:
+            chains.append(chain)
 
     for op in block.operations:
         shape = _member_shape(op, elementwise)
-        if shape is not None and current is not None and shape != current.shape:
-            close()
+        # an op reading an open chain's value ends that chain (it runs before the op), unless
+        # the op joins that very chain
+        for s in {owner[i] for i in _reads(op) if i in owner}:
+            if s != shape:
+                close(s)
         if shape is not None:
-            if current is None:
-                current = Chain(shape)
-            current.ops.append(op)
-            produced.add(id(op.results[0]))
-        elif current is not None and _reads(op) & produced:
-            close()
-    close()
+            chain = open_.get(shape)
+            if chain is None:
+                chain = open_[shape] = Chain(shape)
+            chain.ops.append(op)
+            owner[id(op.results[0])] = shape
+    for s in list(open_):
+        close(s)
     for chain in chains:
         _wire(chain, block)
     return [c for c in chains if c.outputs]
@@ -173,13 +180,19 @@ def fused_kernel(chain: Chain, kernels: Sequence[Callable[..., Any]]) -> Callabl
     width = max([_itemsize(v) for v in chain.inputs] + [_itemsize(op.results[0]) for op in ops])
     block = max(1024, BLOCK_BYTES // max(width, 1))
 
-    def run(*args: Any) -> tuple[Any, ...]:
-        flat = [np.asarray(a).reshape(-1) if np.ndim(a) else np.asarray(a) for a in args]
-        outs: list[np.ndarray | None] = [None] * len(out_slots)
+    out_dtypes = [_dtype(v) for v in chain.outputs]
+    starts = list(range(0, n, block))
+    parts = min(len(starts), 4 * _pool.cores())
+    pieces = [starts[len(starts) * i // parts:len(starts) * (i + 1) // parts]
+              for i in range(parts)]
+
+    def blocks(flat: list[np.ndarray], outs: list[np.ndarray | None], piece: list[int]) -> None:
+        """Compute the blocks starting at ``piece`` into ``outs`` (allocated at the first
+        block when their dtype is not known in advance: then there is one piece)."""
         vals: list[Any] = [None] * len(slot)
         k = 0
         try:
-            for start in range(0, n, block):
+            for start in piece:
                 stop = min(n, start + block)
                 vals[:len(flat)] = [a[start:stop] if a.ndim else a for a in flat]
                 for k, (fn, ins, out, tupled) in enumerate(steps):
@@ -201,11 +214,28 @@ def fused_kernel(chain: Chain, kernels: Sequence[Callable[..., Any]]) -> Callabl
         except Exception as e:
             raise ExecutionError(f"'{ops[k].name}' op: {type(e).__name__}: {e}",
                                  runtime_location(ops[k])) from e
+
+    def run(*args: Any) -> tuple[Any, ...]:
+        flat = [np.asarray(a).reshape(-1) if np.ndim(a) else np.asarray(a) for a in args]
+        if None in out_dtypes or len(pieces) < 2:
+            outs: list[np.ndarray | None] = [None] * len(out_slots)
+            blocks(flat, outs, starts)
+        else:  # the cores take the pieces in turn (numpy releases the GIL in its loops)
+            outs = [np.empty(n, dt) for dt in out_dtypes]
+            _pool.map_pieces(lambda piece: blocks(flat, outs, piece), pieces)
         return tuple(o.reshape(shape) for o in outs)  # type: ignore[union-attr]
 
     if len(out_slots) == 1:
         run.direct = lambda *args: run(*args)[0]  # type: ignore[attr-defined]
     return run
+
+
+def _dtype(v: Value) -> np.dtype | None:
+    """The numpy dtype of ``v``'s elements, when its type has one."""
+    try:
+        return np.dtype(v.type.element_type.dtype)  # type: ignore[union-attr]
+    except Exception:
+        return None
 
 
 def _itemsize(v: Value) -> int:

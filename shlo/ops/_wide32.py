@@ -17,15 +17,13 @@ disabled, not a forked child, not within :func:`._half.numpy_only`); arrays smal
 
 from __future__ import annotations
 
-import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
 import numpy as np
 
 from ..dtypes import F32
-from . import _half
+from . import _half, _pool
 
 __all__ = ["compiled"]
 
@@ -33,12 +31,10 @@ Fn = Callable[..., Any]
 
 _LOCK = threading.Lock()
 _LOOPS: Any = None  # _wide32_jit.LOOPS, False when it cannot load, None before the first try
-_POOL: ThreadPoolExecutor | None = None
 
 PARALLEL_MIN = 1 << 18
 """Arrays of at least this many elements are cut into pieces of at least ``PARALLEL_MIN // 2``
-(at most 4 per core) that the cores take in turn: the loops release the GIL. Which piece a
-core computes does not change any element's value."""
+(at most 4 per core) that the cores take in turn (:mod:`._pool`; the loops release the GIL)."""
 
 
 def _loops() -> Any:
@@ -83,16 +79,7 @@ def _pieces(loop: Fn, x: np.ndarray, out: np.ndarray, idx: np.ndarray) -> list[t
     """Run ``loop`` over ``x`` (on all cores for large arrays): [(piece start, flagged count)],
     the flagged indices of a piece in ``idx[start:]``, relative to its start."""
     n = x.size
-    cores = os.cpu_count() or 1
-    if n < PARALLEL_MIN or cores == 1:
-        return [(0, loop(x, out, idx))]
-    global _POOL
-    if _POOL is None:
-        with _LOCK:
-            if _POOL is None:
-                _POOL = ThreadPoolExecutor(cores, thread_name_prefix="shlo-wide32")
-    parts = max(2, min(4 * cores, n // (PARALLEL_MIN // 2)))
-    bounds = [n * i // parts for i in range(parts + 1)]
-    jobs = [(lo, _POOL.submit(loop, x[lo:hi], out[lo:hi], idx[lo:hi]))
-            for lo, hi in zip(bounds, bounds[1:])]
-    return [(lo, job.result()) for lo, job in jobs]
+    parts = min(4 * _pool.cores(), n // (PARALLEL_MIN // 2)) if n >= PARALLEL_MIN else 1
+    bounds = [n * i // max(parts, 1) for i in range(max(parts, 1) + 1)]
+    return _pool.map_pieces(lambda b: (b[0], loop(x[b[0]:b[1]], out[b[0]:b[1]], idx[b[0]:b[1]])),
+                            list(zip(bounds, bounds[1:])))

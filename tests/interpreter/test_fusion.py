@@ -168,6 +168,58 @@ def test_chain_ends_where_another_op_reads_it(small_blocks):
         np.testing.assert_array_equal(r, np.sqrt(want * x))
 
 
+def test_interleaved_chains_of_two_shapes(monkeypatch, small_blocks):
+    """An optimizer update as JAX writes it: the first moments of two parameters (two shapes),
+    then their second moments, then the parameters. One chain per parameter, each fused from
+    all its updates; a scalar reduce of a chain value in the middle ends that chain only."""
+    a, b = f"tensor<{N}xf32>", "tensor<40x30xf32>"
+    text = f"""func.func @main(%p: {a}, %g: {a}, %q: {b}, %h: {b}) -> ({a}, {b}, {a}, {b}, tensor<f32>) {{
+  %c = stablehlo.constant dense<0.9> : tensor<f32>
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %ca = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f32>) -> {a}
+  %cb = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f32>) -> {b}
+  %m1 = stablehlo.multiply %g, %ca : {a}
+  %n1 = stablehlo.multiply %h, %cb : {b}
+  %m2 = stablehlo.multiply %g, %g : {a}
+  %n2 = stablehlo.multiply %h, %h : {b}
+  %s = stablehlo.reduce(%n2 init: %z) applies stablehlo.add across dimensions = [0, 1] : ({b}, tensor<f32>) -> tensor<f32>
+  %m3 = stablehlo.sqrt %m2 : {a}
+  %n3 = stablehlo.sqrt %n2 : {b}
+  %m4 = stablehlo.divide %m1, %m3 : {a}
+  %n4 = stablehlo.divide %n1, %n3 : {b}
+  %p1 = stablehlo.subtract %p, %m4 : {a}
+  %q1 = stablehlo.subtract %q, %n4 : {b}
+  return %p1, %q1, %m1, %n1, %s : {a}, {b}, {a}, {b}, tensor<f32>
+}}"""
+    monkeypatch.setattr(fusion, "MIN_ELEMENTS", 1000)
+    chains = fusion.plan(shlo.parse(text).functions["main"].regions[0].blocks[0])
+    names = [[op.results[0].name for op in c.ops] for c in chains]
+    assert sorted(names) == sorted([["n3", "n4", "q1"],
+                                    ["ca", "m1", "m2", "m3", "m4", "p1"],
+                                    ["cb", "n1", "n2"]]), names
+    rng = np.random.default_rng(5)
+    args = [_values("f32", rng, s) for s in ((N,), (N,), (40, 30), (40, 30))]
+    _same(shlo.run(text, *args), _unfused(monkeypatch, text, *args))
+
+
+def test_fused_pieces_on_several_cores_equal_one_core(monkeypatch, small_blocks):
+    """The blocks of a chain spread over the cores give what one core gives."""
+    from shlo.ops import _pool
+
+    text = f"""func.func @main(%x: tensor<{8 * N}xf32>) -> tensor<{8 * N}xf32> {{
+  %0 = stablehlo.exponential %x : tensor<{8 * N}xf32>
+  %1 = stablehlo.tanh %0 : tensor<{8 * N}xf32>
+  %2 = stablehlo.multiply %1, %x : tensor<{8 * N}xf32>
+  return %2 : tensor<{8 * N}xf32>
+}}"""
+    x = _values("f32", np.random.default_rng(6), (8 * N,))
+    monkeypatch.setattr(_pool, "cores", lambda: 4)
+    many = shlo.run(text, x)
+    monkeypatch.setattr(_pool, "cores", lambda: 1)
+    _same(many, shlo.run(text, x))
+    _same(many, _unfused(monkeypatch, text, x))
+
+
 def test_small_dynamic_and_mixed_shapes_not_fused(monkeypatch):
     """Below MIN_ELEMENTS, with dynamic sizes, or across shapes there is no chain."""
     small = """func.func @main(%x: tensor<100xf32>) -> tensor<100xf32> {

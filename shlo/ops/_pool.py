@@ -1,0 +1,72 @@
+"""One pool of worker threads for kernels that cut a large array into pieces.
+
+Element-wise work on large arrays (the compiled float32 functions of :mod:`._wide32`, fused
+chains of :mod:`shlo.interpreter.fusion`) is cut into pieces that the cores take in turn; numpy
+and the compiled loops release the GIL while they work. Which core computes a piece never
+changes a value: every element is computed from the same elements whatever the piece.
+
+Pieces run in a copy of the caller's context (numpy's ``errstate`` lives there). A piece that
+itself asks for pieces (a fused chain's exponential) runs them in its own thread,
+so workers never wait for each other. A forked child starts without the parent's pool.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable, Sequence, TypeVar
+
+__all__ = ["cores", "map_pieces"]
+
+T = TypeVar("T")
+
+_LOCK = threading.Lock()
+_POOL: ThreadPoolExecutor | None = None
+_LOCAL = threading.local()
+
+
+def cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def _pool() -> ThreadPoolExecutor:
+    global _POOL
+    if _POOL is None:
+        with _LOCK:
+            if _POOL is None:
+                _POOL = ThreadPoolExecutor(cores(), thread_name_prefix="shlo-pieces")
+    return _POOL
+
+
+def _in_worker(fn: Callable[[Any], T], piece: Any) -> T:
+    _LOCAL.inside = True
+    try:
+        return fn(piece)
+    finally:
+        _LOCAL.inside = False
+
+
+def map_pieces(fn: Callable[[Any], T], pieces: Sequence[Any]) -> list[T]:
+    """``[fn(p) for p in pieces]``, the pieces spread over the cores (in this thread when
+    there is one piece or one core, or when called from a piece)."""
+    if len(pieces) < 2 or cores() < 2 or getattr(_LOCAL, "inside", False):
+        return [fn(p) for p in pieces]
+    pool = _pool()
+    # each piece in a copy of the caller's context: numpy's errstate is a context variable
+    jobs = [pool.submit(contextvars.copy_context().run, _in_worker, fn, p) for p in pieces]
+    return [job.result() for job in jobs]
+
+
+def _forget_pool_in_forked_child() -> None:
+    global _POOL
+    _POOL = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool_in_forked_child)
