@@ -18,7 +18,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Sequence, TypeVar
 
-__all__ = ["cores", "map_pieces"]
+__all__ = ["cores", "map_pieces", "split"]
 
 T = TypeVar("T")
 
@@ -61,6 +61,17 @@ def map_pieces(fn: Callable[[Any], T], pieces: Sequence[Any]) -> list[T]:
     # each piece in a copy of the caller's context: numpy's errstate is a context variable
     jobs = [pool.submit(contextvars.copy_context().run, _in_worker, fn, p) for p in pieces]
     return [job.result() for job in jobs]
+
+
+def split(loop: Callable[..., Any], arrays: Sequence[Any], min_piece: int) -> list[Any]:
+    """``loop(*arrays)`` on flat arrays of one length, cut into pieces of at least
+    ``min_piece`` elements (at most 4 per core) spread over the cores: the pieces' results."""
+    n = len(arrays[0])
+    parts = min(4 * cores(), n // min_piece) if cores() > 1 else 1
+    if parts < 2:
+        return [loop(*arrays)]
+    bounds = [n * i // parts for i in range(parts + 1)]
+    return map_pieces(lambda b: loop(*[a[b[0]:b[1]] for a in arrays]), list(zip(bounds, bounds[1:])))
 
 
 def _forget_pool_in_forked_child() -> None:
