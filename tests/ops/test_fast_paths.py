@@ -443,6 +443,30 @@ def test_half_casts_keep_a_transposed_layout(t, axes):
     np.testing.assert_array_equal(_half.gather(table, bits), np.take(table, bits))
 
 
+@pytest.mark.parametrize("t", ["f16", "bf16"])
+def test_half_loops_in_pieces_on_several_cores(monkeypatch, t):
+    """Large arrays are cut into pieces for the cores (_pool.split): the same bits."""
+    from shlo.ops import _half, _pool
+
+    _half_loops()
+    monkeypatch.setattr(_half, "PIECE", 4096)
+    monkeypatch.setattr(_pool, "cores", lambda: 3)
+    dt = _half_dtypes()[t]
+    rng = np.random.default_rng(8)
+    x = rng.integers(0, 1 << 16, 50_001).astype(np.uint16).view(dt)
+    y = rng.integers(0, 1 << 16, 50_001).astype(np.uint16).view(dt)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(_half.widen(x), x.astype(np.float32))
+        f = x.astype(np.float32) * 3
+        np.testing.assert_array_equal(_half.narrow(f, dt).view(np.uint16), f.astype(dt).view(np.uint16))
+        got = _half.binary("divide", dt, lambda a, b: a / b)(x, y)
+        np.testing.assert_array_equal(got.view(np.uint16), (x / y).view(np.uint16))
+    table = rng.integers(0, 256, 1 << 16).astype(np.uint8)
+    a, b = x.view(np.uint16).astype(np.uint8), y.view(np.uint16).astype(np.uint8)
+    np.testing.assert_array_equal(_half.gather_pairs(table, a, b),
+                                  table[(a.astype(np.intp) << 8) | b])
+
+
 _HALF_PROGRAM = """func.func @main(%x: tensor<64x80x{t}>, %y: tensor<64x80x{t}>, %w: tensor<80x96x{t}>)
     -> (tensor<64x80x{t}>, tensor<64x80x{t}>, tensor<64x80x{t}>, tensor<64x80x{t}>,
         tensor<64x80xf32>, tensor<64x80x{t}>, tensor<64x96x{t}>, tensor<64x80x{t}>) {{
