@@ -254,6 +254,31 @@ def test_blas_matmul_restores_thread_count():
     assert before == after
 
 
+@pytest.mark.parametrize("dt", [np.float32, np.float64, np.complex64])
+def test_batched_gemms_on_several_cores_equal_one_core(monkeypatch, dt):
+    """A batch of small GEMMs spread over the cores: each GEMM on one BLAS thread, the bits of
+    the one-core product; the user's BLAS thread count restored."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from shlo.ops import _pool
+    from shlo.ops.linalg import matmul
+
+    monkeypatch.setattr(matmul, "_PARALLEL_MIN_WORK", 1)
+    monkeypatch.setattr(_pool, "cores", lambda: 3)
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((7, 33, 40)).astype(dt)
+    b = rng.standard_normal((7, 40, 21)).astype(dt)
+    with threadpool_limits(2, user_api="blas"):
+        before = [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+        got = linalg.blas_matmul(a, b)
+        after = [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+        with matmul._ONE_BLAS_THREAD:
+            want = np.matmul(a, b)
+    assert before == after
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+
+
 def test_scalar_while_loop_on_numpy_scalars():
     text = """func.func @main(%x: tensor<f32>) -> (tensor<i64>, tensor<f32>) {
   %zero = stablehlo.constant dense<0> : tensor<i64>

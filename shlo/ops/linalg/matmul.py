@@ -27,7 +27,7 @@ import numpy as np
 from ...attributes import BoolAttr, DictAttr, IntegerAttr, StructAttr, TypeAttr
 from ...dtypes import F32, F64, finfo, float_compute_dtype
 from ...types import ComplexType, ElementType, FloatType, IntegerType, TensorType, element_type
-from .. import _half
+from .. import _half, _pool
 from .._half import half_format
 from .._numeric import from_f64, int_to_float, round_f64_to
 
@@ -423,8 +423,35 @@ def blas_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     work = rows * b.shape[-1] * k  # of one GEMM: numpy's batched matmul calls BLAS per GEMM
     if work > _SINGLE_THREAD_MAX_WORK:
         return np.matmul(a, b)
+    g = a.shape[0] if a.ndim == 3 else 1
+    if g >= 2 and b.ndim == 3 and b.shape[0] == g and g * work >= _PARALLEL_MIN_WORK and \
+            _pool.cores() > 1:
+        return _batched_on_cores(a, b)
     with _ONE_BLAS_THREAD:
         return np.matmul(a, b)
+
+
+_PARALLEL_MIN_WORK = 1 << 24
+"""A batch of single-thread GEMMs with at least this many multiply-adds in all (~1 ms on one
+core) is spread over the cores, whole GEMMs to each: every GEMM is computed on one BLAS
+thread as before, so the bits do not depend on which core computed it."""
+
+
+def _batched_on_cores(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``np.matmul(a, b)`` for (G, M, K) x (G, K, N) operands, the G GEMMs spread over the cores
+    in pieces (:mod:`..._pool`), each on one BLAS thread."""
+    g = a.shape[0]
+    out = np.empty((g, a.shape[1], b.shape[2]), np.result_type(a, b))
+    parts = min(g, 2 * _pool.cores())
+    bounds = [g * i // parts for i in range(parts + 1)]
+
+    def piece(lo_hi: tuple[int, int]) -> None:
+        lo, hi = lo_hi
+        np.matmul(a[lo:hi], b[lo:hi], out=out[lo:hi])
+
+    with _ONE_BLAS_THREAD:
+        _pool.map_pieces(piece, list(zip(bounds, bounds[1:])))
+    return out
 
 
 def _limbs(x: np.ndarray, n: int, bits: int) -> list[np.ndarray]:
