@@ -15,8 +15,10 @@ from __future__ import annotations
 import contextvars
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Sequence, TypeVar
+
+if TYPE_CHECKING:  # pragma: no cover
+    from concurrent.futures import ThreadPoolExecutor
 
 __all__ = ["cores", "map_pieces", "split"]
 
@@ -40,6 +42,8 @@ def _pool() -> ThreadPoolExecutor:
     if _POOL is None:
         with _LOCK:
             if _POOL is None:
+                from concurrent.futures import ThreadPoolExecutor  # (not at start-up: ~8 ms)
+
                 _POOL = ThreadPoolExecutor(cores(), thread_name_prefix="shlo-pieces")
     return _POOL
 
