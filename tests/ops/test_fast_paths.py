@@ -884,3 +884,38 @@ def test_float_clamp_equals_ieee_maximum_then_minimum(dt):
                 got, want = clamp(bounds[0], x, bounds[1]), mn(mx(x, bounds[0]), bounds[1])
                 assert got.dtype == want.dtype and got.shape == want.shape
                 np.testing.assert_array_equal(got.view(u), want.view(u))
+
+
+@pytest.mark.parametrize("t", ["i8", "ui8", "i32", "ui32", "i64", "i4", "ui2"])
+@pytest.mark.parametrize("op", ["shift_left", "shift_right_logical", "shift_right_arithmetic"])
+def test_shift_by_one_splat_amount_equals_per_element_amounts(t, op):
+    """A splat amount (one numpy pass) gives what the same amount per element gives, for
+    amounts in range, at the width, beyond it and negative."""
+    from shlo.types import element_type
+
+    dt = element_type(t).dtype
+    bits = {"i4": 4, "ui2": 2}.get(t) or np.dtype(dt).itemsize * 8
+    lo, hi = ((-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if not t.startswith("ui")
+              else (0, (1 << bits) - 1))
+    x = np.random.default_rng(9).integers(lo, hi, 300, endpoint=True).astype(dt)
+    n = "300"
+    text = f"""func.func @main(%x: tensor<{n}x{t}>, %s: tensor<{t}>, %a: tensor<{n}x{t}>)
+    -> (tensor<{n}x{t}>, tensor<{n}x{t}>) {{
+  %b = stablehlo.broadcast_in_dim %s, dims = [] : (tensor<{t}>) -> tensor<{n}x{t}>
+  %0 = stablehlo.{op} %x, %b : tensor<{n}x{t}>
+  %1 = stablehlo.{op} %x, %a : tensor<{n}x{t}>
+  return %0, %1 : tensor<{n}x{t}>, tensor<{n}x{t}>
+}}"""
+    m = shlo.parse(text)
+    amounts = [0, 1, bits - 1, bits, bits + 3, hi]
+    if not t.startswith("ui"):
+        amounts += [-1, lo]
+    for s in amounts:
+        amount = np.array(s).astype(dt)  # (wraps in the narrow types)
+        s = int(amount)
+        splat, each = shlo.run(m, x, amount, np.full(300, amount, dt))
+        np.testing.assert_array_equal(splat, each, err_msg=f"amount {s}")
+        if 0 <= s < bits and op == "shift_left" and bits >= 8:
+            np.testing.assert_array_equal(splat, np.left_shift(x, dt.type(s)))
+        if s >= bits and op != "shift_right_arithmetic":
+            assert not splat.any()

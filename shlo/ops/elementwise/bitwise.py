@@ -7,7 +7,7 @@ sub-byte integers are computed in int8/uint8 and cast back).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
@@ -136,9 +136,19 @@ binary_op("shift_right_arithmetic", _c.INT_TENSOR)
 binary_op("shift_right_logical", _c.INT_TENSOR)
 
 
+def _uniform(y: np.ndarray) -> Any:
+    """The one value of ``y`` when every element is that value by construction (0-d, or a
+    broadcast: all strides 0, as a splat ``broadcast_in_dim`` gives), else None."""
+    if y.size and not any(y.strides):
+        return y.reshape(-1)[0] if y.ndim else y[()]
+    return None
+
+
 def _shift(op: Operation, kind: str) -> Kernel:
     """Shifts; an amount outside [0, width) (rhs read as unsigned) gives 0, or the sign fill
-    for shift_right_arithmetic, as the upstream interpreter (LLVM APInt)."""
+    for shift_right_arithmetic, as the upstream interpreter (LLVM APInt). One numpy pass when
+    the amount is one splat value (threefry's rotations: ~5x faster on 38.6M elements), and no
+    select when no amount is out of range."""
     et = operand_et(op)
     if not et.is_integer:
         raise unsupported(op, et)
@@ -147,43 +157,51 @@ def _shift(op: Operation, kind: str) -> Kernel:
     signed_dt = int_of_size(wide.itemsize)
     mask = info.mask
 
-    def amount(y: Any) -> tuple[Any, Any]:
-        y = np.asarray(y, wide)
-        out = np.logical_or(np.less(y, 0), np.greater_equal(y, width)) if info.signed \
+    def outside(y: Any) -> Any:
+        return np.logical_or(np.less(y, 0), np.greater_equal(y, width)) if info.signed \
             else np.greater_equal(y, width)
-        return out, np.where(out, wide.type(0), y)
+
+    def apply(shift: Callable[[Any, Any], Any], v: Any, y: Any, fill: Callable[[Any], Any],
+              amount_dt: np.dtype) -> Any:
+        """``shift(v, amount)``, ``fill(v)`` where the amount is out of range."""
+        y = np.asarray(y, wide)
+        one_amount = _uniform(y)
+        if one_amount is not None:
+            if bool(outside(one_amount)):
+                return np.broadcast_to(fill(v), np.broadcast_shapes(np.shape(v), y.shape)).copy()
+            return shift(v, amount_dt.type(one_amount))
+        out = outside(y)
+        if not out.any():
+            return shift(v, y.view(amount_dt))
+        r = shift(v, np.where(out, wide.type(0), y).view(amount_dt))
+        return np.where(out, fill(v), r)
 
     if kind == "left":
         def left(x: Any, y: Any) -> Any:
-            out, s = amount(y)
-            r = np.left_shift(np.asarray(x, wide).view(unsigned), s.view(unsigned))
-            return np.where(out, wide.type(0), r.view(wide))
+            u = np.asarray(x, wide).view(unsigned)
+            return apply(np.left_shift, u, y, lambda v: unsigned.type(0), unsigned).view(wide)
 
         return one(on_wide(left, info))
 
     if kind == "logical":
         def logical(x: Any, y: Any) -> Any:
-            out, s = amount(y)
             u = np.asarray(x, wide).view(unsigned)
             if not info.native:
                 u = np.bitwise_and(u, unsigned.type(mask))
-            r = np.right_shift(u, s.view(unsigned))
-            return np.where(out, wide.type(0), r.view(wide))
+            return apply(np.right_shift, u, y, lambda v: unsigned.type(0), unsigned).view(wide)
 
         return one(on_wide(logical, info))
 
     # arithmetic: shift the bits as a signed number of `width` bits (also for unsigned types,
     # as APInt::ashr does)
     def arithmetic(x: Any, y: Any) -> Any:
-        out, s = amount(y)
         v = np.asarray(x, wide).view(signed_dt)
         if not info.native and not info.signed:  # sign-extend the low `width` bits
             sign = 1 << (width - 1)
             v = np.subtract(np.bitwise_xor(np.asarray(x, wide), sign).view(signed_dt),
                             signed_dt.type(sign))
-        r = np.right_shift(v, s.view(signed_dt))
-        fill = np.where(np.less(v, 0), signed_dt.type(-1), signed_dt.type(0))
-        return np.where(out, fill, r).view(wide)
+        fill = lambda v: np.where(np.less(v, 0), signed_dt.type(-1), signed_dt.type(0))  # noqa: E731
+        return apply(np.right_shift, v, y, fill, signed_dt).view(wide)
 
     return one(on_wide(arithmetic, info))
 
