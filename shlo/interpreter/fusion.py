@@ -27,6 +27,7 @@ Not fused when an observer (shlo.debug's trace, profile) watches the run: it see
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -112,16 +113,19 @@ def plan(block: Block) -> list[Chain]:
         chain = open_.pop(shape)
         for op in chain.ops:
             owner.pop(id(op.results[0]), None)
-        if len(chain.ops) >= 2 and int(np.prod(chain.shape)) >= MIN_ELEMENTS:
+        if len(chain.ops) >= 2:
             chains.append(chain)
 
     for op in block.operations:
         shape = _member_shape(op, elementwise)
+        if shape is not None and math.prod(shape) < MIN_ELEMENTS:
+            shape = None  # (a chain of it would not be kept)
         # an op reading an open chain's value ends that chain (it runs before the op), unless
         # the op joins that very chain
-        for s in {owner[i] for i in _reads(op) if i in owner}:
-            if s != shape:
-                close(s)
+        if owner:
+            for s in {owner[i] for i in _reads(op) if i in owner}:
+                if s != shape:
+                    close(s)
         if shape is not None:
             chain = open_.get(shape)
             if chain is None:
@@ -175,7 +179,7 @@ def fused_kernel(chain: Chain, kernels: Sequence[Callable[..., Any]]) -> Callabl
             dead[k] += (s,)
     splats = [op.name == _SPLAT for op in chain.ops]
     shape = chain.shape
-    n = int(np.prod(shape))
+    n = math.prod(shape)
     ops = chain.ops
     width = max([_itemsize(v) for v in chain.inputs] + [_itemsize(op.results[0]) for op in ops])
     block = max(1024, BLOCK_BYTES // max(width, 1))
