@@ -30,23 +30,19 @@ from shlo.ops._lazy import special as sc  # noqa: E402
 F32, F64 = np.dtype(np.float32), np.dtype(np.float64)
 
 
-@nb.njit(error_model="numpy", nogil=True)
-def _exp_formula(x, out):  # type: ignore[no-untyped-def]
-    for i in range(x.size):
-        d = np.float64(x[i])
-        c = d if d > -110.0 else -110.0
-        out[i] = J._exp64(c if c < 89.0 else 89.0)
+def _formula(fn):  # type: ignore[no-untyped-def]
+    """The float64 values of a loop's formula ``fn`` (before its rounding check)."""
+    @nb.njit(error_model="numpy", nogil=True)
+    def values(x, out):  # type: ignore[no-untyped-def]
+        for i in range(x.size):
+            out[i] = fn(np.float64(x[i]))
 
-
-@nb.njit(error_model="numpy", nogil=True)
-def _erfc_formula(x, out):  # type: ignore[no-untyped-def]
-    for i in range(x.size):
-        out[i] = J._erfc64(np.float64(x[i]))
+    return values
 
 
 FUNCTIONS = {
-    "exp": (np.exp, _exp_formula),
-    "erfc": (sc.erfc, _erfc_formula),
+    "exp": (np.exp, _formula(J._exp_clamped)),
+    "erfc": (sc.erfc, _formula(J._erfc64)),
 }
 
 

@@ -121,26 +121,11 @@ def _indices(out, lo, hi, idx, count):  # type: ignore[no-untyped-def]
 
 
 @nb.njit(**_INNER)
-def _exp_block(x, out, lo, hi):  # type: ignore[no-untyped-def]
-    flagged = 0
-    for i in range(lo, hi):
-        d = np.float64(x[i])
-        # outside [-110, 89] the float32 result is 0 or inf: the bounds round to those too
-        c = d if d > -110.0 else -110.0
-        c = c if c < 89.0 else 89.0
-        v, f = _round_checked(_exp64(c), d)
-        out[i] = v
-        flagged += f
-    return flagged
-
-
-@nb.njit(**_JIT)
-def exp_f32(x, out, idx):  # type: ignore[no-untyped-def]
-    """``out = float32(exp(float64(x)))`` for float32 ``x``; returns how many indices it wrote
-    to ``idx`` (elements left for the reference, their ``out`` a NaN)."""
-    if _exp_block(x, out, 0, x.size):
-        return _indices(out, 0, x.size, idx, 0)
-    return 0
+def _exp_clamped(d):  # type: ignore[no-untyped-def]
+    """exp(d); outside [-110, 89] the float32 result is 0 or inf, and the bounds round to
+    those too."""
+    c = d if d > -110.0 else -110.0
+    return _exp64(c if c < 89.0 else 89.0)
 
 
 @nb.njit(**_INNER)
@@ -169,24 +154,24 @@ def _erfc64(d):  # type: ignore[no-untyped-def]
     return 1.0 - q if small else (2.0 - q if d < 0.0 else q)
 
 
-@nb.njit(**_INNER)
-def _erfc_block(x, out, lo, hi):  # type: ignore[no-untyped-def]
-    flagged = 0
-    for i in range(lo, hi):
-        d = np.float64(x[i])
-        v, f = _round_checked(_erfc64(d), d)
-        out[i] = v
-        flagged += f
-    return flagged
+def _loop(fn):  # type: ignore[no-untyped-def]
+    """The loop ``(x, out, idx) -> count`` of the float64 function ``fn``: ``out`` the float32
+    results, ``idx`` the indices of the elements left for the reference (their ``out`` a NaN),
+    ``count`` how many."""
+    @nb.njit(**_JIT)
+    def loop(x, out, idx):  # type: ignore[no-untyped-def]
+        flagged = 0
+        for i in range(x.size):
+            d = np.float64(x[i])
+            v, f = _round_checked(fn(d), d)
+            out[i] = v
+            flagged += f
+        return _indices(out, 0, x.size, idx, 0) if flagged else 0
+
+    return loop
 
 
-@nb.njit(**_JIT)
-def erfc_f32(x, out, idx):  # type: ignore[no-untyped-def]
-    """``out = float32(erfc(float64(x)))`` for float32 ``x``; as :func:`exp_f32`."""
-    if _erfc_block(x, out, 0, x.size):
-        return _indices(out, 0, x.size, idx, 0)
-    return 0
-
-
+exp_f32 = _loop(_exp_clamped)
+erfc_f32 = _loop(_erfc64)
 LOOPS = {"exp": exp_f32, "erfc": erfc_f32}
 """function name -> loop ``(x, out, idx) -> count`` over float32 arrays."""
