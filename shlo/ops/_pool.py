@@ -67,15 +67,17 @@ def map_pieces(fn: Callable[[Any], T], pieces: Sequence[Any]) -> list[T]:
     return [job.result() for job in jobs]
 
 
-def split(loop: Callable[..., Any], arrays: Sequence[Any], min_piece: int) -> list[Any]:
+def split(loop: Callable[..., T], arrays: Sequence[Any], min_piece: int) -> list[tuple[int, T]]:
     """``loop(*arrays)`` on flat arrays of one length, cut into pieces of at least
-    ``min_piece`` elements (at most 4 per core) spread over the cores: the pieces' results."""
+    ``min_piece`` elements (at most 4 per core) spread over the cores: [(piece start, its
+    result)]."""
     n = len(arrays[0])
     parts = min(4 * cores(), n // min_piece) if cores() > 1 else 1
     if parts < 2:
-        return [loop(*arrays)]
+        return [(0, loop(*arrays))]
     bounds = [n * i // parts for i in range(parts + 1)]
-    return map_pieces(lambda b: loop(*[a[b[0]:b[1]] for a in arrays]), list(zip(bounds, bounds[1:])))
+    return map_pieces(lambda b: (b[0], loop(*[a[b[0]:b[1]] for a in arrays])),
+                      list(zip(bounds, bounds[1:])))
 
 
 def _forget_pool_in_forked_child() -> None:

@@ -66,7 +66,7 @@ def compiled(name: str, reference: Fn) -> Fn:
         flat = np.ascontiguousarray(x).reshape(-1)
         out = np.empty(flat.size, F32)
         idx = np.empty(flat.size, np.intp)  # pages touched only for the few flagged elements
-        for lo, count in _pieces(loops[name], flat, out, idx):
+        for lo, count in _pool.split(loops[name], (flat, out, idx), PARALLEL_MIN // 2):
             if count:
                 where = idx[lo:lo + count] + lo
                 out[where] = reference(flat[where])
@@ -74,12 +74,3 @@ def compiled(name: str, reference: Fn) -> Fn:
 
     return run
 
-
-def _pieces(loop: Fn, x: np.ndarray, out: np.ndarray, idx: np.ndarray) -> list[tuple[int, int]]:
-    """Run ``loop`` over ``x`` (on all cores for large arrays): [(piece start, flagged count)],
-    the flagged indices of a piece in ``idx[start:]``, relative to its start."""
-    n = x.size
-    parts = min(4 * _pool.cores(), n // (PARALLEL_MIN // 2)) if n >= PARALLEL_MIN else 1
-    bounds = [n * i // max(parts, 1) for i in range(max(parts, 1) + 1)]
-    return _pool.map_pieces(lambda b: (b[0], loop(x[b[0]:b[1]], out[b[0]:b[1]], idx[b[0]:b[1]])),
-                            list(zip(bounds, bounds[1:])))
