@@ -43,6 +43,7 @@ def _formula(fn):  # type: ignore[no-untyped-def]
 FUNCTIONS = {
     "exp": (np.exp, _formula(J._exp_clamped)),
     "erfc": (sc.erfc, _formula(J._erfc64)),
+    "erf": (sc.erf, _formula(J._erf64)),
 }
 
 

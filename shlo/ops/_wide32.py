@@ -1,13 +1,13 @@
 """float32 functions computed through float64, compiled: numpy's and scipy's bits, 3-10x faster.
 
-shlo computes ``exponential`` and ``chlo.erfc`` on float32 as the float64 function rounded once
-(docs/semantics/elementwise.md). numpy's float64 ``exp`` and scipy's ``erfc`` are scalar C on
+shlo computes ``exponential``, ``chlo.erf`` and ``chlo.erfc`` on float32 as the float64 function
+rounded once (docs/semantics/elementwise.md). numpy's float64 ``exp`` and scipy's ``erfc`` are scalar C on
 this project's machines (~7 and ~25 ns per element; the conversions add two passes), which made
 them a third of the time of transformer models (softmax, exact GELU).
 
 The loops of :mod:`._wide32_jit` evaluate the function by their own float64 formulas, check
 that the rounding cannot depend on the formula's last bits, and leave the elements where it
-could (about 1 in 10^7, and NaNs) to the reference function itself: the result is the
+could (fewer than 1 in 10^6, and NaNs) to the reference function itself: the result is the
 reference path's, bit for bit (:mod:`._wide32_jit` explains the check;
 tests/ops/test_wide32.py compares the two paths; benchmarks/wide32_exhaustive.py every float32
 operand). Whether compiled loops run at all is :mod:`._half`'s decision (numba installed, not
@@ -53,7 +53,7 @@ def _loops() -> Any:
 
 def compiled(name: str, reference: Fn) -> Fn:
     """``reference`` (a float32 -> float32 element-wise function: the float64 function
-    rounded once) through the compiled loop ``name`` ("exp", "erfc") where it runs."""
+    rounded once) through the compiled loop ``name`` ("exp", "erf", "erfc") where it runs."""
 
     def run(x: Any) -> Any:
         x = np.asarray(x)

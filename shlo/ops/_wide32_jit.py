@@ -2,7 +2,7 @@
 
 Each loop evaluates a float32 function in float64, by its own formula, to within a relative
 error well below :data:`E` of the float64 reference it stands for (numpy's ``exp``, scipy's
-``erfc``), and rounds ``t * (1 - E)`` and ``t * (1 + E)`` to float32. When the two agree, the
+``erf`` and ``erfc``), and rounds ``t * (1 - E)`` and ``t * (1 + E)`` to float32. When the two agree, the
 reference value, which lies between them, rounds to the same float32: that is the result.
 When they differ (the value is within ``E`` of a float32 rounding boundary) or the operand is
 a NaN, the loop writes a NaN and records the element's index; :mod:`._wide32` computes those
@@ -27,13 +27,14 @@ from numba.extending import intrinsic
 
 from ._half_jit import _JIT
 
-__all__ = ["E", "LOOPS", "exp_f32", "erfc_f32"]
+__all__ = ["E", "LOOPS", "exp_f32", "erfc_f32", "erf_f32"]
 
 E = 2.0 ** -45
 """Relative margin of the rounding test. The formulas below are within 2^-50.7 of the
-references over every float32 operand (exp 2^-52.0, erfc 2^-50.7: benchmarks/wide32_exhaustive.py),
-so the reference value always lies in ``[t (1 - E), t (1 + E)]``. About 1 result in 10^7
-(and every NaN) falls back on the reference."""
+references over every float32 operand (exp 2^-52.0, erfc 2^-50.7, erf 2^-52.8:
+benchmarks/wide32_exhaustive.py), so the reference value always lies in
+``[t (1 - E), t (1 + E)]``. Fewer than 1 result in 10^6 (and every NaN) fall back on the
+reference."""
 
 _INNER = dict(error_model="numpy", boundscheck=False, inline="always")
 """The helpers, inlined into the loops in numba's IR (LLVM alone does not inline the larger
@@ -129,17 +130,17 @@ def _exp_clamped(d):  # type: ignore[no-untyped-def]
 
 
 @nb.njit(**_INNER)
-def _erfc64(d):  # type: ignore[no-untyped-def]
-    """erfc(d) (Cephes' formulas above, one division: the numerator and denominator of the
-    branch ``d`` falls in are selected). |d| is capped at 10.5, beyond which the float32
-    result is 0 (or 2)."""
+def _erf_parts(d):  # type: ignore[no-untyped-def]
+    """(|d| < 1, erf(d) there, else erfc(|d|)): Cephes' formulas above, one division (the
+    numerator and denominator of the branch ``d`` falls in are selected). |d| is capped at
+    10.5, beyond which erfc's float32 value is 0 and erf's 1."""
     a = -d if d < 0.0 else d
     a = a if a < 10.5 else 10.5
     z = a * a  # exact: a has 24 significant bits
-    # |d| < 1: 1 - erf(d) = 1 - d T(z) / U(z)
+    # |d| < 1: erf(d) = d T(z) / U(z)
     tn = d * ((((_T0 * z + _T1) * z + _T2) * z + _T3) * z + _T4)
     td = ((((z + _U1) * z + _U2) * z + _U3) * z + _U4) * z + _U5
-    # 1 <= |d| < 8 and |d| >= 8: exp(-z) P(a) / Q(a), exp(-z) R(a) / S(a)
+    # 1 <= |d| < 8 and |d| >= 8: erfc(a) = exp(-z) P(a) / Q(a), exp(-z) R(a) / S(a)
     pn = (((((((_P0 * a + _P1) * a + _P2) * a + _P3) * a + _P4) * a + _P5) * a + _P6) * a +
           _P7) * a + _P8
     pd = (((((((a + _Q1) * a + _Q2) * a + _Q3) * a + _Q4) * a + _Q5) * a + _Q6) * a + _Q7) * a + _Q8
@@ -150,8 +151,22 @@ def _erfc64(d):  # type: ignore[no-untyped-def]
     e = _exp64(-z)
     num = tn if small else e * (rn if big else pn)
     den = td if small else (rd if big else pd)
-    q = num / den
+    return small, num / den
+
+
+@nb.njit(**_INNER)
+def _erfc64(d):  # type: ignore[no-untyped-def]
+    """erfc(d): 1 - erf(d) for |d| < 1, erfc(|d|) or 2 - erfc(|d|) beyond."""
+    small, q = _erf_parts(d)
     return 1.0 - q if small else (2.0 - q if d < 0.0 else q)
+
+
+@nb.njit(**_INNER)
+def _erf64(d):  # type: ignore[no-untyped-def]
+    """erf(d): d T(z) / U(z) for |d| < 1, ±(1 - erfc(|d|)) beyond."""
+    small, q = _erf_parts(d)
+    r = 1.0 - q
+    return q if small else (r if d >= 0.0 else -r)
 
 
 def _loop(fn):  # type: ignore[no-untyped-def]
@@ -173,5 +188,6 @@ def _loop(fn):  # type: ignore[no-untyped-def]
 
 exp_f32 = _loop(_exp_clamped)
 erfc_f32 = _loop(_erfc64)
-LOOPS = {"exp": exp_f32, "erfc": erfc_f32}
+erf_f32 = _loop(_erf64)
+LOOPS = {"exp": exp_f32, "erfc": erfc_f32, "erf": erf_f32}
 """function name -> loop ``(x, out, idx) -> count`` over float32 arrays."""

@@ -90,7 +90,7 @@ _WIDE: dict[str, tuple[Any, Real, Real | None]] = {
 }
 
 
-_COMPILED = ("erfc",)
+_COMPILED = ("erf", "erfc")
 """Functions whose float32 kernel runs through a compiled loop (:mod:`.._wide32`)."""
 
 
