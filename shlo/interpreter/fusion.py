@@ -186,13 +186,10 @@ def fused_kernel(chain: Chain, kernels: Sequence[Callable[..., Any]]) -> Callabl
 
     out_dtypes = [_dtype(v) for v in chain.outputs]
     starts = list(range(0, n, block))
-    parts = min(len(starts), 4 * _pool.cores())
-    pieces = [starts[len(starts) * i // parts:len(starts) * (i + 1) // parts]
-              for i in range(parts)]
 
     def blocks(flat: list[np.ndarray], outs: list[np.ndarray | None], piece: list[int]) -> None:
         """Compute the blocks starting at ``piece`` into ``outs`` (allocated at the first
-        block when their dtype is not known in advance: then there is one piece)."""
+        block when their dtype is not known in advance: then all blocks are one piece)."""
         vals: list[Any] = [None] * len(slot)
         k = 0
         try:
@@ -221,12 +218,12 @@ def fused_kernel(chain: Chain, kernels: Sequence[Callable[..., Any]]) -> Callabl
 
     def run(*args: Any) -> tuple[Any, ...]:
         flat = [np.asarray(a).reshape(-1) if np.ndim(a) else np.asarray(a) for a in args]
-        if None in out_dtypes or len(pieces) < 2:
+        if None in out_dtypes:
             outs: list[np.ndarray | None] = [None] * len(out_slots)
             blocks(flat, outs, starts)
-        else:  # the cores take the pieces in turn (numpy releases the GIL in its loops)
+        else:  # the cores take pieces of blocks in turn (numpy releases the GIL in its loops)
             outs = [np.empty(n, dt) for dt in out_dtypes]
-            _pool.map_pieces(lambda piece: blocks(flat, outs, piece), pieces)
+            _pool.split(lambda piece: blocks(flat, outs, piece), (starts,), 1)
         return tuple(o.reshape(shape) for o in outs)  # type: ignore[union-attr]
 
     if len(out_slots) == 1:

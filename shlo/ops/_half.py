@@ -30,8 +30,8 @@ import numpy as np
 from ..dtypes import F16, F32
 from . import _pool
 
-__all__ = ["MIN_SIZE", "half_format", "available", "loops", "numpy_only", "binary", "widen", "narrow", "gather",
-           "gather_pairs", "memory_order", "memory_order2", "in_order"]
+__all__ = ["MIN_SIZE", "half_format", "available", "loops", "numpy_only", "binary", "widen",
+           "narrow", "gather", "gather_pairs", "memory_order", "memory_order2", "in_order"]
 
 Fn = Callable[..., Any]
 
@@ -244,7 +244,6 @@ def gather_pairs(table: np.ndarray, x: Any, y: Any) -> np.ndarray | None:
     x, y, perm = memory_order2(x, y)
     out = np.empty(x.shape, table.dtype)
     t = table.view(_U8)
-    _pool.split(lambda a, b, o: mod.gather_pairs(t, a, b, o),
-                (_flat(x, x.dtype).view(_U8), _flat(y, y.dtype).view(_U8), out.reshape(-1).view(_U8)),
-                PIECE)
+    flat = (_flat(x, x.dtype).view(_U8), _flat(y, y.dtype).view(_U8), out.reshape(-1).view(_U8))
+    _pool.split(lambda a, b, o: mod.gather_pairs(t, a, b, o), flat, PIECE)
     return in_order(out, perm)

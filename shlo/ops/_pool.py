@@ -27,14 +27,18 @@ T = TypeVar("T")
 _LOCK = threading.Lock()
 _POOL: ThreadPoolExecutor | None = None
 _LOCAL = threading.local()
+_CORES: int | None = None
 
 
 def cores() -> int:
-    """The cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # pragma: no cover - not Linux
-        return os.cpu_count() or 1
+    """The cores this process may run on (asked once: every large kernel call asks)."""
+    global _CORES
+    if _CORES is None:
+        try:
+            _CORES = len(os.sched_getaffinity(0))
+        except (AttributeError, OSError):  # pragma: no cover - not Linux
+            _CORES = os.cpu_count() or 1
+    return _CORES
 
 
 def _pool() -> ThreadPoolExecutor:
@@ -67,12 +71,13 @@ def map_pieces(fn: Callable[[Any], T], pieces: Sequence[Any]) -> list[T]:
     return [job.result() for job in jobs]
 
 
-def split(loop: Callable[..., T], arrays: Sequence[Any], min_piece: int) -> list[tuple[int, T]]:
-    """``loop(*arrays)`` on flat arrays of one length, cut into pieces of at least
-    ``min_piece`` elements (at most 4 per core) spread over the cores: [(piece start, its
-    result)]."""
+def split(loop: Callable[..., T], arrays: Sequence[Any], min_piece: int,
+          per_core: int = 4) -> list[tuple[int, T]]:
+    """``loop(*arrays)`` on sequences of one length (arrays cut along their first axis, lists),
+    cut into pieces of at least ``min_piece`` items (at most ``per_core`` per core) spread over
+    the cores: [(piece start, its result)]."""
     n = len(arrays[0])
-    parts = min(4 * cores(), n // min_piece) if cores() > 1 else 1
+    parts = min(per_core * cores(), n // min_piece) if cores() > 1 else 1
     if parts < 2:
         return [(0, loop(*arrays))]
     bounds = [n * i // parts for i in range(parts + 1)]
@@ -81,8 +86,8 @@ def split(loop: Callable[..., T], arrays: Sequence[Any], min_piece: int) -> list
 
 
 def _forget_pool_in_forked_child() -> None:
-    global _POOL
-    _POOL = None
+    global _POOL, _CORES
+    _POOL = _CORES = None
 
 
 if hasattr(os, "register_at_fork"):

@@ -1,9 +1,10 @@
 """float32 functions computed through float64, compiled: numpy's and scipy's bits, 3-10x faster.
 
-shlo computes ``exponential``, ``chlo.erf`` and ``chlo.erfc`` on float32 as the float64 function
-rounded once (docs/semantics/elementwise.md). numpy's float64 ``exp`` and scipy's ``erfc`` are scalar C on
-this project's machines (~7 and ~25 ns per element; the conversions add two passes), which made
-them a third of the time of transformer models (softmax, exact GELU).
+shlo computes ``exponential``, ``chlo.erf`` and ``chlo.erfc`` on float32 as the float64
+function rounded once (docs/semantics/elementwise.md). numpy's float64 ``exp`` and scipy's
+``erfc`` are scalar C on this project's machines (~7 and ~25 ns per element; the conversions
+add two passes), which made them a third of the time of transformer models (softmax, exact
+GELU).
 
 The loops of :mod:`._wide32_jit` evaluate the function by their own float64 formulas, check
 that the rounding cannot depend on the formula's last bits, and leave the elements where it

@@ -2,8 +2,9 @@
 
 Each loop evaluates a float32 function in float64, by its own formula, to within a relative
 error well below :data:`E` of the float64 reference it stands for (numpy's ``exp``, scipy's
-``erf`` and ``erfc``), and rounds ``t * (1 - E)`` and ``t * (1 + E)`` to float32. When the two agree, the
-reference value, which lies between them, rounds to the same float32: that is the result.
+``erf`` and ``erfc``), and rounds ``t * (1 - E)`` and ``t * (1 + E)`` to float32. When the
+two agree, the reference value, which lies between them, rounds to the same float32: that is
+the result.
 When they differ (the value is within ``E`` of a float32 rounding boundary) or the operand is
 a NaN, the loop writes a NaN and records the element's index; :mod:`._wide32` computes those
 few elements with the reference itself. The results are therefore the reference path's, bit
@@ -112,9 +113,10 @@ def _round_checked(t, x):  # type: ignore[no-untyped-def]
 
 
 @nb.njit(**_INNER)
-def _indices(out, lo, hi, idx, count):  # type: ignore[no-untyped-def]
-    """Record the indices of the NaNs of ``out[lo:hi]`` (the flagged elements) from ``count``."""
-    for j in range(lo, hi):
+def _indices(out, idx):  # type: ignore[no-untyped-def]
+    """Write the indices of the NaNs of ``out`` (the flagged elements) to ``idx``: how many."""
+    count = 0
+    for j in range(out.size):
         if out[j] != out[j]:
             idx[count] = j
             count += 1
@@ -181,7 +183,7 @@ def _loop(fn):  # type: ignore[no-untyped-def]
             v, f = _round_checked(fn(d), d)
             out[i] = v
             flagged += f
-        return _indices(out, 0, x.size, idx, 0) if flagged else 0
+        return _indices(out, idx) if flagged else 0
 
     return loop
 

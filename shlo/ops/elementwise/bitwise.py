@@ -200,8 +200,10 @@ def _shift(op: Operation, kind: str) -> Kernel:
             sign = 1 << (width - 1)
             v = np.subtract(np.bitwise_xor(np.asarray(x, wide), sign).view(signed_dt),
                             signed_dt.type(sign))
-        fill = lambda v: np.where(np.less(v, 0), signed_dt.type(-1), signed_dt.type(0))  # noqa: E731
-        return apply(np.right_shift, v, y, fill, signed_dt).view(wide)
+        return apply(np.right_shift, v, y, sign_fill, signed_dt).view(wide)
+
+    def sign_fill(v: Any) -> Any:
+        return np.where(np.less(v, 0), signed_dt.type(-1), signed_dt.type(0))
 
     return one(on_wide(arithmetic, info))
 
