@@ -492,6 +492,38 @@ def test_half_loops_in_pieces_on_several_cores(monkeypatch, t):
                                   table[(a.astype(np.intp) << 8) | b])
 
 
+_UNARY_PROGRAM = """func.func @main(%x: tensor<{shape}x{t}>) -> tensor<{shape}x{t}> {{
+  %0 = stablehlo.{op} %x : tensor<{shape}x{t}>
+  return %0 : tensor<{shape}x{t}>
+}}"""
+
+
+@pytest.mark.parametrize("op,t", [("tanh", "f32"), ("sine", "f32"), ("log", "f32"),
+                                  ("exponential", "f64"), ("cbrt", "f64")])
+def test_float_functions_in_pieces_on_several_cores(monkeypatch, op, t):
+    """float_unary's functions on large operands (elementwise/_common.on_cores): the same bits
+    cut into pieces for three cores as whole on one, also for a transposed operand."""
+    from shlo.ops import _pool
+    from shlo.ops.elementwise import _common
+
+    dt = np.float32 if t == "f32" else np.float64
+    rng = np.random.default_rng(9)
+    x = (rng.standard_normal((61, 173)) * 3).astype(dt)
+    x[0, :4] = [np.nan, np.inf, -np.inf, -0.0]
+    text = _UNARY_PROGRAM.format(shape="173x61", t=t, op=op)
+    runs, split, pieces = {}, _pool.split, []
+    monkeypatch.setattr(_pool, "split", lambda *a, **k: pieces.append(split(*a, **k)) or pieces[-1])
+    for cores, least in ((1, 1 << 18), (3, 4096)):
+        monkeypatch.setattr(_pool, "cores", lambda c=cores: c)
+        monkeypatch.setattr(_common, "ON_CORES_MIN", least)
+        with np.errstate(all="ignore"):
+            runs[cores] = shlo.run(text, x.T, verify=False)[0]  # (x.T: a transposed view)
+    assert runs[3].dtype == dt and runs[3].shape == (173, 61)
+    np.testing.assert_array_equal(runs[3].view(f"u{dt().itemsize}"), runs[1].view(f"u{dt().itemsize}"))
+    assert np.count_nonzero(runs[1] == runs[1]) > 5_000  # (not all NaN)
+    assert [len(p) for p in pieces] == [5]  # (10,553 elements in pieces of at least 2048)
+
+
 _HALF_PROGRAM = """func.func @main(%x: tensor<64x80x{t}>, %y: tensor<64x80x{t}>, %w: tensor<80x96x{t}>)
     -> (tensor<64x80x{t}>, tensor<64x80x{t}>, tensor<64x80x{t}>, tensor<64x80x{t}>,
         tensor<64x80xf32>, tensor<64x80x{t}>, tensor<64x96x{t}>, tensor<64x80x{t}>) {{

@@ -20,13 +20,14 @@ from ...syntax.directives import ATTRDICT, COMMA, OPERAND, declarative, types
 from ...types import ComplexType, ElementType, TensorType, Type
 from .. import _constraints as _c
 from .._numeric import C128, F32, F64, IntInfo, from_f64
-from .._half import binary as half_binary
+from .. import _pool
+from .._half import binary as half_binary, in_order, memory_order
 from ._tables import tabled_binary, tabled_unary
 
 __all__ = [
     "Fn", "UNARY", "BINARY", "unary_op", "binary_op", "infer_same", "most_specific",
     "complex_part", "operand_et", "result_et", "unsupported", "one", "on_wide", "via_f64",
-    "via_c128", "via_f32", "float_unary", "narrow_unary", "narrow_binary",
+    "via_c128", "via_f32", "on_cores", "float_unary", "narrow_unary", "narrow_binary",
 ]
 
 Fn = Callable[..., Any]
@@ -213,6 +214,38 @@ def via_f32(fn: Fn, dt: np.dtype) -> Fn:
     return lambda *xs: np.asarray(fn(*[np.asarray(x, F32) for x in xs])).astype(dt)
 
 
+ON_CORES_MIN = 1 << 18
+"""Operands of :func:`float_unary`'s functions with at least this many elements are cut into
+pieces of at least half as many, spread over the cores. Those functions cost 0.5-25 ns an
+element (numpy's float64 transcendental loops are scalar C, its float32 tanh 2.7 ns), so a
+piece outweighs its ~40 us hand-over (ops/_pool.py)."""
+
+
+def on_cores(fn: Fn, dt: np.dtype) -> Fn:
+    """``fn`` (an element-wise function of one ``dt`` operand, with a ``dt`` result) with large
+    operands cut into pieces that the cores take in turn: element by element the same results
+    (each element is computed from its own operand element, whatever the piece)."""
+    ufunc = isinstance(fn, np.ufunc)
+
+    def into(a: np.ndarray, o: np.ndarray) -> None:
+        if ufunc:
+            fn(a, out=o)
+        else:
+            o[...] = fn(a)
+
+    def run(x: Any) -> Any:
+        if getattr(x, "size", 0) < ON_CORES_MIN or x.dtype != dt or _pool.cores() < 2:
+            return fn(x)  # (small operands first, at one attribute's cost: loop bodies)
+        v, perm = memory_order(x)
+        if not v.flags.c_contiguous:
+            return fn(x)
+        out = np.empty(v.shape, dt)
+        _pool.split(into, (v.reshape(-1), out.reshape(-1)), ON_CORES_MIN // 2)
+        return in_order(out, perm)
+
+    return run
+
+
 def float_unary(op: Operation, real_fn: Fn, complex_fn: Fn | None,
                 native_f32: bool = False, f32: Fn | None = None) -> Kernel:
     """Kernel of a unary function of float or complex operands, computed wider, rounded once.
@@ -221,16 +254,19 @@ def float_unary(op: Operation, real_fn: Fn, complex_fn: Fn | None,
     the correctly rounded value on 2e7 random inputs for tanh, sine and cosine, and 5x faster;
     docs/semantics/elementwise.md). ``f32``: on f32, this function instead, which must give
     ``via_f64(real_fn, f32)``'s bits (``real_fn`` with its first ufunc widening the f32
-    operand itself, one call less; tests/ops/test_fast_paths.py compares them).
+    operand itself, one call less; tests/ops/test_fast_paths.py compares them). Float32 and
+    float64 operands of at least :data:`ON_CORES_MIN` elements are spread over the cores
+    (:func:`on_cores`).
     """
     et = operand_et(op)
     dt = et.dtype
     if native_f32 and dt == F32:
-        return one(real_fn)
+        return one(on_cores(real_fn, dt))
     if f32 is not None and dt == F32:
         return one(f32)
     if et.is_float:
-        return one(narrow_unary(op, via_f64(real_fn, dt), dt))
+        wide = via_f64(real_fn, dt)
+        return one(on_cores(wide, dt) if dt in (F32, F64) else narrow_unary(op, wide, dt))
     if et.is_complex and complex_fn is not None:
         return one(via_c128(complex_fn, dt))
     raise unsupported(op, et)
