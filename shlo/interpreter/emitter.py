@@ -95,6 +95,11 @@ class Emitter:
         self.escaped = False
         self.attempts = 0  # loops being emitted with Python ints (the innermost included)
         self._py_consts: dict[str, str] = {}
+        # Python-int loop variables bounded in the loop body being emitted by its exit test
+        # ``w < x`` or ``w <= x``: w -> (the test, x's value when a constant); ``_compared``:
+        # the last comparison emitted on Python ints (result, left, test, right, right's value)
+        self.bounded: dict[str, tuple[str, int | None]] = {}
+        self._compared: tuple[str, str, str, str, int | None] | None = None
 
     def fresh(self, prefix: str) -> str:
         self.n += 1
@@ -184,7 +189,7 @@ class Emitter:
         if dt is None or infix not in scalars.ARITHMETIC and infix not in scalars.COMPARISONS \
                 or infix in scalars.ARITHMETIC and dt.kind not in "iu":
             return False
-        operands, constant = [], None
+        operands, constant, values = [], None, []
         for a, d in zip(args, dts):
             if d is None:
                 value = self.env.get(a) if a in self.constants else None
@@ -197,16 +202,36 @@ class Emitter:
                 a = self._py_consts[a]
                 if infix == "-" and not operands:
                     constant = None  # c - x: no sign of the result is known
+            values.append(constant if d is None else None)
             operands.append(a)
         self.add(indent, f"{res} = {operands[0]} {infix} {operands[1]}", op, args, [res],
                  py_ok=True)
         if infix in scalars.ARITHMETIC:
-            self.add(indent, scalars.wrap_line(res, dt, infix, constant), op, [res], [res],
-                     py_ok=True)
+            if not self._in_range(infix, operands, values, dt):
+                self.add(indent, scalars.wrap_line(res, dt, infix, constant), op, [res], [res],
+                         py_ok=True)
             self.py[res] = dt
         else:
             self.py[res] = _BOOL
+            self._compared = (res, operands[0], infix, operands[1], values[1])
         return True
+
+    def _in_range(self, infix: str, operands: list[str], values: list[int | None],
+                  dt: np.dtype) -> bool:
+        """Whether ``operands[0] infix operands[1]`` cannot leave ``dt``'s range: a loop
+        variable below its exit test's bound plus a constant (``w + k`` in a loop on
+        ``w < n``: at most n - 1 + k; ``n`` a constant, or for k <= 1 any value of ``dt``)."""
+        if infix != "+":
+            return False
+        for w, k in ((operands[0], values[1]), (operands[1], values[0])):
+            if w in self.bounded and k is not None and k >= 0:
+                test, bound = self.bounded[w]
+                top = int(np.iinfo(dt).max)
+                most = (k <= (1 if test == "<" else 0)) if bound is None else \
+                    bound - (1 if test == "<" else 0) + k <= top
+                if most:
+                    return True
+        return False
 
     def compile(self) -> dict[str, Any]:
         exec(compile("\n".join(self.lines), _GENERATED, "exec"), self.env)  # noqa: S102
@@ -315,10 +340,19 @@ class Emitter:
         try:
             c = self._body(cond, host.region_names(k, cond, names, loop), indent + 1,
                            counter or "0")
-            if not self._loop_test(init + 1, c[0], counter):
+            bound = None
+            if self._loop_test(init + 1, c[0], counter):
+                bound = self._bound(c[0], loop)
+            else:
                 self.add(indent + 1, f"if not {c[0]}: break", op, c[:1], py_ok=True)
-            b = self._body(body, host.region_names(k, body, names, loop), indent + 1,
-                           counter or "0")
+            if bound is not None:
+                self.bounded[bound[0]] = bound[1]
+            try:
+                b = self._body(body, host.region_names(k, body, names, loop), indent + 1,
+                               counter or "0")
+            finally:
+                if bound is not None:
+                    del self.bounded[bound[0]]
             changed = [(w, v) for w, v in zip(loop, b) if w != v]
             if any((w in self.py) != (v in self.py) for w, v in changed):
                 self.escaped = True  # a numpy value for a Python int's variable, or back
@@ -360,6 +394,24 @@ class Emitter:
         self.line_ctx.pop(len(self.lines), None)
         del self.lines[-1], self.info[-1]
         return True
+
+    def _bound(self, test: str, loop: list[str]) -> tuple[str, tuple[str, int | None]] | None:
+        """The bound that the loop's test ``test`` (its own `while` test) puts on a Python-int
+        loop variable in the body: ``(w, ("<" or "<=", the bound's value or None))`` for
+        ``w < x``, ``w <= x`` (or ``x > w``, ``x >= w``), ``x`` a Python int of ``w``'s dtype
+        (a loop variable: its value unknown) or a constant; None otherwise."""
+        if self._compared is None or self._compared[0] != test:
+            return None
+        _, a, infix, b, value = self._compared
+        if infix in (">", ">="):
+            a, b, infix, value = b, a, "<" if infix == ">" else "<=", None
+            if b in self._py_consts.values():
+                value = int(self.env[b])
+        if infix not in ("<", "<=") or a not in loop or a not in self.py:
+            return None
+        if b not in self.py and b not in self._py_consts.values():
+            return None
+        return a, (infix, value)
 
     def _in_place(self, init: int, loop: list[str], rets: list[str], indent: int) -> None:
         """Turn the update of a loop's buffer into an in-place write where the old value is

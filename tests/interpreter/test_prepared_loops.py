@@ -404,12 +404,42 @@ def test_python_int_counter_source():
     header = loop.splitlines()[0].split()
     assert header[0] == "while" and header[2] == "<"  # the cond's one line is the loop's test
     assert "break" not in loop
-    assert "> 2147483647:" in loop  # an add of a constant >= 0 tests the maximum only
+    assert "2147483647" not in loop  # i + 1 on i < 10 cannot overflow: no wrap test
     start = head.strip().splitlines()[-1].split(" = ")[1].split(",")[0]
     assert type(cb.run.__globals__[start]) is int  # the constant enters as a Python int
     after = loop.split("pass")[1]
     assert f" = t" in after and cb.run.__globals__["t" + after.split(" = t")[1].split("(")[0]] \
         is np.int32  # and the result leaves as a numpy scalar again
+
+
+@pytest.mark.parametrize("t, start, step, test, bound, checked", [
+    ("i32", 2147483640, 1, "LT", 2147483647, False),  # ends at the maximum: i + 1 <= n
+    ("i32", 2147483640, 2, "LT", 2147483647, True),   # i + 2 can pass it: tested
+    ("i32", 2147483630, 8, "LT", 2147483640, False),  # at most n - 1 + 8 = the maximum
+    ("i32", 2147483630, 9, "LT", 2147483640, True),
+    ("i8", 100, 1, "LE", 126, False),                  # i <= 126: i + 1 <= 127
+    ("i8", 100, 1, "LE", 127, True),
+    ("ui8", 200, 1, "LT", 255, False),
+    ("ui8", 200, 1, "NE", 255, True),                  # NE bounds nothing
+])
+def test_counter_add_without_wrap_test_where_the_loop_test_bounds_it(t, start, step, test,
+                                                                      bound, checked):
+    """A loop variable below its `while` test's bound plus a constant cannot leave its range:
+    its add has no wrap test (emitter._in_range). Where the sum could leave it the test stays
+    (a counter that wraps there never ends this loop: only the source is looked at)."""
+    text = _counter_loop(t, start, "add", step, test, bound)
+    cb = prepare_entry(shlo.parse(text))[0]
+    cb.run  # (generates the code without running it)
+    assert (" & " in _split_at_loop(cb.source)[1]) == checked
+    if checked:
+        return
+    dt = np.dtype(t.replace("ui", "uint") if t.startswith("ui") else t.replace("i", "int"))
+    i, count = dt.type(start), 0
+    op = {"LT": np.less, "LE": np.less_equal}[test]
+    while op(i, dt.type(bound)):
+        i, count = i + dt.type(step), count + 1
+    _, (got, a) = _both(text, np.array(0, np.float32))
+    assert got.dtype == dt and int(got) == int(i) and float(a) == count
 
 
 @pytest.mark.parametrize("extra, python_ints", [
@@ -429,7 +459,8 @@ def test_python_int_counter_source():
           %e = stablehlo.compare EQ, %q, %q : (tensor<i1>, tensor<i1>) -> tensor<i1>""", True),
 ])
 def test_python_ints_only_where_nothing_needs_numpy(extra, python_ints):
-    m, (i, a) = _both(_counter_loop("i32", 0, "add", 1, "LT", 3, extra), np.array(0, np.float32))
+    # (NE: the test bounds nothing, so the counter's add keeps its wrap test, the marker)
+    m, (i, a) = _both(_counter_loop("i32", 0, "add", 1, "NE", 3, extra), np.array(0, np.float32))
     assert int(i) == 3 and float(a) == 3.0
     assert ("> 2147483647:" in prepare_entry(m)[0].source) == python_ints
 
@@ -471,7 +502,8 @@ def test_python_ints_through_inlined_calls_if_and_nested_loops():
     # sum over i=1..5 of (1 + ... + i) = 35, added to INT64_MAX - 7: wraps
     assert int(i) == 5 and int(acc) == int(np.int64(-9223372036854775781))
     src = prepare_entry(m)[0].source
-    assert src.count(" & 18446744073709551615)") == 3  # i + 1, j + 1 and t + j1
+    # i + 1 and j + 1 are bounded by their loops' tests (i < 5, j < i1): only t + j1 wraps
+    assert src.count(" & 18446744073709551615)") == 1
     with_if = text.replace(
         "stablehlo.return %i1, %s#1 : tensor<i64>, tensor<i64>\n        }\n      return",
         """%two = stablehlo.constant dense<2> : tensor<i64>
