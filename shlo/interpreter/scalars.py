@@ -14,7 +14,11 @@ changes. Only where the bits are provably the same:
   iteration's values). Anything else (a kernel call, a region's captures, an `if`'s results)
   would need a numpy value: the emitter then emits the loop again with numpy scalars;
 * the arithmetic wraps as numpy's does (two's complement, modulo 2^bits): :func:`wrap_line`
-  follows each operation with the reduction into the dtype's range, taken only on overflow;
+  follows each operation with the reduction into the dtype's range, taken only on overflow.
+  An add that cannot overflow has none: a loop variable ``w`` in the body of a loop whose own
+  test is ``w < n`` (or ``w <= n``) plus a constant ``k >= 0``, when ``n - 1 + k`` (``n + k``)
+  is within the range, or for any ``n`` of the dtype when ``k = 1`` (``k = 0``)
+  (``Emitter._in_range``; the loop variables change only at the end of the body);
 * a comparison of two Python ints of one dtype gives the comparison of their values, as
   numpy's operator on two scalars of that dtype (the same for the unsigned types); its result
   is a Python bool where numpy gives ``np.bool_``, read only by the lines above;
