@@ -499,6 +499,7 @@ _UNARY_PROGRAM = """func.func @main(%x: tensor<{shape}x{t}>) -> tensor<{shape}x{
 
 
 @pytest.mark.parametrize("op,t", [("tanh", "f32"), ("sine", "f32"), ("log", "f32"),
+                                  ("logistic", "f32"), ("rsqrt", "f32"),
                                   ("exponential", "f64"), ("cbrt", "f64")])
 def test_float_functions_in_pieces_on_several_cores(monkeypatch, op, t):
     """float_unary's functions on large operands (elementwise/_common.on_cores): the same bits
@@ -519,7 +520,8 @@ def test_float_functions_in_pieces_on_several_cores(monkeypatch, op, t):
         with np.errstate(all="ignore"):
             runs[cores] = shlo.run(text, x.T, verify=False)[0]  # (x.T: a transposed view)
     assert runs[3].dtype == dt and runs[3].shape == (173, 61)
-    np.testing.assert_array_equal(runs[3].view(f"u{dt().itemsize}"), runs[1].view(f"u{dt().itemsize}"))
+    bits = f"u{dt().itemsize}"
+    np.testing.assert_array_equal(runs[3].view(bits), runs[1].view(bits))
     assert np.count_nonzero(runs[1] == runs[1]) > 5_000  # (not all NaN)
     assert [len(p) for p in pieces] == [5]  # (10,553 elements in pieces of at least 2048)
 

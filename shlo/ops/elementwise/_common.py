@@ -254,9 +254,9 @@ def float_unary(op: Operation, real_fn: Fn, complex_fn: Fn | None,
     the correctly rounded value on 2e7 random inputs for tanh, sine and cosine, and 5x faster;
     docs/semantics/elementwise.md). ``f32``: on f32, this function instead, which must give
     ``via_f64(real_fn, f32)``'s bits (``real_fn`` with its first ufunc widening the f32
-    operand itself, one call less; tests/ops/test_fast_paths.py compares them). Float32 and
-    float64 operands of at least :data:`ON_CORES_MIN` elements are spread over the cores
-    (:func:`on_cores`).
+    operand itself, one call less; tests/ops/test_fast_paths.py compares them; it chooses its
+    own cores). Otherwise float32 and float64 operands of at least :data:`ON_CORES_MIN`
+    elements are spread over the cores (:func:`on_cores`).
     """
     et = operand_et(op)
     dt = et.dtype

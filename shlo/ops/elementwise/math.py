@@ -21,7 +21,7 @@ from .. import _constraints as _c
 from .._wide32 import compiled
 from .._numeric import F32, F64
 from ._common import (
-    Fn, binary_op, float_unary, narrow_binary, narrow_unary, one, operand_et, unary_op,
+    Fn, binary_op, float_unary, narrow_binary, narrow_unary, on_cores, one, operand_et, unary_op,
     unsupported, via_c128, via_f32, via_f64,
 )
 
@@ -195,6 +195,9 @@ def _logistic_f32(x: np.ndarray) -> np.ndarray:
     return (1.0 / (1.0 + np.exp(np.negative(x, dtype=F64)))).astype(F32)
 
 
+_LOGISTIC_F32 = on_cores(_logistic_f32, F32)
+
+
 def _complex_logistic(z: np.ndarray) -> np.ndarray:
     """1 / (1 + exp(-z)); 0 where exp(-z) overflows (numpy's complex division of 1 by an
     infinite value gives NaN, C++ and XLA give 0)."""
@@ -208,7 +211,7 @@ def _complex_logistic(z: np.ndarray) -> np.ndarray:
 @kernel("stablehlo.logistic")
 def logistic(op: Operation, ctx: PrepareContext) -> Kernel:
     """spec: logistic: 1 / (1 + exp(-x)), computed wider and rounded once."""
-    return float_unary(op, _logistic, _complex_logistic, f32=_logistic_f32)
+    return float_unary(op, _logistic, _complex_logistic, f32=_LOGISTIC_F32)
 
 
 # --- round_nearest_afz (spec "round_nearest_afz") -------------------------------------------------
@@ -254,10 +257,13 @@ def _rsqrt_f32(x: np.ndarray) -> np.ndarray:
     return (1.0 / np.sqrt(x, dtype=F64)).astype(F32)
 
 
+_RSQRT_F32 = on_cores(_rsqrt_f32, F32)
+
+
 @kernel("stablehlo.rsqrt")
 def rsqrt(op: Operation, ctx: PrepareContext) -> Kernel:
     """spec: rsqrt."""
-    return float_unary(op, _rsqrt, _rsqrt, f32=_rsqrt_f32)
+    return float_unary(op, _rsqrt, _rsqrt, f32=_RSQRT_F32)
 
 
 # --- sine (spec "sine") ---------------------------------------------------------------------------
