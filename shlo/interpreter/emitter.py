@@ -97,9 +97,10 @@ class Emitter:
         self._py_consts: dict[str, str] = {}
         # Python-int loop variables bounded in the loop body being emitted by its exit test
         # ``w < x`` or ``w <= x``: w -> (the test, x's value when a constant); ``_compared``:
-        # the last comparison emitted on Python ints (result, left, test, right, right's value)
+        # the last comparison emitted on Python ints (result, test, operands, their values
+        # when constants)
         self.bounded: dict[str, tuple[str, int | None]] = {}
-        self._compared: tuple[str, str, str, str, int | None] | None = None
+        self._compared: tuple[str, str, list[str], list[int | None]] | None = None
 
     def fresh(self, prefix: str) -> str:
         self.n += 1
@@ -213,7 +214,7 @@ class Emitter:
             self.py[res] = dt
         else:
             self.py[res] = _BOOL
-            self._compared = (res, operands[0], infix, operands[1], values[1])
+            self._compared = (res, infix, operands, values)
         return True
 
     def _in_range(self, infix: str, operands: list[str], values: list[int | None],
@@ -402,14 +403,12 @@ class Emitter:
         (a loop variable: its value unknown) or a constant; None otherwise."""
         if self._compared is None or self._compared[0] != test:
             return None
-        _, a, infix, b, value = self._compared
+        _, infix, (a, b), (_, value) = self._compared
         if infix in (">", ">="):
-            a, b, infix, value = b, a, "<" if infix == ">" else "<=", None
-            if b in self._py_consts.values():
-                value = int(self.env[b])
+            a, b, infix, value = b, a, infix.replace(">", "<"), self._compared[3][0]
         if infix not in ("<", "<=") or a not in loop or a not in self.py:
             return None
-        if b not in self.py and b not in self._py_consts.values():
+        if b not in self.py and value is None:
             return None
         return a, (infix, value)
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence, TypeVar
 if TYPE_CHECKING:  # pragma: no cover
     from concurrent.futures import ThreadPoolExecutor
 
-__all__ = ["cores", "map_pieces", "split"]
+__all__ = ["COSTLY_MIN", "cores", "map_pieces", "split"]
 
 T = TypeVar("T")
 
@@ -28,6 +28,12 @@ _LOCK = threading.Lock()
 _POOL: ThreadPoolExecutor | None = None
 _LOCAL = threading.local()
 _CORES: int | None = None
+
+COSTLY_MIN = 1 << 18
+"""Operands of element-wise functions costing 0.5-25 ns an element (the compiled float32
+functions of ``_wide32``, numpy's float64 transcendental loops and float32 tanh, sine and
+cosine: ``elementwise/_common.on_cores``) with at least this many elements are cut into pieces
+of at least half as many: a piece then outweighs its ~40 us hand-over."""
 
 
 def cores() -> int:

@@ -33,10 +33,6 @@ Fn = Callable[..., Any]
 _LOCK = threading.Lock()
 _LOOPS: Any = None  # _wide32_jit.LOOPS, False when it cannot load, None before the first try
 
-PARALLEL_MIN = 1 << 18
-"""Arrays of at least this many elements are cut into pieces of at least ``PARALLEL_MIN // 2``
-(at most 4 per core) that the cores take in turn (:mod:`._pool`; the loops release the GIL)."""
-
 
 def _loops() -> Any:
     global _LOOPS
@@ -67,7 +63,7 @@ def compiled(name: str, reference: Fn) -> Fn:
         flat = np.ascontiguousarray(x).reshape(-1)
         out = np.empty(flat.size, F32)
         idx = np.empty(flat.size, np.intp)  # pages touched only for the few flagged elements
-        for lo, count in _pool.split(loops[name], (flat, out, idx), PARALLEL_MIN // 2):
+        for lo, count in _pool.split(loops[name], (flat, out, idx), _pool.COSTLY_MIN // 2):
             if count:
                 where = idx[lo:lo + count] + lo
                 out[where] = reference(flat[where])

@@ -442,6 +442,20 @@ def test_counter_add_without_wrap_test_where_the_loop_test_bounds_it(t, start, s
     assert got.dtype == dt and int(got) == int(i) and float(a) == count
 
 
+@pytest.mark.parametrize("test, bound, checked", [
+    ("GT", 2147483647, False), ("GE", 2147483646, False), ("GE", 2147483647, True)])
+def test_counter_bound_written_the_other_way_round(test, bound, checked):
+    """`n > i` and `n >= i` bound `i` as `i < n` and `i <= n` do."""
+    text = _counter_loop("i32", 2147483640, "add", 1, test, bound).replace(
+        f"compare {test}, %i, %n", f"compare {test}, %n, %i")
+    cb = prepare_entry(shlo.parse(text))[0]
+    cb.run  # (generates the code without running it)
+    assert (" & " in _split_at_loop(cb.source)[1]) == checked
+    if not checked:
+        _, (got, a) = _both(text, np.array(0, np.float32))
+        assert int(got) == bound + (1 if test == "GE" else 0) and float(a) == int(got) - 2147483640
+
+
 @pytest.mark.parametrize("extra, python_ints", [
     # the counter read by a kernel (a dynamic_slice index): numpy scalars throughout
     ("""          %z = stablehlo.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>

@@ -505,8 +505,6 @@ def test_float_functions_in_pieces_on_several_cores(monkeypatch, op, t):
     """float_unary's functions on large operands (elementwise/_common.on_cores): the same bits
     cut into pieces for three cores as whole on one, also for a transposed operand."""
     from shlo.ops import _pool
-    from shlo.ops.elementwise import _common
-
     dt = np.float32 if t == "f32" else np.float64
     rng = np.random.default_rng(9)
     x = (rng.standard_normal((61, 173)) * 3).astype(dt)
@@ -516,7 +514,7 @@ def test_float_functions_in_pieces_on_several_cores(monkeypatch, op, t):
     monkeypatch.setattr(_pool, "split", lambda *a, **k: pieces.append(split(*a, **k)) or pieces[-1])
     for cores, least in ((1, 1 << 18), (3, 4096)):
         monkeypatch.setattr(_pool, "cores", lambda c=cores: c)
-        monkeypatch.setattr(_common, "ON_CORES_MIN", least)
+        monkeypatch.setattr(_pool, "COSTLY_MIN", least)
         with np.errstate(all="ignore"):
             runs[cores] = shlo.run(text, x.T, verify=False)[0]  # (x.T: a transposed view)
     assert runs[3].dtype == dt and runs[3].shape == (173, 61)

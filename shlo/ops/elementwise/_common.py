@@ -214,16 +214,10 @@ def via_f32(fn: Fn, dt: np.dtype) -> Fn:
     return lambda *xs: np.asarray(fn(*[np.asarray(x, F32) for x in xs])).astype(dt)
 
 
-ON_CORES_MIN = 1 << 18
-"""Operands of :func:`float_unary`'s functions with at least this many elements are cut into
-pieces of at least half as many, spread over the cores. Those functions cost 0.5-25 ns an
-element (numpy's float64 transcendental loops are scalar C, its float32 tanh 2.7 ns), so a
-piece outweighs its ~40 us hand-over (ops/_pool.py)."""
-
-
 def on_cores(fn: Fn, dt: np.dtype) -> Fn:
     """``fn`` (an element-wise function of one ``dt`` operand, with a ``dt`` result) with large
-    operands cut into pieces that the cores take in turn: element by element the same results
+    operands (:data:`._pool.COSTLY_MIN`) cut into pieces that the cores take in turn: element by
+    element the same results
     (each element is computed from its own operand element, whatever the piece)."""
     ufunc = isinstance(fn, np.ufunc)
 
@@ -234,13 +228,13 @@ def on_cores(fn: Fn, dt: np.dtype) -> Fn:
             o[...] = fn(a)
 
     def run(x: Any) -> Any:
-        if getattr(x, "size", 0) < ON_CORES_MIN or x.dtype != dt or _pool.cores() < 2:
+        if getattr(x, "size", 0) < _pool.COSTLY_MIN or x.dtype != dt or _pool.cores() < 2:
             return fn(x)  # (small operands first, at one attribute's cost: loop bodies)
         v, perm = memory_order(x)
         if not v.flags.c_contiguous:
             return fn(x)
         out = np.empty(v.shape, dt)
-        _pool.split(into, (v.reshape(-1), out.reshape(-1)), ON_CORES_MIN // 2)
+        _pool.split(into, (v.reshape(-1), out.reshape(-1)), _pool.COSTLY_MIN // 2)
         return in_order(out, perm)
 
     return run
@@ -255,8 +249,8 @@ def float_unary(op: Operation, real_fn: Fn, complex_fn: Fn | None,
     docs/semantics/elementwise.md). ``f32``: on f32, this function instead, which must give
     ``via_f64(real_fn, f32)``'s bits (``real_fn`` with its first ufunc widening the f32
     operand itself, one call less; tests/ops/test_fast_paths.py compares them; it chooses its
-    own cores). Otherwise float32 and float64 operands of at least :data:`ON_CORES_MIN`
-    elements are spread over the cores (:func:`on_cores`).
+    own cores). Otherwise large float32 and float64 operands are spread over the cores
+    (:func:`on_cores`).
     """
     et = operand_et(op)
     dt = et.dtype
