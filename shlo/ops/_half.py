@@ -30,7 +30,7 @@ import numpy as np
 from ..dtypes import F16, F32
 from . import _pool
 
-__all__ = ["MIN_SIZE", "half_format", "available", "loops", "numpy_only", "binary", "widen",
+__all__ = ["MIN_SIZE", "half_format", "available", "jit_allowed", "loops", "numpy_only", "binary", "widen",
            "narrow", "gather", "gather_pairs", "memory_order", "memory_order2", "in_order"]
 
 Fn = Callable[..., Any]
@@ -71,6 +71,13 @@ def loops() -> Any:
 def available() -> bool:
     """Whether the compiled loops run in this process (see the module docstring)."""
     return loops() is not None
+
+
+def jit_allowed() -> bool:
+    """Whether other compiled code (:mod:`shlo.interpreter.fusion_jit`) may run in this
+    process: what :func:`available` requires, but for these loops themselves, which it does
+    not load (not disabled, not a forked child, not within :func:`numpy_only`)."""
+    return _LOOPS is not False and os.environ.get("SHLO_NO_JIT", "") in ("", "0")
 
 
 @contextmanager

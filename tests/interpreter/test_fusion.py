@@ -300,3 +300,217 @@ def test_traced_and_profiled_runs_see_every_fused_op(monkeypatch, small_blocks):
     _same(p.results, fused)
     assert sorted(r.label for r in p.by_kind()) == sorted(
         ["stablehlo.multiply", "stablehlo.tanh", "stablehlo.add", "stablehlo.exponential"])
+
+
+# --- compiled chains of small tensors -------------------------------------------------------------
+
+COMPILED_BINARY = ["add", "subtract", "multiply", "divide", "maximum", "minimum"]
+COMPILED_UNARY = ["negate", "abs", "sqrt"]
+
+
+def _compiled_program(t: str, n: int, repeat: int = 2) -> str:
+    """A chain through every compiled op ``repeat`` times, with splats of a 0-d argument,
+    an add of a splat, an op between members that does not read them (a tanh of %x), a dead
+    member result, and two outputs."""
+    ty = f"tensor<{n}x{t}>"
+    lines, prev, k = [], "%x", 0
+    for _ in range(repeat):
+        for name in COMPILED_BINARY:
+            lines.append(f"%v{k} = stablehlo.{name} {prev}, %y : {ty}")
+            prev, k = f"%v{k}", k + 1
+        for name in COMPILED_UNARY:
+            lines.append(f"%v{k} = stablehlo.{name} {prev} : {ty}")
+            prev, k = f"%v{k}", k + 1
+    lines += [f"%s = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<{t}>) -> {ty}",
+              f"%dead = stablehlo.multiply %s, %x : {ty}",
+              f"%t = stablehlo.tanh %x : {ty}",
+              f"%w = stablehlo.add {prev}, %s : {ty}",
+              f"%w2 = stablehlo.maximum %w, %x : {ty}",
+              f"%w3 = stablehlo.minimum %y, %w2 : {ty}",
+              f"%n = stablehlo.negate %x : {ty}",  # zeros of both signs meet where x is ±0
+              f"%m0 = stablehlo.maximum %x, %n : {ty}",
+              f"%m1 = stablehlo.minimum %n, %x : {ty}"]
+    body = "\n  ".join(lines)
+    return f"""func.func @main(%x: {ty}, %y: {ty}, %c: tensor<{t}>) -> ({ty}, {ty}, {ty}, {ty}, {ty}) {{
+  {body}
+  return %w3, {prev}, %t, %m0, %m1 : {ty}, {ty}, {ty}, {ty}, {ty}
+}}"""
+
+
+@pytest.fixture
+def compiled(monkeypatch):
+    """The compiled evaluator from the first run on, each of its calls counted with whether
+    an output held a NaN (skips where numba is missing or disabled)."""
+    run = fusion.compiled_evaluator()
+    if run is None:
+        pytest.skip("no compiled evaluator here (numba missing or disabled)")
+    calls: list[bool] = []
+
+    def counted(*args):
+        nan = run(*args)
+        calls.append(bool(nan))
+        return nan
+
+    monkeypatch.setattr(fusion, "_VM", counted)
+    return calls
+
+
+def _block(text):
+    return shlo.parse(text).functions["main"].regions[0].blocks[0]
+
+
+def _adds(k: int, ty: str = "tensor<16xf32>") -> str:
+    lines = [f"%v{i} = stablehlo.add {'%x' if i == 0 else f'%v{i - 1}'}, %x : {ty}"
+             for i in range(k)]
+    body = "\n  ".join(lines)
+    return f"""func.func @main(%x: {ty}) -> {ty} {{
+  {body}
+  return %v{k - 1} : {ty}
+}}"""
+
+
+def test_compiled_chain_plan():
+    """Which small chains are compiled: at least MIN_COMPILED members, f32/f64, rank >= 1, at
+    most MAX_COMPILED elements; an op that is not a member and does not read the chain (the
+    tanh) does not end it."""
+    chains = fusion.plan(_block(_compiled_program("f32", 16)))
+    assert [(c.compiled, len(c.ops), c.shape) for c in chains] == [(True, 26, (16,))]
+    assert len(chains[0].outputs) == 4 and len(chains[0].inputs) == 3
+    assert "stablehlo.tanh" not in [op.name for op in chains[0].ops]
+    assert fusion.plan(_block(_compiled_program("f64", fusion.MAX_COMPILED)))[0].compiled
+    for t, n in [("f16", 16), ("bf16", 16), ("i32", 16), ("f32", fusion.MAX_COMPILED + 1)]:
+        assert fusion.plan(_block(_compiled_program(t, n))) == [], (t, n)
+    k = fusion.MIN_COMPILED
+    assert fusion.plan(_block(_adds(k - 1))) == []
+    assert [len(c.ops) for c in fusion.plan(_block(_adds(k)))] == [k]
+    assert fusion.plan(_block(_adds(k + 5, "tensor<f32>"))) == []  # 0-d: the emitter's
+
+
+@pytest.mark.parametrize("t", ["f32", "f64"])
+@pytest.mark.parametrize("n", [1, 16, 1000])
+def test_compiled_chain_equals_unfused(monkeypatch, compiled, t, n):
+    """Bit for bit the unfused run, with ±0, ±inf, subnormals and NaNs of several payloads
+    among the operands; runs without a NaN in an output are the compiled evaluator's own."""
+    from shlo.types import element_type
+
+    dt = element_type(t).dtype
+    text = _compiled_program(t, n)
+    rng = np.random.default_rng(n)
+    c = np.array(-0.75, dt)
+    finite_x, finite_y = np.abs(rng.standard_normal(n)).astype(dt), \
+        (rng.standard_normal(n) * 2).astype(dt)
+    if n >= 8:  # zeros of both signs (maximum, minimum), subnormals, infinities
+        finite_x[:7] = [0.0, -0.0, 1e-40, 3e-45, np.inf, 1e30, 0.5]
+        finite_y[:7] = [-1.5, 2.0, 1e-40, -1e-42, 3.0, 1e-30, 2.0]
+    fused = shlo.run(text, finite_x, finite_y, c)
+    assert compiled == [False]  # the evaluator ran, and no output held a NaN
+    _same(fused, _unfused(monkeypatch, text, finite_x, finite_y, c))
+    if n > 1:
+        x, y = _values(t, rng, (n,)), _values(t, rng, (n,))
+        u = {"f32": np.uint32, "f64": np.uint64}[t]
+        nan_bits = x.view(u)  # NaNs of other payloads and signs
+        nan_bits[1::7] |= ~u(0) >> u(1) & ~(~u(0) >> u(12 if t == "f64" else 9))
+        nan_bits[1::7] |= u(5)
+        with np.errstate(all="ignore"):
+            fused = shlo.run(text, x, y, c)
+        assert compiled[-1] is True  # an output held a NaN: computed again, unfused
+        with np.errstate(all="ignore"):
+            _same(fused, _unfused(monkeypatch, text, x, y, c))
+
+
+def test_compiled_chain_switch_after_switch_ops(monkeypatch):
+    """Cold runs (the members' kernels) until the process has run SWITCH_OPS ops of compiled
+    chains; the evaluator is loaded then, and only then."""
+    run = fusion.compiled_evaluator()
+    if run is None:
+        pytest.skip("no compiled evaluator here (numba missing or disabled)")
+    loaded: list[int] = []
+    monkeypatch.setattr(fusion, "_VM", None)
+    monkeypatch.setattr(fusion, "_COLD_OPS", 0)
+    monkeypatch.setattr(fusion, "SWITCH_OPS", 60)
+    calls = []
+    counted = lambda *a: calls.append(1) or run(*a)  # noqa: E731
+    monkeypatch.setattr(fusion, "_load_evaluator", lambda: loaded.append(1) or counted)
+    text = _compiled_program("f32", 16)  # one chain of 26 ops
+    x = np.linspace(0.5, 2, 16, dtype=np.float32)
+    results = []
+    for _ in range(4):
+        results.append(shlo.run(text, x, x[::-1].copy(), np.array(2.0, np.float32)))
+        loaded.append(0)
+    assert loaded == [0, 0, 0, 1, 0]  # 0, 26, 52 ops before runs 1-3; 78 >= 60 before run 4
+    assert calls == [1]
+    for r in results[1:]:
+        _same(r, results[0])
+
+
+def test_compiled_chain_not_within_numpy_only(monkeypatch, compiled):
+    """ops._half.numpy_only (and a forked child) keeps compiled code out: the cold path."""
+    from shlo.ops import _half
+
+    text = _compiled_program("f32", 16)
+    x = np.linspace(0.5, 2, 16, dtype=np.float32)
+    with _half.numpy_only():
+        r = shlo.run(text, x, x, np.array(2.0, np.float32))
+    assert compiled == []
+    _same(r, shlo.run(text, x, x, np.array(2.0, np.float32)))
+    assert compiled == [False]
+
+
+def test_compiled_chain_error_names_its_op(monkeypatch):
+    """A member failing inside a compiled chain is reported at its own op's location."""
+    from shlo.errors import ExecutionError
+    from shlo.registry import lookup
+
+    lines = [f'%v{k} = stablehlo.add {"%x" if k == 0 else f"%v{k - 1}"}, %x : tensor<16xf32> '
+             f'loc("a.mlir":{k + 2}:8)' for k in range(20)]
+    lines[7] = lines[7].replace("stablehlo.add", "stablehlo.sqrt").replace(", %x :", " :")
+    body = "\n  ".join(lines)
+    text = f"""func.func @main(%x: tensor<16xf32>) -> tensor<16xf32> {{
+  {body}
+  return %v19 : tensor<16xf32>
+}}"""
+    assert fusion.plan(_block(text))[0].compiled
+
+    def broken(op, ctx):
+        def fail(x):
+            raise ValueError("boom")
+        return lambda *a: (fail(*a),)
+
+    monkeypatch.setattr(lookup("stablehlo.sqrt"), "prepare", broken)
+    monkeypatch.setattr(fusion, "_VM", False)  # the members' kernels run (cold)
+    with pytest.raises(ExecutionError) as e:
+        shlo.run(text, np.ones(16, np.float32))
+    assert "a.mlir:9:8" in str(e.value) and "boom" in str(e.value)
+
+
+def test_compiled_chain_in_a_while_body(monkeypatch, compiled):
+    """A loop body's chain is compiled: 200 iterations of 20 ops, the unfused run's bits."""
+    ty = "tensor<16xf32>"
+    body = []
+    prev = "%a"
+    for k in range(20):
+        op = ["add", "multiply", "subtract", "maximum", "divide"][k % 5]
+        body.append(f"%v{k} = stablehlo.{op} {prev}, %b : {ty}")
+        prev = f"%v{k}"
+    inner = "\n      ".join(body)
+    text = f"""func.func @main(%x: {ty}, %y: {ty}) -> {ty} {{
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %c1 = stablehlo.constant dense<1> : tensor<i32>
+  %n = stablehlo.constant dense<200> : tensor<i32>
+  %r:3 = stablehlo.while(%i = %c0, %a = %x, %b = %y) : tensor<i32>, {ty}, {ty}
+    cond {{
+      %p = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %p : tensor<i1>
+    }} do {{
+      %j = stablehlo.add %i, %c1 : tensor<i32>
+      {inner}
+      stablehlo.return %j, {prev}, %b : tensor<i32>, {ty}, {ty}
+    }}
+  return %r#1 : {ty}
+}}"""
+    rng = np.random.default_rng(3)
+    x = rng.uniform(0.5, 1.5, 16).astype(np.float32)
+    y = rng.uniform(0.999, 1.001, 16).astype(np.float32)
+    fused = shlo.run(text, x, y)
+    assert compiled == [False] * 200
+    _same(fused, _unfused(monkeypatch, text, x, y))
