@@ -17,6 +17,10 @@ from typing import Callable
 import numpy as np
 
 
+WARM_UP = 1.5
+"""Seconds each child runs its program before timing it."""
+
+
 def best(fn: Callable[[], object], budget: float = 0.5, least: int = 2) -> float:
     """The fastest of at least ``least`` calls of ``fn`` (more within ``budget`` seconds)."""
     ts: list[float] = []
@@ -53,6 +57,11 @@ def child(text: str, args: list[np.ndarray], trials: int) -> None:
     with np.errstate(all="ignore"):
         out = shlo.run(m, *args, verify=False)
         digest = zlib.crc32(b"".join(np.ascontiguousarray(o).tobytes() for o in out))
+        # warm up for WARM_UP seconds: steady state, as XLA's compiled executable (shlo's
+        # compiled chains take over after 2^20 ops, interpreter/fusion.py)
+        end = time.perf_counter() + WARM_UP
+        while time.perf_counter() < end:
+            shlo.run(m, *args, verify=False)
         both = [best_both(lambda: shlo.run(m, *args, verify=False)) for _ in range(trials)]
     print(json.dumps({"times": [w for w, _ in both], "cpu": [c for _, c in both],
                       "digest": digest}))

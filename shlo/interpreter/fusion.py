@@ -28,10 +28,10 @@ float64 ops among :data:`COMPILED_OPS` (and splats) on 1 to :data:`MAX_COMPILED`
 1 or more; one open chain per shape and type, as above) is a *compiled* chain: it runs through
 its members' kernels (one generated function: the unfused computation) until the process has
 run :data:`SWITCH_OPS` ops of such chains, then through a compiled evaluator,
-:mod:`.fusion_jit` (numba, ~10 ns an op on 16 elements; loading numba costs ~0.9 s, which only
-programs run that much pay). Its results are the members' bit for bit: the compiled arithmetic
-is IEEE's, and where an output holds a NaN (whose payload a compiled loop may pick otherwise)
-the chain is computed again through the members' kernels.
+:mod:`.fusion_jit` (numba: ~30 ns an op on 16 elements, ~0.1 ns an element on more; loading it
+costs ~0.9 s, which only programs run that long pay). Its results are the members' bit for
+bit: the compiled arithmetic is IEEE's, and where an output holds a NaN (whose payload a
+compiled loop may pick otherwise) the chain is computed again through the members' kernels.
 
 Not fused when an observer (shlo.debug's trace, profile) watches the run: it sees every op.
 """
@@ -64,12 +64,12 @@ fused against unfused in one process, wall time: 2.5e5 elements 1.95 vs 1.43 ms,
 each block costs a call per member)."""
 
 MIN_COMPILED = 16
-"""Compiled chains have at least this many members. A compiled call costs ~4 us: 8 ops of
-add, multiply, subtract, maximum on 16-1024 f32 elements ran 1.0-1.3x faster compiled, 16 ops
-1.7-2.1x, 64 ops 2.9-7.4x (one process, kernel alone)."""
-MAX_COMPILED = 1024
-"""Compiled chains are over at most this many elements: the compiled loops are scalar (~0.4 ns
-an element for add, against numpy's ~0.1), and 64 ops on 4096 elements ran no faster."""
+"""Compiled chains have at least this many members: a compiled call costs ~2 us, and 16 ops
+of add, multiply, subtract and maximum on 16-4096 f32 elements ran 2.1-5.8x faster compiled
+than through their kernels, 64 ops 3.5-12.7x (one process, the chain's kernel alone)."""
+MAX_COMPILED = 8192
+"""Compiled chains are over at most this many elements (the registers stay in L1/L2): the same
+chains on 16384 elements ran 1.3-1.8x faster compiled, on 65536 0.6-1.4x."""
 SWITCH_OPS = 1 << 20
 """Ops of compiled chains a process runs through their members' kernels (~0.5 s of numpy
 calls) before it loads the compiled evaluator (~0.9 s, numba's import included)."""
@@ -317,6 +317,9 @@ def _compiled_chain(chain: Chain, kernels: Sequence[Callable[..., Any]]) -> Call
     cold = _generated(chain, kernels, p)
     count = len(chain.ops)
     rows_shape = (p.nregs,) + chain.shape
+    flat = len(chain.shape) > 1
+    outs = p.outs.tolist()
+    no_scalars = np.zeros(0, p.dtype)
     code: list[np.ndarray] = []  # made on the first compiled run
 
     def run(*args: Any) -> tuple[Any, ...]:
@@ -330,13 +333,13 @@ def _compiled_chain(chain: Chain, kernels: Sequence[Callable[..., Any]]) -> Call
         if not code:
             code.append(np.array(p.code, np.int32))
         regs = np.empty((p.nregs, p.n), p.dtype)
-        rows = regs.reshape(rows_shape)
+        rows = regs.reshape(rows_shape) if flat else regs
         for r, i in p.loads:
             rows[r] = args[i]
-        sc = np.array([args[i] for i in p.scalars], p.dtype)
+        sc = np.array([args[i] for i in p.scalars], p.dtype) if p.scalars else no_scalars
         if vm(code[0], regs, sc, p.outs):
             return cold(*args)
-        return tuple([rows[r] for r in p.outs])
+        return tuple([rows[r] for r in outs])
 
     if len(chain.outputs) == 1:
         run.direct = lambda *args: run(*args)[0]  # type: ignore[attr-defined]
@@ -349,7 +352,8 @@ class _Program:
     ``loads``, the ``(register, input)`` pairs loaded before it runs (the inputs read whole
     take the first registers); ``scalars``, the inputs splatted (their positions in the
     scalars operand); ``outs``, the output registers. A register is reused once its value
-    is dead: the generated ``cold`` function names its values by register too."""
+    is dead, after the op that last reads it: the generated ``cold`` function names its
+    values by register too."""
 
     def __init__(self, chain: Chain) -> None:
         index = {id(v): i for i, v in enumerate(chain.inputs)}
@@ -378,15 +382,17 @@ class _Program:
             else:
                 opcode = COMPILED_OPS.index(op.name)
                 a, b = self.reg[id(op.operands[0])], self.reg[id(op.operands[-1])]
-                for v in {id(v) for v in op.operands}:  # dead after it: reusable for its result
-                    if last[v] == k and v not in outputs:
-                        free.append(self.reg[v])
             result = id(op.results[0])
             if free:
                 d = free.pop()
             else:
                 d, self.nregs = self.nregs, self.nregs + 1
             self.reg[result] = d
+            # the operands dead after it are free from the next op on: a result never shares
+            # its operand's register (the compiled loops vectorise only without overlap)
+            if op.name != _SPLAT:
+                free += [self.reg[v] for v in {id(v): 0 for v in op.operands}
+                         if last[v] == k and v not in outputs]
             if result not in last and result not in outputs:
                 free.append(d)
             self.code.append((opcode, d, a, b))
