@@ -30,9 +30,10 @@ from shlo.ops._lazy import special as sc  # noqa: E402
 F32, F64 = np.dtype(np.float32), np.dtype(np.float64)
 
 
-def _formula(fn):  # type: ignore[no-untyped-def]
-    """The float64 values of a loop's formula ``fn`` (before its rounding check)."""
-    @nb.njit(error_model="numpy", nogil=True)
+def _formula(fn, name):  # type: ignore[no-untyped-def]
+    """The float64 values of a loop's formula ``fn`` (before its rounding check), compiled
+    with the loop's own fast-math flags."""
+    @nb.njit(error_model="numpy", nogil=True, fastmath=J.FASTMATH[name])
     def values(x, out):  # type: ignore[no-untyped-def]
         for i in range(x.size):
             out[i] = fn(np.float64(x[i]))
@@ -41,9 +42,9 @@ def _formula(fn):  # type: ignore[no-untyped-def]
 
 
 FUNCTIONS = {
-    "exp": (np.exp, _formula(J._exp_clamped)),
-    "erfc": (sc.erfc, _formula(J._erfc64)),
-    "erf": (sc.erf, _formula(J._erf64)),
+    "exp": (np.exp, _formula(J._exp_clamped, "exp")),
+    "erfc": (sc.erfc, _formula(J._erfc64, "erfc")),
+    "erf": (sc.erf, _formula(J._erf64, "erf")),
 }
 
 

@@ -327,7 +327,7 @@ def _compiled_chain(chain: Chain, kernels: Sequence[Callable[..., Any]]) -> Call
         vm = _VM
         if vm is None and _COLD_OPS >= SWITCH_OPS:
             vm = compiled_evaluator()
-        if not vm or _half._LOOPS is False:  # (numpy_only, a forked child)
+        if not vm or _half.jit_suspended():
             _COLD_OPS += count
             return cold(*args)
         if not code:
@@ -408,12 +408,14 @@ def _generated(chain: Chain, kernels: Sequence[Callable[..., Any]],
     an error is reported at the failing member's op."""
     from .emitter import _INFIX, _PREFIX
 
-    params = [f"s{p.scalars.index(i)}" if i in p.scalars else "" for i in range(len(chain.inputs))]
+    params = [""] * len(chain.inputs)
+    for j, i in enumerate(p.scalars):
+        params[i] = f"s{j}"
     for r, i in p.loads:
         params[i] = f"r{r}"
     namespace: dict[str, Any] = {}
     body = []
-    for k, (op, kern, (_, d, a, b)) in enumerate(zip(chain.ops, kernels, p.code)):
+    for k, (op, kern, (_, d, a, _b)) in enumerate(zip(chain.ops, kernels, p.code)):
         direct = getattr(kern, "direct", None)
         if op.name == _SPLAT:
             args = [f"s{a}"]

@@ -9,9 +9,10 @@ are bit for bit theirs (tests/ops/test_fast_paths.py compares every bit pattern)
 of numpy's float32 loops.
 
 numba is optional (the ``fast`` extra, docs/semantics/elementwise.md). This module alone decides
-whether the compiled loops run (:func:`available`): numba installed, not disabled with
-``SHLO_NO_JIT=1``, not a process forked from one that used numba, and the loops compiling on
-this platform. Each function here returns None when it does not apply (another dtype, no
+whether compiled loops run (:func:`available`; for shlo's other compiled code,
+:func:`jit_allowed` and :func:`jit_suspended`): numba installed, not disabled with
+``SHLO_NO_JIT=1``, not a process forked from one that used numba, not within
+:func:`numpy_only`, and the loops compiling on this platform. Each function here returns None when it does not apply (another dtype, no
 compiled loops); callers then take the general path, numpy's and ml_dtypes' own loops, which is
 always there and gives the same bits. Arrays smaller than :data:`MIN_SIZE` elements take the
 general path too (a compiled call costs more than it saves there, and small programs never pay
@@ -30,8 +31,9 @@ import numpy as np
 from ..dtypes import F16, F32
 from . import _pool
 
-__all__ = ["MIN_SIZE", "half_format", "available", "jit_allowed", "loops", "numpy_only", "binary", "widen",
-           "narrow", "gather", "gather_pairs", "memory_order", "memory_order2", "in_order"]
+__all__ = ["MIN_SIZE", "half_format", "available", "jit_allowed", "jit_suspended", "loops",
+           "numpy_only", "binary", "widen", "narrow", "gather", "gather_pairs", "memory_order",
+           "memory_order2", "in_order"]
 
 Fn = Callable[..., Any]
 
@@ -71,6 +73,12 @@ def loops() -> Any:
 def available() -> bool:
     """Whether the compiled loops run in this process (see the module docstring)."""
     return loops() is not None
+
+
+def jit_suspended() -> bool:
+    """Whether compiled code already loaded must not run now: within :func:`numpy_only`, in a
+    forked child (cheap: for hot paths)."""
+    return _LOOPS is False
 
 
 def jit_allowed() -> bool:
