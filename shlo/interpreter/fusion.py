@@ -334,9 +334,12 @@ def _compiled_chain(chain: Chain, kernels: Sequence[Callable[..., Any]]) -> Call
             code.append(np.array(p.code, np.int32))
         regs = np.empty((p.nregs, p.n), p.dtype)
         rows = regs.reshape(rows_shape) if flat else regs
-        for r, i in p.loads:
-            rows[r] = args[i]
-        sc = np.array([args[i] for i in p.scalars], p.dtype) if p.scalars else no_scalars
+        try:
+            for r, i in p.loads:
+                rows[r] = args[i]
+            sc = np.array([args[i] for i in p.scalars], p.dtype) if p.scalars else no_scalars
+        except Exception:  # an operand not of its declared shape: as the kernels say
+            return cold(*args)
         if vm(code[0], regs, sc, p.outs):
             return cold(*args)
         return tuple([rows[r] for r in outs])

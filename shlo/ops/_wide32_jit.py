@@ -32,7 +32,7 @@ __all__ = ["E", "FASTMATH", "LOOPS", "exp_f32", "erfc_f32", "erf_f32"]
 
 E = 2.0 ** -45
 """Relative margin of the rounding test. The formulas below are within 2^-50.7 of the
-references over every float32 operand (exp 2^-52.0, erfc 2^-50.7, erf 2^-52.8:
+references over every float32 operand (exp 2^-52.0, erfc 2^-50.7, erf 2^-50.8:
 benchmarks/wide32_exhaustive.py), so the reference value always lies in
 ``[t (1 - E), t (1 + E)]``. Fewer than 1 result in 10^6 (and every NaN) fall back on the
 reference."""
@@ -40,10 +40,11 @@ reference."""
 FASTMATH = {"exp": {"contract"}, "erfc": set(), "erf": {"contract"}}
 """Per loop, whether LLVM may fuse a multiply and an add into one fused multiply-add (one
 rounding instead of two; no other fast-math liberty). The exp and erf loops ran 15-19%
-faster with it (exp 2.2 -> 1.8 ms on 605,184 operands, one core), their formulas' error
-staying at 2^-52.0 and 2^-50.9 of the references (benchmarks/wide32_exhaustive.py, which
-compiles each formula with these flags); erfc's grew to 2^-48.7 near x = 1 (1 - erf(x)
-cancels), above the benchmark's margin of E / 16, so its loop keeps two roundings."""
+faster with it (exp 2.2 -> 1.8 ms on 605,184 operands, one core); over all 2^32 operands
+their formulas stay within 2^-52.0 and 2^-50.8 (was 2^-52.8) of the references
+(benchmarks/wide32_exhaustive.py compiles each formula with these flags). erfc's error grew
+to 2^-48.7 near x = 1 (1 - erf(x) cancels), above the benchmark's margin of E / 16, so its
+loop keeps two roundings."""
 _INNER = dict(error_model="numpy", boundscheck=False, inline="always")
 """The helpers, inlined into the loops in numba's IR (LLVM alone does not inline the larger
 ones, and a loop with a call is not vectorised), with numpy's error model (a division by zero
