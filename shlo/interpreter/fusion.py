@@ -39,7 +39,6 @@ Not fused when an observer (shlo.debug's trace, profile) watches the run: it see
 from __future__ import annotations
 
 import math
-import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -49,6 +48,7 @@ from ..errors import ExecutionError, ShloError, locate, runtime_location
 from ..ir import Block, Operation, Value
 from ..registry import ELEMENTWISE, names_with
 from ..ops import _half, _pool
+from ..ops._lazy import Once
 from ..types import TensorType, is_quantized
 
 __all__ = ["BLOCK_BYTES", "MIN_ELEMENTS", "MIN_COMPILED", "MAX_COMPILED", "SWITCH_OPS",
@@ -278,20 +278,11 @@ def fused_kernel(chain: Chain, kernels: Sequence[Callable[..., Any]]) -> Callabl
 _COLD_OPS = 0
 """Ops of compiled chains run through their members' kernels in this process (races between
 threads only lose counts)."""
-_VM: Any = None  # fusion_jit.run, False when it cannot run here, None before the first try
-_VM_LOCK = threading.Lock()
-
-
 def compiled_evaluator() -> Callable[..., Any] | None:
     """:func:`.fusion_jit.run`, loaded (numba imported, the function compiled or read from
     numba's cache) on the first call; None where compiled code may not run
     (:func:`shlo.ops._half.jit_allowed`) or does not compile."""
-    global _VM
-    if _VM is None:
-        with _VM_LOCK:
-            if _VM is None:
-                _VM = _load_evaluator()
-    return _VM or None
+    return _EVALUATOR.get()
 
 
 def _load_evaluator() -> Any:
@@ -309,6 +300,9 @@ def _load_evaluator() -> Any:
         return False
 
 
+_EVALUATOR = Once(_load_evaluator)
+
+
 def _compiled_chain(chain: Chain, kernels: Sequence[Callable[..., Any]]) -> Callable[..., Any]:
     """The kernel of a compiled chain (the module docstring): ``cold``, the members' kernels
     in one generated function, until :data:`SWITCH_OPS`; then the compiled evaluator, with
@@ -324,9 +318,9 @@ def _compiled_chain(chain: Chain, kernels: Sequence[Callable[..., Any]]) -> Call
 
     def run(*args: Any) -> tuple[Any, ...]:
         global _COLD_OPS
-        vm = _VM
+        vm = _EVALUATOR.value
         if vm is None and _COLD_OPS >= SWITCH_OPS:
-            vm = compiled_evaluator()
+            vm = _EVALUATOR.get()
         if not vm or _half.jit_suspended():
             _COLD_OPS += count
             return cold(*args)

@@ -22,7 +22,6 @@ numba's import).
 from __future__ import annotations
 
 import os
-import threading
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
@@ -30,6 +29,7 @@ import numpy as np
 
 from ..dtypes import F16, F32
 from . import _pool
+from ._lazy import Once
 
 __all__ = ["MIN_SIZE", "half_format", "available", "jit_allowed", "jit_suspended", "loops",
            "numpy_only", "binary", "widen", "narrow", "gather", "gather_pairs", "memory_order",
@@ -46,8 +46,6 @@ machine: 1e6-element f16 and f8 multiplies (0.4-0.6 ms) were 1.5-2x slower in 8 
 
 _U16 = np.dtype(np.uint16)
 _U8 = np.dtype(np.uint8)
-_LOCK = threading.Lock()
-_LOOPS: Any = None  # the module _half_jit, False when unavailable, None before the first try
 
 
 def half_format(dt: Any) -> str | None:
@@ -62,12 +60,7 @@ def half_format(dt: Any) -> str | None:
 
 def loops() -> Any:
     """The compiled loops (:mod:`._half_jit`), or None when numba is missing or disabled."""
-    global _LOOPS
-    if _LOOPS is None:
-        with _LOCK:
-            if _LOOPS is None:
-                _LOOPS = _load()
-    return _LOOPS or None
+    return _LOOPS.get()
 
 
 def available() -> bool:
@@ -78,14 +71,14 @@ def available() -> bool:
 def jit_suspended() -> bool:
     """Whether compiled code already loaded must not run now: within :func:`numpy_only`, in a
     forked child (cheap: for hot paths)."""
-    return _LOOPS is False
+    return _LOOPS.value is False
 
 
 def jit_allowed() -> bool:
     """Whether other compiled code (:mod:`shlo.interpreter.fusion_jit`) may run in this
     process: what :func:`available` requires, but for these loops themselves, which it does
     not load (not disabled, not a forked child, not within :func:`numpy_only`)."""
-    return _LOOPS is not False and os.environ.get("SHLO_NO_JIT", "") in ("", "0")
+    return _LOOPS.value is not False and os.environ.get("SHLO_NO_JIT", "") in ("", "0")
 
 
 @contextmanager
@@ -93,21 +86,19 @@ def numpy_only() -> Iterator[None]:
     """Within it, every caller takes the general (numpy / ml_dtypes) path: for tests that
     compare the two paths bit for bit, and for benchmarks. Kernels choose when they run, so
     prepare and run inside it."""
-    global _LOOPS
     loops()
-    saved, _LOOPS = _LOOPS, False
+    saved, _LOOPS.value = _LOOPS.value, False
     try:
         yield
     finally:
-        _LOOPS = saved
+        _LOOPS.value = saved
 
 
 def _no_loops_in_forked_child() -> None:
     """A process forked from one that uses (or is importing) numba must not use numba: its
     locks and LLVM's state are copied mid-use (the conformance runner's fork-based workers hung
     in numba's import). Forked children take the general path: the same results."""
-    global _LOOPS
-    _LOOPS = False
+    _LOOPS.value = False
 
 
 if hasattr(os, "register_at_fork"):
@@ -132,6 +123,9 @@ def _load() -> Any:
         return _half_jit
     except Exception:  # numba absent, or a compile error on this platform
         return False
+
+
+_LOOPS = Once(_load)  # the module _half_jit
 
 
 def _flat(x: Any, dt: np.dtype) -> np.ndarray:

@@ -1,13 +1,15 @@
 """What is imported when first used: scipy (importing scipy.special costs about 0.4 s; `shlo run`
-of a program that needs none of it should not pay that), and the submodules of the ops groups
-(:func:`package_getattr`: a program that adds two tensors imports no convolution)."""
+of a program that needs none of it should not pay that), the submodules of the ops groups
+(:func:`package_getattr`: a program that adds two tensors imports no convolution), and compiled
+code (:class:`Once`: numba's import and the loading of compiled functions)."""
 
 from __future__ import annotations
 
 import importlib
+import threading
 from typing import Any, Callable
 
-__all__ = ["LazyModule", "special", "fft", "package_getattr"]
+__all__ = ["LazyModule", "Once", "special", "fft", "package_getattr"]
 
 
 class LazyModule:
@@ -26,6 +28,26 @@ class LazyModule:
 
         call.__name__ = attr
         return call
+
+
+class Once:
+    """What ``load()`` returns, loaded by the first :meth:`get` (one thread loads, the others
+    wait) and kept: ``value`` is None before, False where it cannot load (``load`` says so by
+    returning False), else the loaded object. Its owner may set ``value`` to False (a forked
+    child, tests)."""
+
+    def __init__(self, load: Callable[[], Any]) -> None:
+        self._load = load
+        self._lock = threading.Lock()
+        self.value: Any = None
+
+    def get(self) -> Any:
+        """The loaded object, or None where it cannot load."""
+        if self.value is None:
+            with self._lock:
+                if self.value is None:
+                    self.value = self._load()
+        return self.value or None
 
 
 special = LazyModule("scipy.special")

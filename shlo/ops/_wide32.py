@@ -18,34 +18,29 @@ disabled, not a forked child, not within :func:`._half.numpy_only`); arrays smal
 
 from __future__ import annotations
 
-import threading
 from typing import Any, Callable
 
 import numpy as np
 
 from ..dtypes import F32
 from . import _half, _pool
+from ._lazy import Once
 
 __all__ = ["compiled"]
 
 Fn = Callable[..., Any]
 
-_LOCK = threading.Lock()
-_LOOPS: Any = None  # _wide32_jit.LOOPS, False when it cannot load, None before the first try
+
+def _load() -> Any:
+    try:
+        from ._wide32_jit import LOOPS
+
+        return LOOPS
+    except Exception:  # a compile or import error on this platform
+        return False
 
 
-def _loops() -> Any:
-    global _LOOPS
-    if _LOOPS is None:
-        with _LOCK:
-            if _LOOPS is None:
-                try:
-                    from ._wide32_jit import LOOPS
-
-                    _LOOPS = LOOPS
-                except Exception:  # a compile or import error on this platform
-                    _LOOPS = False
-    return _LOOPS or None
+_LOOPS = Once(_load)  # _wide32_jit.LOOPS
 
 
 def compiled(name: str, reference: Fn) -> Fn:
@@ -56,7 +51,7 @@ def compiled(name: str, reference: Fn) -> Fn:
         x = np.asarray(x)
         if x.dtype != F32 or x.size < _half.MIN_SIZE or not _half.available():
             return reference(x)
-        loops = _loops()
+        loops = _LOOPS.get()
         if loops is None:
             return reference(x)
         x, perm = _half.memory_order(x)

@@ -351,7 +351,7 @@ def compiled(monkeypatch):
         calls.append(bool(nan))
         return nan
 
-    monkeypatch.setattr(fusion, "_VM", counted)
+    monkeypatch.setattr(fusion._EVALUATOR, "value", counted)
     return calls
 
 
@@ -425,12 +425,12 @@ def test_compiled_chain_switch_after_switch_ops(monkeypatch):
     if run is None:
         pytest.skip("no compiled evaluator here (numba missing or disabled)")
     loaded: list[int] = []
-    monkeypatch.setattr(fusion, "_VM", None)
+    monkeypatch.setattr(fusion._EVALUATOR, "value", None)
     monkeypatch.setattr(fusion, "_COLD_OPS", 0)
     monkeypatch.setattr(fusion, "SWITCH_OPS", 60)
     calls = []
     counted = lambda *a: calls.append(1) or run(*a)  # noqa: E731
-    monkeypatch.setattr(fusion, "_load_evaluator", lambda: loaded.append(1) or counted)
+    monkeypatch.setattr(fusion._EVALUATOR, "_load", lambda: loaded.append(1) or counted)
     text = _compiled_program("f32", 16)  # one chain of 26 ops
     x = np.linspace(0.5, 2, 16, dtype=np.float32)
     results = []
@@ -477,7 +477,7 @@ def test_compiled_chain_error_names_its_op(monkeypatch):
         return lambda *a: (fail(*a),)
 
     monkeypatch.setattr(lookup("stablehlo.sqrt"), "prepare", broken)
-    monkeypatch.setattr(fusion, "_VM", False)  # the members' kernels run (cold)
+    monkeypatch.setattr(fusion._EVALUATOR, "value", False)  # the members' kernels run (cold)
     with pytest.raises(ExecutionError) as e:
         shlo.run(text, np.ones(16, np.float32))
     assert "a.mlir:9:8" in str(e.value) and "boom" in str(e.value)

@@ -95,7 +95,7 @@ def test_fix_up_of_flagged_elements(monkeypatch, name):
         idx[: x.size] = np.arange(x.size)[::-1]
         return x.size
 
-    monkeypatch.setattr(_wide32, "_LOOPS", {name: flag_all})
+    monkeypatch.setattr(_wide32._LOOPS, "value", {name: flag_all})
     x = _operands(2)[: 1 << 15]
     with np.errstate(all="ignore"):
         got = _wide32.compiled(name, _reference(name))(x)
