@@ -22,6 +22,7 @@ from ...ir import Operation
 from ...registry import ELEMENTWISE, Kernel, define, kernel
 from .._numeric import round_from_wide
 from .._wide32 import compiled
+from ..elementwise._common import on_cores
 from ._common import FC, PRED, F, as_wide, elementwise_op, is_int, result_type
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -111,7 +112,9 @@ def _wide_kernel(name: str, real: Real, complex_: Real | None) -> None:
             return round_from_wide(y, dtype)
 
         if dtype == F32 and name in _COMPILED:
-            wide = compiled(name, wide)
+            wide = compiled(name, wide)  # (it chooses its own cores)
+        elif dtype in (F32, F64):
+            wide = on_cores(wide, dtype)  # large operands in pieces, one per core in turn
 
         def run(x: Any) -> Sequence[Any]:
             return (wide(x),)
