@@ -63,10 +63,11 @@ fused against unfused in one process, wall time: 2.5e5 elements 1.95 vs 1.43 ms,
 5.1 ms, 4e6 22.8 vs 26.5 ms, 1.6e7 190 vs 211 ms (smaller arrays stay in cache unfused, and
 each block costs a call per member)."""
 
-MIN_COMPILED = 16
-"""Compiled chains have at least this many members: a compiled call costs ~2 us, and 16 ops
-of add, multiply, subtract and maximum on 16-4096 f32 elements ran 2.1-5.8x faster compiled
-than through their kernels, 64 ops 3.5-12.7x (one process, the chain's kernel alone)."""
+MIN_COMPILED = 8
+"""Compiled chains have at least this many members: a compiled call costs ~4 us. Chains of
+add and multiply (and of add, multiply, subtract and maximum) on 16-2048 f32 elements ran
+0.7-1.5x as fast compiled with 4 members, 0.9-1.5x with 6, 1.0-2.1x with 8, 1.6-3.0x with 12,
+2.1-5.8x with 16 and 3.5-12.7x with 64 (one process, the chain's kernel alone)."""
 MAX_COMPILED = 8192
 """Compiled chains are over at most this many elements (the registers stay in L1/L2): the same
 chains on 16384 elements ran 1.3-1.8x faster compiled, on 65536 0.6-1.4x."""
