@@ -279,6 +279,8 @@ def fused_kernel(chain: Chain, kernels: Sequence[Callable[..., Any]]) -> Callabl
 _COLD_OPS = 0
 """Ops of compiled chains run through their members' kernels in this process (races between
 threads only lose counts)."""
+
+
 def compiled_evaluator() -> Callable[..., Any] | None:
     """:func:`.fusion_jit.run`, loaded (numba imported, the function compiled or read from
     numba's cache) on the first call; None where compiled code may not run
@@ -292,10 +294,11 @@ def _load_evaluator() -> Any:
     try:
         from .fusion_jit import run
 
-        code = np.array([[2, 1, 0, 0], [9, 2, 0, 0], [4, 1, 1, 2]], np.int32)
-        regs = np.array([[-1.5, -0.0], [0, 0], [0, 0]], np.float32)
-        nan = run(code, regs, np.array([0.0], np.float32), np.array([1], np.int32))
-        ok = not nan and regs[1].tolist() == [2.25, 0.0] and not np.signbit(regs[1, 1])
+        # a probe: r1 = r0 * r0, r2 = splat(-0), r3 = maximum(r2, r1): [2.25, +0]
+        code = np.array([[2, 1, 0, 0], [9, 2, 0, 0], [4, 3, 2, 1]], np.int32)
+        regs = np.array([[-1.5, -0.0], [9, 9], [9, 9], [9, 9]], np.float32)
+        nan = run(code, regs, np.array([-0.0], np.float32), np.array([3], np.int32))
+        ok = not nan and regs[3].tolist() == [2.25, 0.0] and not np.signbit(regs[3, 1])
         return run if ok else False
     except Exception:  # numba absent, or a compile error on this platform
         return False
