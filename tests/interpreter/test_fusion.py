@@ -551,3 +551,22 @@ def test_random_compiled_chains_equal_unfused(monkeypatch, compiled, seed):
         fused = shlo.run(text, *args)
         _same(fused, _unfused(monkeypatch, text, *args))
     assert compiled  # the evaluator ran (and maybe gave way to the kernels for a NaN)
+
+
+def test_compiled_chain_of_rank_2_transposed_operands(monkeypatch, compiled):
+    """Rank-2 values, one operand a transposed view: loaded into the registers in its logical
+    order, results of the declared shape."""
+    ty = "tensor<4x6xf32>"
+    lines = [f"%v{k} = stablehlo.{['add', 'multiply', 'subtract'][k % 3]} "
+             f"{'%x' if k == 0 else f'%v{k - 1}'}, %y : {ty}" for k in range(10)]
+    body = "\n  ".join(lines)
+    text = f"""func.func @main(%x: {ty}, %y: {ty}) -> {ty} {{
+  {body}
+  return %v9 : {ty}
+}}"""
+    rng = np.random.default_rng(4)
+    x = rng.uniform(0.5, 2, (6, 4)).astype(np.float32).T  # (a transposed view)
+    y = rng.uniform(0.5, 2, (4, 6)).astype(np.float32)
+    fused = shlo.run(text, x, y)
+    assert compiled == [False] and fused[0].shape == (4, 6)
+    _same(fused, _unfused(monkeypatch, text, x, y))
