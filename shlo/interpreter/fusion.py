@@ -318,7 +318,7 @@ def _compiled_chain(chain: Chain, kernels: Sequence[Callable[..., Any]]) -> Call
     flat = len(chain.shape) > 1
     outs = p.outs.tolist()
     no_scalars = np.zeros(0, p.dtype)
-    code: list[np.ndarray] = []  # made on the first compiled run
+    code = np.array(p.code, np.int32)
 
     def run(*args: Any) -> tuple[Any, ...]:
         global _COLD_OPS
@@ -328,8 +328,6 @@ def _compiled_chain(chain: Chain, kernels: Sequence[Callable[..., Any]]) -> Call
         if not vm or _half.jit_suspended():
             _COLD_OPS += count
             return cold(*args)
-        if not code:
-            code.append(np.array(p.code, np.int32))
         regs = np.empty((p.nregs, p.n), p.dtype)
         rows = regs.reshape(rows_shape) if flat else regs
         try:
@@ -338,7 +336,7 @@ def _compiled_chain(chain: Chain, kernels: Sequence[Callable[..., Any]]) -> Call
             sc = np.array([args[i] for i in p.scalars], p.dtype) if p.scalars else no_scalars
         except Exception:  # an operand not of its declared shape: as the kernels say
             return cold(*args)
-        if vm(code[0], regs, sc, p.outs):
+        if vm(code, regs, sc, p.outs):
             return cold(*args)
         return tuple([rows[r] for r in outs])
 

@@ -5,7 +5,8 @@
 (one row of the chain's elements per register, float32 or float64): each instruction loops over
 the elements. LLVM vectorises these loops (AVX2 on this project's machine) behind a test that
 the result's row does not overlap an operand's: :class:`shlo.interpreter.fusion._Program` never
-gives a result its operand's register (with it, 64 adds on 1024 elements took 4x longer). The opcodes are the positions in :data:`shlo.interpreter.fusion.COMPILED_OPS`:
+gives a result its operand's register (when it did, 64 adds on 1024 elements took 4x longer).
+The opcodes are the positions in :data:`shlo.interpreter.fusion.COMPILED_OPS`:
 
 ====  ==========  ============================================================================
  0    add         ``a + b``, one IEEE operation in the registers' type (no contraction into

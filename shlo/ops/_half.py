@@ -12,11 +12,11 @@ numba is optional (the ``fast`` extra, docs/semantics/elementwise.md). This modu
 whether compiled loops run (:func:`available`; for shlo's other compiled code,
 :func:`jit_allowed` and :func:`jit_suspended`): numba installed, not disabled with
 ``SHLO_NO_JIT=1``, not a process forked from one that used numba, not within
-:func:`numpy_only`, and the loops compiling on this platform. Each function here returns None when it does not apply (another dtype, no
-compiled loops); callers then take the general path, numpy's and ml_dtypes' own loops, which is
-always there and gives the same bits. Arrays smaller than :data:`MIN_SIZE` elements take the
-general path too (a compiled call costs more than it saves there, and small programs never pay
-numba's import).
+:func:`numpy_only`, and the loops compiling on this platform. Each function here returns None
+when it does not apply (another dtype, no compiled loops); callers then take the general path,
+numpy's and ml_dtypes' own loops, which is always there and gives the same bits. Arrays
+smaller than :data:`MIN_SIZE` elements take the general path too (a compiled call costs more
+than it saves there, and small programs never pay numba's import).
 """
 
 from __future__ import annotations
