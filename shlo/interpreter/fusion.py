@@ -23,15 +23,19 @@ and unfused runs of every element-wise op). What is fused (:func:`plan`):
 * at least two members, of at least :data:`MIN_ELEMENTS` elements.
 
 Small tensors (a loop body's, a model's biases and norms) lose nothing to memory: what they
-lose is the ~0.4 us numpy call of each op. A chain of at least :data:`MIN_COMPILED` float32 or
-float64 ops among :data:`COMPILED_OPS` (and splats) on 1 to :data:`MAX_COMPILED` elements (rank
-1 or more; one open chain per shape and type, as above) is a *compiled* chain: it runs through
-its members' kernels (one generated function: the unfused computation) until the process has
-run :data:`SWITCH_OPS` ops of such chains, then through a compiled evaluator,
-:mod:`.fusion_jit` (numba: ~30 ns an op on 16 elements, ~0.1 ns an element on more; loading it
-costs ~0.9 s, which only programs run that long pay). Its results are the members' bit for
-bit: the compiled arithmetic is IEEE's, and where an output holds a NaN (whose payload a
-compiled loop may pick otherwise) the chain is computed again through the members' kernels.
+lose is the ~0.4 us numpy call of each op. A chain of float32 or float64 ops among
+:data:`COMPILED_OPS` (and splats; tanh on float32 only) of rank 1 or more (one open chain per
+shape and type, as above) is a *compiled* chain when it has at least :data:`MIN_COMPILED`
+members on 1 to :data:`MAX_COMPILED` elements, or :data:`MIN_LARGE` members on more elements
+and fewer than :data:`MIN_ELEMENTS`. It runs through its members' kernels (one generated
+function: the unfused computation) until the process has run :data:`SWITCH_OPS` ops of such
+chains (an op on n elements counts ``n / 2048`` beyond 2048), then through a compiled
+evaluator, :mod:`.fusion_jit` (numba: ~30 ns an op on 16 elements, ~0.1 ns an element on
+more; larger chains run block by block within it, spread over the cores; loading it costs
+~0.9 s, which only programs run that long pay). Its results are the members' bit for bit, NaNs
+included (:mod:`.fusion_jit` says how); where the probe run at its loading finds that
+numpy's float32 tanh is not the formula it copies (a CPU without FMA), chains holding a tanh
+stay on their members' kernels.
 
 Not fused when an observer (shlo.debug's trace, profile) watches the run: it sees every op.
 """
@@ -40,7 +44,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
@@ -69,18 +73,26 @@ add and multiply (and of add, multiply, subtract and maximum) on 16-2048 f32 ele
 0.7-1.5x as fast compiled with 4 members, 0.9-1.5x with 6, 1.0-2.1x with 8, 1.6-3.0x with 12,
 2.1-5.8x with 16 and 3.5-12.7x with 64 (one process, the chain's kernel alone)."""
 MAX_COMPILED = 8192
-"""Compiled chains are over at most this many elements (the registers stay in L1/L2): the same
-chains on 16384 elements ran 1.3-1.8x faster compiled, on 65536 0.6-1.4x."""
+"""Compiled chains over at most this many elements hold their registers whole (they stay in
+L1/L2: the same chains on 16384 elements ran 1.3-1.8x faster compiled, on 65536 0.6-1.4x);
+larger ones run block by block (:data:`COMPILED_BLOCK`)."""
+MIN_LARGE = 3
+"""Compiled chains over more than :data:`MAX_COMPILED` elements have at least this many
+members (TODO measure)."""
+COMPILED_BLOCK = 1024
+"""Elements of a block of a large compiled chain (4 KiB a float32 register: the registers of a
+block stay in L1)."""
 SWITCH_OPS = 1 << 20
 """Ops of compiled chains a process runs through their members' kernels (~0.5 s of numpy
 calls) before it loads the compiled evaluator (~0.9 s, numba's import included)."""
 COMPILED_OPS = ("stablehlo.add", "stablehlo.subtract", "stablehlo.multiply", "stablehlo.divide",
                 "stablehlo.maximum", "stablehlo.minimum", "stablehlo.negate", "stablehlo.abs",
-                "stablehlo.sqrt")
+                "stablehlo.sqrt", "stablehlo.tanh")
 """The ops of compiled chains; an op's position is its opcode in :mod:`.fusion_jit` (splats
 are ``len(COMPILED_OPS)``)."""
 
 _SPLAT = "stablehlo.broadcast_in_dim"
+_TANH = "stablehlo.tanh"
 _COMPILED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
@@ -127,11 +139,11 @@ def _member_key(op: Operation, elementwise: frozenset[str]) -> Key | None:
     size = math.prod(shape)
     if size >= MIN_ELEMENTS:
         return shape, False, None
-    if not shape or not 0 < size <= MAX_COMPILED or \
-            (op.name != _SPLAT and op.name not in COMPILED_OPS):
+    if not shape or not size or (op.name != _SPLAT and op.name not in COMPILED_OPS):
         return None
     dt = _dtype(op.results[0])
-    if dt not in _COMPILED_DTYPES or any(_dtype(v) != dt for v in op.operands):
+    if dt not in _COMPILED_DTYPES or any(_dtype(v) != dt for v in op.operands) or \
+            (op.name == _TANH and dt != _COMPILED_DTYPES[0]):
         return None
     return shape, True, dt
 
@@ -157,7 +169,7 @@ def plan(block: Block) -> list[Chain]:
         chain = open_.pop(key)
         for op in chain.ops:
             owner.pop(id(op.results[0]), None)
-        if len(chain.ops) >= (MIN_COMPILED if chain.compiled else 2):
+        if len(chain.ops) >= _min_members(chain):
             chains.append(chain)
 
     for op in block.operations:
@@ -179,6 +191,12 @@ def plan(block: Block) -> list[Chain]:
     for chain in chains:
         _wire(chain, block)
     return [c for c in chains if c.outputs]
+
+
+def _min_members(chain: Chain) -> int:
+    if not chain.compiled:
+        return 2
+    return MIN_COMPILED if math.prod(chain.shape) <= MAX_COMPILED else MIN_LARGE
 
 
 def _wire(chain: Chain, block: Block) -> None:
@@ -277,29 +295,76 @@ def fused_kernel(chain: Chain, kernels: Sequence[Callable[..., Any]]) -> Callabl
 
 
 _COLD_OPS = 0
-"""Ops of compiled chains run through their members' kernels in this process (races between
-threads only lose counts)."""
+"""Ops of compiled chains run through their members' kernels in this process, an op over
+n > 2048 elements counting n / 2048 (~0.4 us of numpy each; races between threads only lose
+counts)."""
 
 
-def compiled_evaluator() -> Callable[..., Any] | None:
-    """:func:`.fusion_jit.run`, loaded (numba imported, the function compiled or read from
-    numba's cache) on the first call; None where compiled code may not run
-    (:func:`shlo.ops._half.jit_allowed`) or does not compile."""
+class Evaluator(NamedTuple):
+    """The loaded :mod:`.fusion_jit`: its :func:`~.fusion_jit.run` and
+    :func:`~.fusion_jit.run_blocks`, and whether its tanh gives numpy's bits here."""
+
+    run: Callable[..., Any]
+    run_blocks: Callable[..., Any]
+    tanh: bool
+
+
+def compiled_evaluator() -> Evaluator | None:
+    """:mod:`.fusion_jit`, loaded (numba imported, its functions compiled or read from
+    numba's cache, its rules probed against numpy's) on the first call; None where compiled
+    code may not run (:func:`shlo.ops._half.jit_allowed`), does not compile, or does not
+    compute the members' bits."""
     return _EVALUATOR.get()
+
+
+def _probe_operands(dt: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+    """Operand pairs on which the evaluator must give the kernels' bits: zeros of both signs
+    meeting, infinities, a subnormal, invalid operations, NaNs of two payloads and signs meeting
+    in either order, a signaling NaN, and a sweep of [-12, 12]."""
+    u = np.dtype(f"u{dt.itemsize}").type
+    bits = 8 * dt.itemsize
+    mantissa = 23 if dt.itemsize == 4 else 52
+    ones = (u(1) << u(bits - 1)) - (u(1) << u(mantissa))  # exponent bits all ones
+    quiet = u(1) << u(mantissa - 1)
+    sign = u(1) << u(bits - 1)
+    nan1, nan2, snan = np.array([ones | quiet | u(1), sign | ones | quiet | u(2), ones | u(3)],
+                                u).view(dt)
+    x = [-0.0, 0.0, 1.5, -np.inf, np.inf, 0.0, -1.0, 1e-40, nan1, nan2, 1.0, snan, nan1, snan]
+    y = [0.0, -0.0, -2.0, np.inf, np.inf, 0.0, 3.0, 3.0, nan2, nan1, snan, 1.0, snan, nan2]
+    sweep = np.linspace(-12.0, 12.0, 193)
+    return (np.concatenate([np.array(x, dt), sweep.astype(dt)]),
+            np.concatenate([np.array(y, dt), sweep[::-1].astype(dt) * 0.5]))
+
+
+def _probe(run: Callable[..., Any], dt: np.dtype) -> bool:
+    """Whether ``run`` gives the kernels' bits on :func:`_probe_operands` for every op but tanh
+    (:data:`shlo.ops._tanh32_jit.AGREES` says for tanh)."""
+    from ..ops.elementwise.arithmetic import _float_max_min
+
+    x, y = _probe_operands(dt)
+    count = len(COMPILED_OPS) - 1  # (tanh is last)
+    code = np.array([(k, 2 + k, 0, 1) for k in range(count)], np.int32)
+    regs = np.zeros((2 + count, x.size), dt)
+    regs[0], regs[1] = x, y
+    run(code, regs, np.zeros(0, dt))
+    binary = (np.add, np.subtract, np.multiply, np.divide, _float_max_min(dt, True),
+              _float_max_min(dt, False))
+    with np.errstate(all="ignore"):
+        want = [f(x, y) for f in binary] + [f(x) for f in (np.negative, np.abs, np.sqrt)]
+    u = f"u{dt.itemsize}"
+    return all(regs[2 + k].view(u).tolist() == w.view(u).tolist() for k, w in enumerate(want))
 
 
 def _load_evaluator() -> Any:
     if not _half.jit_allowed():
         return False
     try:
-        from .fusion_jit import run
+        from ..ops._tanh32_jit import AGREES
+        from .fusion_jit import run, run_blocks
 
-        # a probe: r1 = r0 * r0, r2 = splat(-0), r3 = maximum(r2, r1): [2.25, +0]
-        code = np.array([[2, 1, 0, 0], [9, 2, 0, 0], [4, 3, 2, 1]], np.int32)
-        regs = np.array([[-1.5, -0.0], [9, 9], [9, 9], [9, 9]], np.float32)
-        nan = run(code, regs, np.array([-0.0], np.float32), np.array([3], np.int32))
-        ok = not nan and regs[3].tolist() == [2.25, 0.0] and not np.signbit(regs[3, 1])
-        return run if ok else False
+        if not all(_probe(run, dt) for dt in _COMPILED_DTYPES):
+            return False
+        return Evaluator(run, run_blocks, AGREES)
     except Exception:  # numba absent, or a compile error on this platform
         return False
 
@@ -309,36 +374,65 @@ _EVALUATOR = Once(_load_evaluator)
 
 def _compiled_chain(chain: Chain, kernels: Sequence[Callable[..., Any]]) -> Callable[..., Any]:
     """The kernel of a compiled chain (the module docstring): ``cold``, the members' kernels
-    in one generated function, until :data:`SWITCH_OPS`; then the compiled evaluator, with
-    ``cold`` again for a run whose outputs hold a NaN."""
+    in one generated function, until :data:`SWITCH_OPS`; then the compiled evaluator."""
     p = _Program(chain)
     cold = _generated(chain, kernels, p)
-    count = len(chain.ops)
-    rows_shape = (p.nregs,) + chain.shape
-    flat = len(chain.shape) > 1
+    n = p.n
+    count = len(chain.ops) * max(1, n >> 11)
+    has_tanh = any(op.name == _TANH for op in chain.ops)
+    shape = chain.shape
     outs = p.outs.tolist()
     no_scalars = np.zeros(0, p.dtype)
     code = np.array(p.code, np.int32)
+    if n <= MAX_COMPILED:
+        rows_shape = (p.nregs,) + shape
+        flat = len(shape) > 1
+
+        def hot(vm: Evaluator, args: tuple[Any, ...], sc: np.ndarray) -> tuple[Any, ...]:
+            regs = np.empty((p.nregs, n), p.dtype)
+            rows = regs.reshape(rows_shape) if flat else regs
+            for r, i in p.loads:
+                rows[r] = args[i]
+            vm.run(code, regs, sc)
+            return tuple([rows[r] for r in outs])
+    else:
+        from .fusion_jit import MAX_INPUTS, MAX_OUTPUTS
+
+        if len(p.loads) > MAX_INPUTS or len(outs) > MAX_OUTPUTS:
+            return cold
+        loads = np.array([r for r, _ in p.loads], np.int32)
+        stores = p.outs
+        pad_in, pad_out = MAX_INPUTS - len(p.loads), MAX_OUTPUTS - len(outs)
+        spare = np.zeros(0, p.dtype)
+
+        def hot(vm: Evaluator, args: tuple[Any, ...], sc: np.ndarray) -> tuple[Any, ...]:
+            ins = [np.ascontiguousarray(args[i], p.dtype).reshape(-1) for _, i in p.loads]
+            if any(a.size != n for a in ins):
+                raise ValueError("an operand not of its declared shape")
+            results = [np.empty(n, p.dtype) for _ in outs]
+
+            def piece(*arrays: np.ndarray) -> None:
+                k = len(ins)
+                vm.run_blocks(code, tuple(arrays[:k]) + (spare,) * pad_in, loads, sc,
+                              tuple(arrays[k:]) + (spare,) * pad_out, stores,
+                              np.empty((p.nregs, COMPILED_BLOCK), p.dtype))
+
+            _pool.split(piece, ins + results, _pool.COSTLY_MIN // 4)
+            return tuple([r.reshape(shape) for r in results])
 
     def run(*args: Any) -> tuple[Any, ...]:
         global _COLD_OPS
         vm = _EVALUATOR.value
         if vm is None and _COLD_OPS >= SWITCH_OPS:
             vm = _EVALUATOR.get()
-        if not vm or _half.jit_suspended():
+        if not vm or _half.jit_suspended() or (has_tanh and not vm.tanh):
             _COLD_OPS += count
             return cold(*args)
-        regs = np.empty((p.nregs, p.n), p.dtype)
-        rows = regs.reshape(rows_shape) if flat else regs
         try:
-            for r, i in p.loads:
-                rows[r] = args[i]
             sc = np.array([args[i] for i in p.scalars], p.dtype) if p.scalars else no_scalars
+            return hot(vm, args, sc)
         except Exception:  # an operand not of its declared shape: as the kernels say
             return cold(*args)
-        if vm(code, regs, sc, p.outs):
-            return cold(*args)
-        return tuple([rows[r] for r in outs])
 
     if len(chain.outputs) == 1:
         run.direct = lambda *args: run(*args)[0]  # type: ignore[attr-defined]
@@ -371,6 +465,7 @@ class _Program:
                     self.loads.append((len(self.loads), index[id(v)]))
         self.nregs = len(self.loads)
         free: list[int] = []
+        self.dead: list[list[int]] = []  # per op, the registers whose values die with it
         self.code: list[tuple[int, int, int, int]] = []
         for k, op in enumerate(chain.ops):
             if op.name == _SPLAT:
@@ -389,11 +484,12 @@ class _Program:
             self.reg[result] = d
             # the operands dead after it are free from the next op on: a result never shares
             # its operand's register (the compiled loops vectorise only without overlap)
-            if op.name != _SPLAT:
-                free += [self.reg[v] for v in {id(v): 0 for v in op.operands}
-                         if last[v] == k and v not in outputs]
+            dead = [self.reg[v] for v in {id(v): 0 for v in op.operands}
+                    if last[v] == k and v not in outputs] if op.name != _SPLAT else []
             if result not in last and result not in outputs:
-                free.append(d)
+                dead.append(d)
+            free += dead
+            self.dead.append(dead)
             self.code.append((opcode, d, a, b))
         self.outs = np.array([self.reg[id(v)] for v in chain.outputs], np.int32)
         self.n = math.prod(chain.shape)
@@ -428,6 +524,8 @@ def _generated(chain: Chain, kernels: Sequence[Callable[..., Any]],
             namespace[f"k{k}"] = direct or kern
             line = f"k{k}({', '.join(args)})" + ("" if direct else "[0]")
         body.append(f"    r{d} = {line}")
+        if p.dead[k]:  # freed before the next op allocates (a large value's pages are reused)
+            body.append(f"    del {', '.join(f'r{r}' for r in p.dead[k])}")
     outs = "".join(f"r{r}, " for r in p.outs)
     source = "\n".join([f"def cold({', '.join(params)}):", *body, f"    return ({outs})"])
     exec(compile(source, "<fused chain>", "exec"), namespace)

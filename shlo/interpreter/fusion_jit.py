@@ -1,31 +1,42 @@
-"""The compiled evaluator of small element-wise chains (numba; imported only through
+"""The compiled evaluator of element-wise chains (numba; imported only through
 :func:`shlo.interpreter.fusion.compiled_evaluator`, once a process has run enough of them).
 
-:func:`run` interprets a program of ``(opcode, dst, a, b)`` rows over a register file ``regs``
-(one row of the chain's elements per register, float32 or float64): each instruction loops over
-the elements. LLVM vectorises these loops (AVX2 on this project's machine) behind a test that
-the result's row does not overlap an operand's: :class:`shlo.interpreter.fusion._Program` never
-gives a result its operand's register (when it did, 64 adds on 1024 elements took 4x longer).
-The opcodes are the positions in :data:`shlo.interpreter.fusion.COMPILED_OPS`:
+A chain is a program of ``(opcode, dst, a, b)`` rows over a register file ``regs`` (one row
+of elements per register, float32 or float64): each instruction loops over the elements.
+:func:`run` runs it over whole small tensors; :func:`run_blocks` over large ones, block by
+block inside the compiled code (the registers are one block long and stay in L1: the inputs'
+block is copied in, the program runs, the outputs' block is copied out). LLVM vectorises the
+loops (AVX2 on this project's machine) behind a test that the result's row does not overlap an
+operand's: :class:`shlo.interpreter.fusion._Program` never gives a result its operand's
+register (when it did, 64 adds on 1024 elements took 4x longer). The opcodes are the positions
+in :data:`shlo.interpreter.fusion.COMPILED_OPS`:
 
 ====  ==========  ============================================================================
  0    add         ``a + b``, one IEEE operation in the registers' type (no contraction into
  1    subtract    fused multiply-adds, no reassociation: numba's default, without fastmath),
  2    multiply    so every non-NaN result is numpy's bit for bit
  3    divide
- 4    maximum     IEEE maximum: the greater; of two equal values +0 for (-0, +0); NaN if either
- 5    minimum     is (with whatever payload: see below)
+ 4    maximum     IEEE maximum: the greater; of two equal values +0 for (-0, +0)
+ 5    minimum     IEEE minimum: the lesser; of two equal values -0 for (-0, +0)
  6    negate      ``-a``
  7    abs         ``abs(a)``
  8    sqrt        ``sqrt(a)`` (correctly rounded, as numpy's)
- 9    splat       every element ``scalars[a]``
+ 9    tanh        numpy's float32 tanh (:func:`shlo.ops._tanh32_jit.tanh_rows`; float32 only)
+10    splat       every element ``scalars[a]``
 ====  ==========  ============================================================================
 
-NaN payloads are the one thing a compiled loop may choose differently from numpy (LLVM may
-commute the operands of ``fadd``; numpy's maximum keeps its own operand's NaN): :func:`run`
-returns True when an output row holds a NaN, and the caller then computes the chain again
-through the members' own kernels. A NaN inside the chain reaches an output through any of these
-ops (they all propagate it), or it is dead.
+NaNs are numpy's bit for bit too, as numpy computes them on this project's machine (x86; the
+evaluator's load-time probe checks each rule against numpy where it runs):
+
+* an arithmetic op with a NaN operand returns its first NaN operand made quiet. LLVM may swap
+  the operands of ``fadd`` and ``fmul`` and rewrite ``a - b`` (``1 - sNaN`` came out with
+  its sign flipped), so an arithmetic op's loop that made a NaN runs again with the rule
+  spelled out: where an operand is a NaN, ``a + a`` for a NaN ``a`` (``a`` made quiet), else
+  ``b + b``. (Selecting so in every loop made the loops 1.5-2x slower; a NaN seen is an
+  or-reduction of the loop, which vectorises.)
+* maximum and minimum return their first NaN operand unchanged (numpy's);
+* an invalid operation (``sqrt(-1)``, ``0 / 0``, ``inf - inf``) gives the hardware's default NaN,
+  the same instruction's as numpy's; negate and abs flip and clear the sign bit of a NaN too.
 """
 
 from __future__ import annotations
@@ -33,29 +44,67 @@ from __future__ import annotations
 import math
 
 import numba as nb
+import numpy as np
 
-__all__ = ["run"]
+from ..ops._tanh32_jit import tanh_rows
+
+__all__ = ["run", "run_blocks", "MAX_INPUTS", "MAX_OUTPUTS"]
+
+MAX_INPUTS = 8
+"""Inputs read whole that :func:`run_blocks` takes (a tuple of this many arrays, padded: one
+compiled function for every chain of a dtype)."""
+MAX_OUTPUTS = 8
+"""Outputs :func:`run_blocks` writes (padded likewise)."""
+_JIT = dict(cache=True, nogil=True, error_model="numpy", boundscheck=False)
 
 
-@nb.njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
-def run(code, regs, scalars, outs):  # type: ignore[no-untyped-def]
-    """Run ``code`` on ``regs``; whether a row of ``outs`` holds a NaN."""
-    n = regs.shape[1]
+@nb.njit(error_model="numpy", boundscheck=False, inline="always")
+def _first_nan(u, v):  # type: ignore[no-untyped-def]
+    """The first NaN of ``u`` and ``v`` made quiet (``a + a`` of a NaN ``a``)."""
+    return u + u if u != u else v + v
+
+
+@nb.njit(error_model="numpy", boundscheck=False, inline="always")
+def _nan_exact(op, z, x, y, n):  # type: ignore[no-untyped-def]
+    """Arithmetic op ``op`` (0-3) again, with NaN operands' rule."""
+    for i in range(n):
+        u, v = x[i], y[i]
+        if (u == u) & (v == v):
+            z[i] = u + v if op == 0 else (u - v if op == 1 else (u * v if op == 2 else u / v))
+        else:
+            z[i] = _first_nan(u, v)
+
+
+@nb.njit(error_model="numpy", boundscheck=False, inline="always")
+def _exec(code, regs, scalars, n):  # type: ignore[no-untyped-def]
+    """Run ``code`` on the first ``n`` elements of the registers ``regs``."""
     for k in range(code.shape[0]):
         op = code[k, 0]
         z, x, y = regs[code[k, 1]], regs[code[k, 2]], regs[code[k, 3]]
-        if op == 0:
-            for i in range(n):
-                z[i] = x[i] + y[i]
-        elif op == 1:
-            for i in range(n):
-                z[i] = x[i] - y[i]
-        elif op == 2:
-            for i in range(n):
-                z[i] = x[i] * y[i]
-        elif op == 3:
-            for i in range(n):
-                z[i] = x[i] / y[i]
+        if op < 4:  # the plain loop; where it made a NaN, the exact rule's loop
+            nan = False
+            if op == 0:
+                for i in range(n):
+                    r = x[i] + y[i]
+                    z[i] = r
+                    nan |= r != r
+            elif op == 1:
+                for i in range(n):
+                    r = x[i] - y[i]
+                    z[i] = r
+                    nan |= r != r
+            elif op == 2:
+                for i in range(n):
+                    r = x[i] * y[i]
+                    z[i] = r
+                    nan |= r != r
+            else:
+                for i in range(n):
+                    r = x[i] / y[i]
+                    z[i] = r
+                    nan |= r != r
+            if nan:
+                _nan_exact(op, z, x, y, n)
         elif op == 4:
             for i in range(n):
                 u, v = x[i], y[i]
@@ -65,8 +114,8 @@ def run(code, regs, scalars, outs):  # type: ignore[no-untyped-def]
                     z[i] = v
                 elif u == v:  # of -0 and +0, +0
                     z[i] = v if math.copysign(1.0, u) < 0 else u
-                else:  # a NaN
-                    z[i] = u + v
+                else:  # a NaN: the first
+                    z[i] = u if u != u else v
         elif op == 5:
             for i in range(n):
                 u, v = x[i], y[i]
@@ -77,7 +126,7 @@ def run(code, regs, scalars, outs):  # type: ignore[no-untyped-def]
                 elif u == v:  # of -0 and +0, -0
                     z[i] = u if math.copysign(1.0, u) < 0 else v
                 else:
-                    z[i] = u + v
+                    z[i] = u if u != u else v
         elif op == 6:
             for i in range(n):
                 z[i] = -x[i]
@@ -87,13 +136,36 @@ def run(code, regs, scalars, outs):  # type: ignore[no-untyped-def]
         elif op == 8:
             for i in range(n):
                 z[i] = math.sqrt(x[i])
+        elif op == 9:
+            tanh_rows(x, z, n)
         else:
             s = scalars[code[k, 2]]
             for i in range(n):
                 z[i] = s
-    for j in range(outs.size):
-        r = outs[j]
-        for i in range(n):
-            if regs[r, i] != regs[r, i]:
-                return True
-    return False
+
+
+@nb.njit(**_JIT)
+def run(code, regs, scalars):  # type: ignore[no-untyped-def]
+    """Run ``code`` on the whole registers ``regs``."""
+    _exec(code, regs, scalars, regs.shape[1])
+
+
+@nb.njit(**_JIT)
+def run_blocks(code, ins, loads, scalars, outs, stores, regs):  # type: ignore[no-untyped-def]
+    """Run ``code`` over flat arrays block by block (a block: ``regs``'s row length): input
+    ``j < len(loads)`` of the tuple ``ins`` is copied into register ``loads[j]``, and register
+    ``stores[j]`` into output ``j < len(stores)`` of ``outs`` (the tuples' other arrays are
+    padding)."""
+    n = outs[0].size
+    b = regs.shape[1]
+    for start in range(0, n, b):
+        m = min(b, n - start)
+        for j in range(loads.size):  # (views indexed from 0: the copies vectorise)
+            src, dst = ins[j][start:start + m], regs[loads[j]]
+            for i in range(m):
+                dst[i] = src[i]
+        _exec(code, regs, scalars, m)
+        for j in range(stores.size):
+            src, dst = regs[stores[j]], outs[j][start:start + m]
+            for i in range(m):
+                dst[i] = src[i]

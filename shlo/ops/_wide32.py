@@ -45,20 +45,21 @@ _LOOPS = Once(_load)  # _wide32_jit.LOOPS
 
 def compiled(name: str, reference: Fn) -> Fn:
     """``reference`` (a float32 -> float32 element-wise function: the float64 function
-    rounded once) through the compiled loop ``name`` ("exp", "erf", "erfc") where it runs."""
+    rounded once; for "tanh", numpy's float32 tanh) through the compiled loop ``name`` ("exp",
+    "erf", "erfc", "tanh") where it runs."""
 
     def run(x: Any) -> Any:
         x = np.asarray(x)
         if x.dtype != F32 or x.size < _half.MIN_SIZE or not _half.available():
             return reference(x)
-        loops = _LOOPS.get()
-        if loops is None:
+        loop = (_LOOPS.get() or {}).get(name)
+        if loop is None:
             return reference(x)
         x, perm = _half.memory_order(x)
         flat = np.ascontiguousarray(x).reshape(-1)
         out = np.empty(flat.size, F32)
         idx = np.empty(flat.size, np.intp)  # pages touched only for the few flagged elements
-        for lo, count in _pool.split(loops[name], (flat, out, idx), _pool.COSTLY_MIN // 2):
+        for lo, count in _pool.split(loop, (flat, out, idx), _pool.COSTLY_MIN // 2):
             if count:
                 where = idx[lo:lo + count] + lo
                 out[where] = reference(flat[where])

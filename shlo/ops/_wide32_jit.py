@@ -27,6 +27,7 @@ from numba import types
 from numba.extending import intrinsic
 
 from ._half_jit import _JIT
+from ._tanh32_jit import AGREES as _TANH_AGREES, tanh_f32
 
 __all__ = ["E", "FASTMATH", "LOOPS", "exp_f32", "erfc_f32", "erf_f32"]
 
@@ -201,4 +202,7 @@ exp_f32 = _loop(_exp_clamped, "exp")
 erfc_f32 = _loop(_erfc64, "erfc")
 erf_f32 = _loop(_erf64, "erf")
 LOOPS = {"exp": exp_f32, "erfc": erfc_f32, "erf": erf_f32}
-"""function name -> loop ``(x, out, idx) -> count`` over float32 arrays."""
+"""function name -> loop ``(x, out, idx) -> count`` over float32 arrays; also "tanh", numpy's
+float32 tanh (:mod:`._tanh32_jit`), where it gives numpy's bits."""
+if _TANH_AGREES:
+    LOOPS["tanh"] = tanh_f32

@@ -305,7 +305,7 @@ def test_traced_and_profiled_runs_see_every_fused_op(monkeypatch, small_blocks):
 # --- compiled chains of small tensors -------------------------------------------------------------
 
 COMPILED_BINARY = ["add", "subtract", "multiply", "divide", "maximum", "minimum"]
-COMPILED_UNARY = ["negate", "abs", "sqrt"]
+COMPILED_UNARY = ["negate", "abs", "sqrt"]  # and tanh, on f32
 
 
 def _compiled_program(t: str, n: int, repeat: int = 2) -> str:
@@ -337,21 +337,30 @@ def _compiled_program(t: str, n: int, repeat: int = 2) -> str:
 }}"""
 
 
+def _evaluator():
+    vm = fusion.compiled_evaluator()
+    if vm is None:
+        pytest.skip("no compiled evaluator here (numba missing or disabled)")
+    return vm
+
+
 @pytest.fixture
 def compiled(monkeypatch):
-    """The compiled evaluator from the first run on, each of its calls counted with whether
-    an output held a NaN (skips where numba is missing or disabled)."""
-    run = fusion.compiled_evaluator()
-    if run is None:
-        pytest.skip("no compiled evaluator here (numba missing or disabled)")
-    calls: list[bool] = []
+    """The compiled evaluator from the first run on, each of its calls counted: "run" (a
+    small chain), "blocks" (a piece of a large one). Skips where numba is missing or
+    disabled."""
+    vm = _evaluator()
+    calls: list[str] = []
 
-    def counted(*args):
-        nan = run(*args)
-        calls.append(bool(nan))
-        return nan
+    def run(*args):
+        calls.append("run")
+        return vm.run(*args)
 
-    monkeypatch.setattr(fusion._EVALUATOR, "value", counted)
+    def run_blocks(*args):
+        calls.append("blocks")
+        return vm.run_blocks(*args)
+
+    monkeypatch.setattr(fusion._EVALUATOR, "value", fusion.Evaluator(run, run_blocks, vm.tanh))
     return calls
 
 
@@ -370,27 +379,39 @@ def _adds(k: int, ty: str = "tensor<16xf32>") -> str:
 
 
 def test_compiled_chain_plan():
-    """Which small chains are compiled: at least MIN_COMPILED members, f32/f64, rank >= 1, at
-    most MAX_COMPILED elements; an op that is not a member and does not read the chain (the
-    tanh) does not end it."""
+    """Which chains are compiled: f32/f64, rank >= 1, at least MIN_COMPILED members up to
+    MAX_COMPILED elements and MIN_LARGE up to MIN_ELEMENTS; tanh on f32 only; an op that is
+    not a member and does not read the chain (an f64 tanh) does not end it."""
     chains = fusion.plan(_block(_compiled_program("f32", 16)))
-    assert [(c.compiled, len(c.ops), c.shape) for c in chains] == [(True, 26, (16,))]
-    assert len(chains[0].outputs) == 4 and len(chains[0].inputs) == 3
+    assert [(c.compiled, len(c.ops), c.shape) for c in chains] == [(True, 27, (16,))]
+    assert len(chains[0].outputs) == 5 and len(chains[0].inputs) == 3
+    chains = fusion.plan(_block(_compiled_program("f64", fusion.MAX_COMPILED)))
+    assert [(c.compiled, len(c.ops)) for c in chains] == [(True, 26)]
     assert "stablehlo.tanh" not in [op.name for op in chains[0].ops]
-    assert fusion.plan(_block(_compiled_program("f64", fusion.MAX_COMPILED)))[0].compiled
-    for t, n in [("f16", 16), ("bf16", 16), ("i32", 16), ("f32", fusion.MAX_COMPILED + 1)]:
+    big = fusion.MAX_COMPILED + 1
+    assert [(c.compiled, len(c.ops)) for c in
+            fusion.plan(_block(_compiled_program("f32", big)))] == [(True, 27)]
+    for t, n in [("f16", 16), ("bf16", 16), ("i32", 16)]:
         assert fusion.plan(_block(_compiled_program(t, n))) == [], (t, n)
+    # from MIN_ELEMENTS on, the numpy kernels' chains (block by block)
+    assert [c.compiled for c in fusion.plan(_block(_compiled_program(
+        "f32", fusion.MIN_ELEMENTS)))] == [False]
     k = fusion.MIN_COMPILED
     assert fusion.plan(_block(_adds(k - 1))) == []
     assert [len(c.ops) for c in fusion.plan(_block(_adds(k)))] == [k]
     assert fusion.plan(_block(_adds(k + 5, "tensor<f32>"))) == []  # 0-d: the emitter's
+    k, ty = fusion.MIN_LARGE, f"tensor<{big}xf32>"
+    assert fusion.plan(_block(_adds(k - 1, ty))) == []
+    assert [(c.compiled, len(c.ops)) for c in fusion.plan(_block(_adds(k, ty)))] == [(True, k)]
 
 
 @pytest.mark.parametrize("t", ["f32", "f64"])
-@pytest.mark.parametrize("n", [1, 16, 1000])
+@pytest.mark.parametrize("n", [1, 16, 1000, 20000])
 def test_compiled_chain_equals_unfused(monkeypatch, compiled, t, n):
     """Bit for bit the unfused run, with ±0, ±inf, subnormals and NaNs of several payloads
-    among the operands; runs without a NaN in an output are the compiled evaluator's own."""
+    (quiet and signaling, both signs) among the operands: the compiled evaluator's own
+    results, NaNs included. 20000 elements: a large chain, in blocks (the last one short)
+    and pieces."""
     from shlo.types import element_type
 
     dt = element_type(t).dtype
@@ -402,8 +423,9 @@ def test_compiled_chain_equals_unfused(monkeypatch, compiled, t, n):
     if n >= 8:  # zeros of both signs (maximum, minimum), subnormals, infinities
         finite_x[:7] = [0.0, -0.0, 1e-40, 3e-45, np.inf, 1e30, 0.5]
         finite_y[:7] = [-1.5, 2.0, 1e-40, -1e-42, 3.0, 1e-30, 2.0]
+    kind = "run" if n <= fusion.MAX_COMPILED else "blocks"
     fused = shlo.run(text, finite_x, finite_y, c)
-    assert compiled == [False]  # the evaluator ran, and no output held a NaN
+    assert compiled and set(compiled) == {kind}
     _same(fused, _unfused(monkeypatch, text, finite_x, finite_y, c))
     if n > 1:
         x, y = _values(t, rng, (n,)), _values(t, rng, (n,))
@@ -411,9 +433,12 @@ def test_compiled_chain_equals_unfused(monkeypatch, compiled, t, n):
         nan_bits = x.view(u)  # NaNs of other payloads and signs
         nan_bits[1::7] |= ~u(0) >> u(1) & ~(~u(0) >> u(12 if t == "f64" else 9))
         nan_bits[1::7] |= u(5)
+        signaling = ~u(0) >> u(1) & ~(~u(0) >> u(12 if t == "f64" else 9)) | u(6)
+        nan_bits[3::11] = y.view(u)[3::11] = signaling
+        del compiled[:]
         with np.errstate(all="ignore"):
             fused = shlo.run(text, x, y, c)
-        assert compiled[-1] is True  # an output held a NaN: computed again, unfused
+        assert compiled and set(compiled) == {kind}
         with np.errstate(all="ignore"):
             _same(fused, _unfused(monkeypatch, text, x, y, c))
 
@@ -421,23 +446,21 @@ def test_compiled_chain_equals_unfused(monkeypatch, compiled, t, n):
 def test_compiled_chain_switch_after_switch_ops(monkeypatch):
     """Cold runs (the members' kernels) until the process has run SWITCH_OPS ops of compiled
     chains; the evaluator is loaded then, and only then."""
-    run = fusion.compiled_evaluator()
-    if run is None:
-        pytest.skip("no compiled evaluator here (numba missing or disabled)")
+    vm = _evaluator()
     loaded: list[int] = []
     monkeypatch.setattr(fusion._EVALUATOR, "value", None)
     monkeypatch.setattr(fusion, "_COLD_OPS", 0)
     monkeypatch.setattr(fusion, "SWITCH_OPS", 60)
     calls = []
-    counted = lambda *a: calls.append(1) or run(*a)  # noqa: E731
+    counted = fusion.Evaluator(lambda *a: calls.append(1) or vm.run(*a), vm.run_blocks, vm.tanh)
     monkeypatch.setattr(fusion._EVALUATOR, "_load", lambda: loaded.append(1) or counted)
-    text = _compiled_program("f32", 16)  # one chain of 26 ops
+    text = _compiled_program("f32", 16)  # one chain of 27 ops
     x = np.linspace(0.5, 2, 16, dtype=np.float32)
     results = []
     for _ in range(4):
         results.append(shlo.run(text, x, x[::-1].copy(), np.array(2.0, np.float32)))
         loaded.append(0)
-    assert loaded == [0, 0, 0, 1, 0]  # 0, 26, 52 ops before runs 1-3; 78 >= 60 before run 4
+    assert loaded == [0, 0, 0, 1, 0]  # 0, 27, 54 ops before runs 1-3; 81 >= 60 before run 4
     assert calls == [1]
     for r in results[1:]:
         _same(r, results[0])
@@ -453,7 +476,7 @@ def test_compiled_chain_not_within_numpy_only(monkeypatch, compiled):
         r = shlo.run(text, x, x, np.array(2.0, np.float32))
     assert compiled == []
     _same(r, shlo.run(text, x, x, np.array(2.0, np.float32)))
-    assert compiled == [False]
+    assert compiled == ["run"]
 
 
 def test_compiled_chain_error_names_its_op(monkeypatch):
@@ -512,7 +535,7 @@ def test_compiled_chain_in_a_while_body(monkeypatch, compiled):
     x = rng.uniform(0.5, 1.5, 16).astype(np.float32)
     y = rng.uniform(0.999, 1.001, 16).astype(np.float32)
     fused = shlo.run(text, x, y)
-    assert compiled == [False] * 200
+    assert compiled == ["run"] * 200
     _same(fused, _unfused(monkeypatch, text, x, y))
 
 
@@ -568,5 +591,5 @@ def test_compiled_chain_of_rank_2_transposed_operands(monkeypatch, compiled):
     x = rng.uniform(0.5, 2, (6, 4)).astype(np.float32).T  # (a transposed view)
     y = rng.uniform(0.5, 2, (4, 6)).astype(np.float32)
     fused = shlo.run(text, x, y)
-    assert compiled == [False] and fused[0].shape == (4, 6)
+    assert compiled == ["run"] and fused[0].shape == (4, 6)
     _same(fused, _unfused(monkeypatch, text, x, y))

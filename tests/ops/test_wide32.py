@@ -121,3 +121,46 @@ def test_programs_give_the_same_bits_with_and_without_jit(op, name):
     # spot values: e^1 and erfc(1) rounded to float32
     (one,) = shlo.run(shlo.parse(text), np.ones((256, 256), F32))
     assert one[0, 0] == {"exp": F32(2.7182817), "erfc": F32(0.15729921), "erf": F32(0.8427008)}[name]
+
+
+def _tanh_jit():
+    jit = _jit()
+    from shlo.ops import _tanh32_jit
+
+    if not _tanh32_jit.AGREES:
+        pytest.skip("numpy's float32 tanh is not the FMA formula on this CPU")
+    return jit, _tanh32_jit
+
+
+def test_compiled_tanh_is_numpys():
+    """The compiled copy of numpy's float32 tanh (shlo/ops/_tanh32_jit.py) gives numpy's own
+    bits (NaNs included) on the operands above, whole and in a ragged slice (a tail shorter
+    than a vector), and through a program, against the numpy-only run."""
+    jit, _ = _tanh_jit()
+    assert jit.LOOPS["tanh"] is not None
+    x = _operands(4)
+    for part in (x, x[3:1006]):
+        with np.errstate(all="ignore"):
+            got = _wide32.compiled("tanh", np.tanh)(part)
+            want = np.tanh(part)
+        np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+    t = "tensor<256x256xf32>"
+    text = f"""func.func @main(%x: {t}) -> {t} {{
+  %0 = stablehlo.tanh %x : {t}
+  return %0 : {t}
+}}"""
+    x = _operands(5)[: 1 << 16].reshape(256, 256)
+    with np.errstate(all="ignore"):
+        (got,) = shlo.run(shlo.parse(text), x)
+        with _half.numpy_only():
+            (want,) = shlo.run(shlo.parse(text), x)
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+    assert got[0, 0] == np.tanh(x[0, 0])
+
+
+def test_tanh_copy_is_checked_against_numpy(monkeypatch):
+    """The import-time check (AGREES) fails where numpy's tanh is another function."""
+    _, tj = _tanh_jit()
+    assert tj._agrees()
+    monkeypatch.setattr(np, "tanh", lambda x: np.sin(x))
+    assert not tj._agrees()

@@ -246,7 +246,8 @@ def float_unary(op: Operation, real_fn: Fn, complex_fn: Fn | None,
 
     ``native_f32``: on f32, use numpy's own float32 function instead (measured within 1 ulp of
     the correctly rounded value on 2e7 random inputs for tanh, sine and cosine, and 5x faster;
-    docs/semantics/elementwise.md). ``f32``: on f32, this function instead, which must give
+    docs/semantics/elementwise.md), or ``f32`` when given, which must give its bits.
+    ``f32`` without ``native_f32``: on f32, this function instead, which must give
     ``via_f64(real_fn, f32)``'s bits (``real_fn`` with its first ufunc widening the f32
     operand itself, one call less; tests/ops/test_fast_paths.py compares them; it chooses its
     own cores). Otherwise large float32 and float64 operands are spread over the cores
@@ -255,7 +256,7 @@ def float_unary(op: Operation, real_fn: Fn, complex_fn: Fn | None,
     et = operand_et(op)
     dt = et.dtype
     if native_f32 and dt == F32:
-        return one(on_cores(real_fn, dt))
+        return one(on_cores(real_fn, dt) if f32 is None else f32)
     if f32 is not None and dt == F32:
         return one(f32)
     if et.is_float:
