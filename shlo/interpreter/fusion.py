@@ -76,9 +76,11 @@ MAX_COMPILED = 8192
 """Compiled chains over at most this many elements hold their registers whole (they stay in
 L1/L2: the same chains on 16384 elements ran 1.3-1.8x faster compiled, on 65536 0.6-1.4x);
 larger ones run block by block (:data:`COMPILED_BLOCK`)."""
-MIN_LARGE = 3
+MIN_LARGE = 4
 """Compiled chains over more than :data:`MAX_COMPILED` elements have at least this many
-members (TODO measure)."""
+members: chains of add, multiply, subtract and maximum, compiled against unfused (one process,
+whole runs): 2 members 0.7-1.0x as fast, 3 members 0.7-1.0x, 4 members 1.0x on 9,000 and
+16,384 elements, 1.2x on 65,536, 1.3x on 262,144, 1.5x on 10^6; 6 members 1.1-1.8x."""
 COMPILED_BLOCK = 1024
 """Elements of a block of a large compiled chain (4 KiB a float32 register: the registers of a
 block stay in L1)."""
@@ -93,6 +95,12 @@ are ``len(COMPILED_OPS)``)."""
 
 _SPLAT = "stablehlo.broadcast_in_dim"
 _TANH = "stablehlo.tanh"
+_COST_NS = (0.15, 0.15, 0.15, 0.3, 0.2, 0.2, 0.1, 0.1, 0.3, 1.3, 0.05)
+"""Per opcode, its compiled loop's time per element in a block (ns; this project's machine)."""
+PIECE_NS = 200_000.0
+"""A large compiled chain is cut into pieces for the cores (one per core) only when each
+piece has at least this much work (ns, by :data:`_COST_NS`): handing a piece to the pool's
+thread and back costs 50-100 us on this project's machine."""
 _COMPILED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
@@ -319,8 +327,8 @@ def compiled_evaluator() -> Evaluator | None:
 
 def _probe_operands(dt: np.dtype) -> tuple[np.ndarray, np.ndarray]:
     """Operand pairs on which the evaluator must give the kernels' bits: zeros of both signs
-    meeting, infinities, a subnormal, invalid operations, NaNs of two payloads and signs meeting
-    in either order, a signaling NaN, and a sweep of [-12, 12]."""
+    meeting, infinities, a subnormal, invalid operations, NaNs of two payloads and signs and a
+    signaling NaN meeting numbers and themselves, and a sweep of [-12, 12]."""
     u = np.dtype(f"u{dt.itemsize}").type
     bits = 8 * dt.itemsize
     mantissa = 23 if dt.itemsize == 4 else 52
@@ -329,8 +337,8 @@ def _probe_operands(dt: np.dtype) -> tuple[np.ndarray, np.ndarray]:
     sign = u(1) << u(bits - 1)
     nan1, nan2, snan = np.array([ones | quiet | u(1), sign | ones | quiet | u(2), ones | u(3)],
                                 u).view(dt)
-    x = [-0.0, 0.0, 1.5, -np.inf, np.inf, 0.0, -1.0, 1e-40, nan1, nan2, 1.0, snan, nan1, snan]
-    y = [0.0, -0.0, -2.0, np.inf, np.inf, 0.0, 3.0, 3.0, nan2, nan1, snan, 1.0, snan, nan2]
+    x = [-0.0, 0.0, 1.5, -np.inf, np.inf, 0.0, -1.0, 1e-40, nan1, 2.0, nan2, 1.0, snan, nan1, snan]
+    y = [0.0, -0.0, -2.0, np.inf, np.inf, 0.0, 3.0, 3.0, 2.0, nan2, -1.0, snan, 1.0, nan1, snan]
     sweep = np.linspace(-12.0, 12.0, 193)
     return (np.concatenate([np.array(x, dt), sweep.astype(dt)]),
             np.concatenate([np.array(y, dt), sweep[::-1].astype(dt) * 0.5]))
@@ -338,7 +346,8 @@ def _probe_operands(dt: np.dtype) -> tuple[np.ndarray, np.ndarray]:
 
 def _probe(run: Callable[..., Any], dt: np.dtype) -> bool:
     """Whether ``run`` gives the kernels' bits on :func:`_probe_operands` for every op but tanh
-    (:data:`shlo.ops._tanh32_jit.AGREES` says for tanh)."""
+    (:data:`shlo.ops._tanh32_jit.AGREES` says for tanh), and says so where two different NaNs
+    meet."""
     from ..ops.elementwise.arithmetic import _float_max_min
 
     x, y = _probe_operands(dt)
@@ -346,7 +355,12 @@ def _probe(run: Callable[..., Any], dt: np.dtype) -> bool:
     code = np.array([(k, 2 + k, 0, 1) for k in range(count)], np.int32)
     regs = np.zeros((2 + count, x.size), dt)
     regs[0], regs[1] = x, y
-    run(code, regs, np.zeros(0, dt))
+    if run(code, regs, np.zeros(0, dt)):
+        return False
+    met = regs[:, :2].copy()
+    met[0], met[1] = x[[8, 12]], x[[10, 8]]  # NaNs of different bits
+    if not all(run(code[k:k + 1], met, np.zeros(0, dt)) for k in range(6)):
+        return False
     binary = (np.add, np.subtract, np.multiply, np.divide, _float_max_min(dt, True),
               _float_max_min(dt, False))
     with np.errstate(all="ignore"):
@@ -372,6 +386,10 @@ def _load_evaluator() -> Any:
 _EVALUATOR = Once(_load_evaluator)
 
 
+class _NansMet(Exception):
+    """The compiled evaluator met two different NaNs: the chain runs on its kernels."""
+
+
 def _compiled_chain(chain: Chain, kernels: Sequence[Callable[..., Any]]) -> Callable[..., Any]:
     """The kernel of a compiled chain (the module docstring): ``cold``, the members' kernels
     in one generated function, until :data:`SWITCH_OPS`; then the compiled evaluator."""
@@ -393,7 +411,8 @@ def _compiled_chain(chain: Chain, kernels: Sequence[Callable[..., Any]]) -> Call
             rows = regs.reshape(rows_shape) if flat else regs
             for r, i in p.loads:
                 rows[r] = args[i]
-            vm.run(code, regs, sc)
+            if vm.run(code, regs, sc):
+                raise _NansMet
             return tuple([rows[r] for r in outs])
     else:
         from .fusion_jit import MAX_INPUTS, MAX_OUTPUTS
@@ -401,9 +420,12 @@ def _compiled_chain(chain: Chain, kernels: Sequence[Callable[..., Any]]) -> Call
         if len(p.loads) > MAX_INPUTS or len(outs) > MAX_OUTPUTS:
             return cold
         loads = np.array([r for r, _ in p.loads], np.int32)
+        # pieces for the cores of at least PIECE_NS of work (a hand-over costs 50-100 us here)
+        min_piece = int(PIECE_NS / sum(_COST_NS[c] for c, *_ in p.code))
         stores = p.outs
-        pad_in, pad_out = MAX_INPUTS - len(p.loads), MAX_OUTPUTS - len(outs)
-        spare = np.zeros(0, p.dtype)
+        spare = np.zeros(0, p.dtype)  # (the tuples' padding)
+        pad_in, pad_out = (spare,) * (MAX_INPUTS - len(p.loads)), (spare,) * (MAX_OUTPUTS - len(outs))
+        count_ins = len(p.loads)
 
         def hot(vm: Evaluator, args: tuple[Any, ...], sc: np.ndarray) -> tuple[Any, ...]:
             ins = [np.ascontiguousarray(args[i], p.dtype).reshape(-1) for _, i in p.loads]
@@ -411,13 +433,14 @@ def _compiled_chain(chain: Chain, kernels: Sequence[Callable[..., Any]]) -> Call
                 raise ValueError("an operand not of its declared shape")
             results = [np.empty(n, p.dtype) for _ in outs]
 
-            def piece(*arrays: np.ndarray) -> None:
-                k = len(ins)
-                vm.run_blocks(code, tuple(arrays[:k]) + (spare,) * pad_in, loads, sc,
-                              tuple(arrays[k:]) + (spare,) * pad_out, stores,
-                              np.empty((p.nregs, COMPILED_BLOCK), p.dtype))
+            def piece(*arrays: np.ndarray) -> bool:
+                return vm.run_blocks(code, arrays[:count_ins] + pad_in, loads, sc,
+                                     arrays[count_ins:] + pad_out, stores,
+                                     np.empty((p.nregs, COMPILED_BLOCK), p.dtype))
 
-            _pool.split(piece, ins + results, _pool.COSTLY_MIN // 4)
+            if piece(*ins, *results) if n < 2 * min_piece else \
+                    any(met for _, met in _pool.split(piece, ins + results, min_piece, per_core=1)):
+                raise _NansMet
             return tuple([r.reshape(shape) for r in results])
 
     def run(*args: Any) -> tuple[Any, ...]:
@@ -431,7 +454,7 @@ def _compiled_chain(chain: Chain, kernels: Sequence[Callable[..., Any]]) -> Call
         try:
             sc = np.array([args[i] for i in p.scalars], p.dtype) if p.scalars else no_scalars
             return hot(vm, args, sc)
-        except Exception:  # an operand not of its declared shape: as the kernels say
+        except Exception:  # two different NaNs met, or an operand not of its declared shape
             return cold(*args)
 
     if len(chain.outputs) == 1:

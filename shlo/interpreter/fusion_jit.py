@@ -28,13 +28,16 @@ in :data:`shlo.interpreter.fusion.COMPILED_OPS`:
 NaNs are numpy's bit for bit too, as numpy computes them on this project's machine (x86; the
 evaluator's load-time probe checks each rule against numpy where it runs):
 
-* an arithmetic op with a NaN operand returns its first NaN operand made quiet. LLVM may swap
-  the operands of ``fadd`` and ``fmul`` and rewrite ``a - b`` (``1 - sNaN`` came out with
-  its sign flipped), so an arithmetic op's loop that made a NaN runs again with the rule
-  spelled out: where an operand is a NaN, ``a + a`` for a NaN ``a`` (``a`` made quiet), else
-  ``b + b``. (Selecting so in every loop made the loops 1.5-2x slower; a NaN seen is an
-  or-reduction of the loop, which vectorises.)
-* maximum and minimum return their first NaN operand unchanged (numpy's);
+* an arithmetic op with one NaN operand returns it made quiet. LLVM may swap the operands of
+  ``fadd`` and ``fmul`` and rewrite ``a - b`` (``1 - sNaN`` came out with its sign flipped),
+  so an arithmetic op's loop that made a NaN runs again with the rule spelled out: ``a + a``
+  for the NaN ``a`` (``a`` made quiet). (Selecting so in every loop made the loops 1.5-2x
+  slower; whether a NaN was made is an or-reduction of the loop, which vectorises);
+* where two NaNs of different bit patterns meet in a binary op, which one numpy returns depends
+  on its code path (numpy's multiply returned the first of two in arrays of 64 elements and the
+  second in one of 200): :func:`run` and :func:`run_blocks` return True and the caller computes
+  the chain through the members' kernels;
+* maximum and minimum return their NaN operand unchanged (numpy's);
 * an invalid operation (``sqrt(-1)``, ``0 / 0``, ``inf - inf``) gives the hardware's default NaN,
   the same instruction's as numpy's; negate and abs flip and clear the sign bit of a NaN too.
 """
@@ -44,7 +47,9 @@ from __future__ import annotations
 import math
 
 import numba as nb
-import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic
 
 from ..ops._tanh32_jit import tanh_rows
 
@@ -58,26 +63,53 @@ MAX_OUTPUTS = 8
 _JIT = dict(cache=True, nogil=True, error_model="numpy", boundscheck=False)
 
 
+@intrinsic
+def _bits(typingctx, a):  # type: ignore[no-untyped-def]
+    """The bit pattern of float ``a`` as an integer of its width."""
+    width = {types.float32: 32, types.float64: 64}.get(a)
+    if width is None:
+        return None
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        return builder.bitcast(args[0], ir.IntType(width))
+    return getattr(types, f"int{width}")(a), codegen
+
+
 @nb.njit(error_model="numpy", boundscheck=False, inline="always")
-def _first_nan(u, v):  # type: ignore[no-untyped-def]
-    """The first NaN of ``u`` and ``v`` made quiet (``a + a`` of a NaN ``a``)."""
-    return u + u if u != u else v + v
+def _two_nans(u, v):  # type: ignore[no-untyped-def]
+    """Whether ``u`` and ``v`` are NaNs of different bit patterns."""
+    return (u != u) & (v != v) & (_bits(u) != _bits(v))
 
 
 @nb.njit(error_model="numpy", boundscheck=False, inline="always")
 def _nan_exact(op, z, x, y, n):  # type: ignore[no-untyped-def]
-    """Arithmetic op ``op`` (0-3) again, with NaN operands' rule."""
+    """Arithmetic op ``op`` (0-3) again, with NaN operands' rule: whether two different NaNs
+    met (numpy's choice between them is not known)."""
+    met = False
     for i in range(n):
         u, v = x[i], y[i]
         if (u == u) & (v == v):
             z[i] = u + v if op == 0 else (u - v if op == 1 else (u * v if op == 2 else u / v))
-        else:
-            z[i] = _first_nan(u, v)
+        else:  # the NaN made quiet (a + a of a NaN a)
+            z[i] = u + u if u != u else v + v
+            met |= _two_nans(u, v)
+    return met
+
+
+@nb.njit(error_model="numpy", boundscheck=False, inline="always")
+def _nans_met(x, y, n):  # type: ignore[no-untyped-def]
+    """Whether two different NaNs meet in ``x[:n]`` and ``y[:n]``."""
+    met = False
+    for i in range(n):
+        met |= _two_nans(x[i], y[i])
+    return met
 
 
 @nb.njit(error_model="numpy", boundscheck=False, inline="always")
 def _exec(code, regs, scalars, n):  # type: ignore[no-untyped-def]
-    """Run ``code`` on the first ``n`` elements of the registers ``regs``."""
+    """Run ``code`` on the first ``n`` elements of the registers ``regs``: whether two
+    different NaNs met in a binary op."""
+    met = False
     for k in range(code.shape[0]):
         op = code[k, 0]
         z, x, y = regs[code[k, 1]], regs[code[k, 2]], regs[code[k, 3]]
@@ -104,8 +136,9 @@ def _exec(code, regs, scalars, n):  # type: ignore[no-untyped-def]
                     z[i] = r
                     nan |= r != r
             if nan:
-                _nan_exact(op, z, x, y, n)
+                met |= _nan_exact(op, z, x, y, n)
         elif op == 4:
+            nan = False
             for i in range(n):
                 u, v = x[i], y[i]
                 if u > v:
@@ -116,7 +149,11 @@ def _exec(code, regs, scalars, n):  # type: ignore[no-untyped-def]
                     z[i] = v if math.copysign(1.0, u) < 0 else u
                 else:  # a NaN: the first
                     z[i] = u if u != u else v
+                    nan = True
+            if nan:
+                met |= _nans_met(x, y, n)
         elif op == 5:
+            nan = False
             for i in range(n):
                 u, v = x[i], y[i]
                 if u < v:
@@ -127,6 +164,9 @@ def _exec(code, regs, scalars, n):  # type: ignore[no-untyped-def]
                     z[i] = u if math.copysign(1.0, u) < 0 else v
                 else:
                     z[i] = u if u != u else v
+                    nan = True
+            if nan:
+                met |= _nans_met(x, y, n)
         elif op == 6:
             for i in range(n):
                 z[i] = -x[i]
@@ -142,12 +182,14 @@ def _exec(code, regs, scalars, n):  # type: ignore[no-untyped-def]
             s = scalars[code[k, 2]]
             for i in range(n):
                 z[i] = s
+    return met
 
 
 @nb.njit(**_JIT)
 def run(code, regs, scalars):  # type: ignore[no-untyped-def]
-    """Run ``code`` on the whole registers ``regs``."""
-    _exec(code, regs, scalars, regs.shape[1])
+    """Run ``code`` on the whole registers ``regs``: whether two different NaNs met (the
+    results are then not known to be numpy's)."""
+    return _exec(code, regs, scalars, regs.shape[1])
 
 
 @nb.njit(**_JIT)
@@ -155,7 +197,8 @@ def run_blocks(code, ins, loads, scalars, outs, stores, regs):  # type: ignore[n
     """Run ``code`` over flat arrays block by block (a block: ``regs``'s row length): input
     ``j < len(loads)`` of the tuple ``ins`` is copied into register ``loads[j]``, and register
     ``stores[j]`` into output ``j < len(stores)`` of ``outs`` (the tuples' other arrays are
-    padding)."""
+    padding). Whether two different NaNs met (then it stops: the results are not known to be
+    numpy's)."""
     n = outs[0].size
     b = regs.shape[1]
     for start in range(0, n, b):
@@ -164,8 +207,10 @@ def run_blocks(code, ins, loads, scalars, outs, stores, regs):  # type: ignore[n
             src, dst = ins[j][start:start + m], regs[loads[j]]
             for i in range(m):
                 dst[i] = src[i]
-        _exec(code, regs, scalars, m)
+        if _exec(code, regs, scalars, m):
+            return True
         for j in range(stores.size):
             src, dst = regs[stores[j]], outs[j][start:start + m]
             for i in range(m):
                 dst[i] = src[i]
+    return False

@@ -347,18 +347,20 @@ def _evaluator():
 @pytest.fixture
 def compiled(monkeypatch):
     """The compiled evaluator from the first run on, each of its calls counted: "run" (a
-    small chain), "blocks" (a piece of a large one). Skips where numba is missing or
-    disabled."""
+    small chain), "blocks" (a piece of a large one), "met" added where two different NaNs
+    met (the chain then runs on its kernels). Skips where numba is missing or disabled."""
     vm = _evaluator()
     calls: list[str] = []
 
     def run(*args):
-        calls.append("run")
-        return vm.run(*args)
+        met = vm.run(*args)
+        calls.append("run met" if met else "run")
+        return met
 
     def run_blocks(*args):
-        calls.append("blocks")
-        return vm.run_blocks(*args)
+        met = vm.run_blocks(*args)
+        calls.append("blocks met" if met else "blocks")
+        return met
 
     monkeypatch.setattr(fusion._EVALUATOR, "value", fusion.Evaluator(run, run_blocks, vm.tanh))
     return calls
@@ -438,7 +440,7 @@ def test_compiled_chain_equals_unfused(monkeypatch, compiled, t, n):
         del compiled[:]
         with np.errstate(all="ignore"):
             fused = shlo.run(text, x, y, c)
-        assert compiled and set(compiled) == {kind}
+        assert compiled and {c.split()[0] for c in compiled} == {kind}  # (NaNs met: kernels)
         with np.errstate(all="ignore"):
             _same(fused, _unfused(monkeypatch, text, x, y, c))
 
@@ -539,22 +541,24 @@ def test_compiled_chain_in_a_while_body(monkeypatch, compiled):
     _same(fused, _unfused(monkeypatch, text, x, y))
 
 
-@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("seed", range(16))
 def test_random_compiled_chains_equal_unfused(monkeypatch, compiled, seed):
     """Random chains (operands drawn from every earlier value, values read again long after,
-    dead results, several outputs): the register allocation's reuse of dead values' registers
-    gives the unfused run's bits."""
+    dead results, several outputs; tanh on f32), small and large (in blocks), on operands with
+    NaNs of several payloads: the register allocation's reuse of dead values' registers and the
+    NaN rules give the unfused run's bits."""
     rng = np.random.default_rng(seed)
     t = ["f32", "f64"][seed % 2]
-    n = [3, 16, 200][seed % 3]
+    n = [3, 16, 200, 20000][seed % 4]
     ty = f"tensor<{n}x{t}>"
     values, lines = ["%x", "%y", "%z"], []
+    unary = COMPILED_UNARY + (["tanh"] if t == "f32" else [])
     for k in range(int(rng.integers(16, 60))):
-        name = rng.choice(COMPILED_BINARY + COMPILED_UNARY + ["splat"])
+        name = rng.choice(COMPILED_BINARY + unary + ["splat"])
         if name == "splat":
             lines.append(f"%v{k} = stablehlo.broadcast_in_dim %c, dims = [] : "
                          f"(tensor<{t}>) -> {ty}")
-        elif name in COMPILED_UNARY:
+        elif name in unary:
             lines.append(f"%v{k} = stablehlo.{name} {rng.choice(values)} : {ty}")
         else:
             a, b = rng.choice(values, 2)
@@ -570,10 +574,15 @@ def test_random_compiled_chains_equal_unfused(monkeypatch, compiled, seed):
     assert len(chains) == 1 and chains[0].compiled
     dt = np.float32 if t == "f32" else np.float64
     args = [rng.uniform(0.5, 2.0, n).astype(dt) for _ in range(3)] + [np.array(1.25, dt)]
+    u = np.uint32 if t == "f32" else np.uint64
+    for a, payload in zip(args[:2], (1, 2)):  # NaNs of other payloads (one negative), apart
+        bits = a.view(u)
+        bits[payload::4] = np.array(np.nan, dt).view(u) | u(payload) | \
+            (u(payload - 1) << u(8 * bits.itemsize - 1))
     with np.errstate(all="ignore"):
         fused = shlo.run(text, *args)
         _same(fused, _unfused(monkeypatch, text, *args))
-    assert compiled  # the evaluator ran (and maybe gave way to the kernels for a NaN)
+    assert compiled  # the evaluator ran (where two different NaNs met, then the kernels)
 
 
 def test_compiled_chain_of_rank_2_transposed_operands(monkeypatch, compiled):
@@ -593,3 +602,131 @@ def test_compiled_chain_of_rank_2_transposed_operands(monkeypatch, compiled):
     fused = shlo.run(text, x, y)
     assert compiled == ["run"] and fused[0].shape == (4, 6)
     _same(fused, _unfused(monkeypatch, text, x, y))
+
+
+def test_large_compiled_chain_in_pieces_equals_one_core(monkeypatch, compiled):
+    """A large chain cut into pieces for three cores (ragged pieces and blocks) gives the
+    one-core run's bits, and the unfused run's (NaNs made by sqrt among them)."""
+    from shlo.ops import _pool
+
+    n = 3 * fusion.COMPILED_BLOCK * 7 + 13
+    text = _compiled_program("f32", n)
+    rng = np.random.default_rng(11)
+    x, y = (rng.uniform(-2, 2, n).astype(np.float32) for _ in range(2))
+    c = np.array(0.25, np.float32)
+    runs = {}
+    for cores in (1, 3):
+        monkeypatch.setattr(_pool, "cores", lambda c=cores: c)
+        monkeypatch.setattr(fusion, "PIECE_NS", 1000.0)
+        del compiled[:]
+        with np.errstate(all="ignore"):
+            runs[cores] = shlo.run(text, x, y, c)
+        assert compiled == ["blocks"] * cores
+    _same(runs[3], runs[1])
+    with np.errstate(all="ignore"):
+        _same(runs[1], _unfused(monkeypatch, text, x, y, c))
+
+
+def test_large_chain_of_too_many_inputs_runs_on_its_kernels(monkeypatch, compiled):
+    """A large chain reading more inputs whole than run_blocks takes stays on its members'
+    kernels: the unfused bits."""
+    from shlo.interpreter.fusion_jit import MAX_INPUTS
+
+    n, k = fusion.MAX_COMPILED + 5, MAX_INPUTS + 1
+    ty = f"tensor<{n}xf32>"
+    params = ", ".join(f"%a{i}: {ty}" for i in range(k))
+    lines = [f"%v1 = stablehlo.add %a0, %a1 : {ty}"] + [
+        f"%v{i} = stablehlo.multiply %v{i - 1}, %a{i} : {ty}" for i in range(2, k)]
+    body = "\n  ".join(lines)
+    text = f"""func.func @main({params}) -> {ty} {{
+  {body}
+  return %v{k - 1} : {ty}
+}}"""
+    assert [c.compiled for c in fusion.plan(_block(text))] == [True]
+    args = [np.random.default_rng(i).uniform(0.9, 1.1, n).astype(np.float32) for i in range(k)]
+    fused = shlo.run(text, *args)
+    assert compiled == []
+    _same(fused, _unfused(monkeypatch, text, *args))
+
+
+def test_probe_rejects_evaluators_breaking_the_nan_rules():
+    """The load-time probe checks the NaN rules: an evaluator that returns a signaling NaN
+    unquieted from add, or that does not report two different NaNs meeting, fails it."""
+    vm = _evaluator()
+    for dt in (np.dtype(np.float32), np.dtype(np.float64)):
+        assert fusion._probe(vm.run, dt)
+
+        def unquieted(code, regs, scalars):
+            met = vm.run(code, regs, scalars)
+            if code[0, 0] == 0 and len(code) > 1:  # the add row of the probe's program
+                x, y = regs[0], regs[1]
+                regs[2] = np.where(np.isnan(x), x, np.where(np.isnan(y), y, x + y))
+            return met
+
+        with np.errstate(all="ignore"):
+            assert not fusion._probe(unquieted, dt)
+            assert not fusion._probe(lambda *a: bool(vm.run(*a) and False), dt)
+
+
+@pytest.mark.parametrize("n", [16, 20000])
+def test_compiled_chain_where_two_different_nans_meet(monkeypatch, compiled, n):
+    """Two NaNs of different bits meeting in a member (numpy's pick between them depends on
+    its code path): the evaluator says so and the chain runs on its kernels, the unfused
+    bits."""
+    ty = f"tensor<{n}xf32>"
+    ops = ["add", "multiply", "subtract", "divide", "maximum", "minimum"]
+    lines = [f"%v{k} = stablehlo.{ops[k % 6]} {'%x' if k == 0 else f'%v{k - 1}'}, %y : {ty}"
+             for k in range(12)]
+    body = "\n  ".join(lines)
+    text = f"""func.func @main(%x: {ty}, %y: {ty}) -> {ty} {{
+  {body}
+  return %v11 : {ty}
+}}"""
+    x = np.linspace(0.5, 2, n, dtype=np.float32)
+    y = x[::-1].copy()
+    x.view(np.uint32)[n // 2] = 0xFFC00002
+    y.view(np.uint32)[n // 2] = 0x7FC00001
+    with np.errstate(all="ignore"):
+        fused = shlo.run(text, x, y)
+        _same(fused, _unfused(monkeypatch, text, x, y))
+    assert compiled and "met" in compiled[-1]
+
+
+@pytest.mark.parametrize("t", ["f32", "f64"])
+@pytest.mark.parametrize("n", [16, 20000])
+def test_compiled_nan_rules(monkeypatch, compiled, t, n):
+    """NaNs of several payloads, both signs, quiet and signaling, meeting numbers in every
+    compiled op (a linear chain: a NaN never meets another), and NaNs made by invalid
+    operations (inf - inf, 0 * inf, sqrt of a negative): the evaluator's own results, the
+    unfused bits."""
+    ty = f"tensor<{n}x{t}>"
+    ops = COMPILED_BINARY + COMPILED_UNARY + (["tanh"] if t == "f32" else [])
+    lines = []
+    for k in range(2 * len(ops)):
+        name, prev = ops[k % len(ops)], "%x" if k == 0 else f"%v{k - 1}"
+        operands = f"{prev}, %y" if name in COMPILED_BINARY else prev
+        lines.append(f"%v{k} = stablehlo.{name} {operands} : {ty}")
+    body = "\n  ".join(lines)
+    last = f"%v{len(lines) - 1}"
+    text = f"""func.func @main(%x: {ty}, %y: {ty}) -> {ty} {{
+  {body}
+  return {last} : {ty}
+}}"""
+    dt, u = (np.float32, np.uint32) if t == "f32" else (np.float64, np.uint64)
+    rng = np.random.default_rng(n)
+    x = rng.uniform(-2, 2, n).astype(dt)
+    y = rng.uniform(-2, 2, n).astype(dt)
+    y[3::13], y[5::17] = np.inf, 0.0
+    nan = np.array(np.nan, dt).view(u)
+    bits = x.view(u)
+    top = u(8 * bits.itemsize - 1)
+    mant = u(22 if t == "f32" else 51)  # the quiet bit
+    exp_ones = nan & ~(u(1) << mant)
+    bits[1::7] = exp_ones | (u(1) << mant) | u(5)  # quiet, payload 5
+    bits[2::11] = exp_ones | (u(1) << mant) | u(9) | (u(1) << top)  # quiet, negative
+    bits[4::19] = exp_ones | u(3)  # signaling
+    with np.errstate(all="ignore"):
+        fused = shlo.run(text, x, y)
+        _same(fused, _unfused(monkeypatch, text, x, y))
+    assert compiled and not any("met" in c for c in compiled)
+    assert np.isnan(fused[0]).any()
