@@ -97,11 +97,17 @@ def _nan_exact(op, z, x, y, n):  # type: ignore[no-untyped-def]
 
 
 @nb.njit(error_model="numpy", boundscheck=False, inline="always")
-def _nans_met(x, y, n):  # type: ignore[no-untyped-def]
-    """Whether two different NaNs meet in ``x[:n]`` and ``y[:n]``."""
-    met = False
+def _nans_met(z, x, y, n):  # type: ignore[no-untyped-def]
+    """Whether two different NaNs met in ``x[:n]`` and ``y[:n]``, whose maximum or minimum is
+    ``z`` (looked for only where ``z`` holds a NaN: a separate loop, since a flag set in the
+    maximum's own loop kept it from vectorising, 9x slower)."""
+    nan = False
     for i in range(n):
-        met |= _two_nans(x[i], y[i])
+        nan |= z[i] != z[i]
+    met = False
+    if nan:
+        for i in range(n):
+            met |= _two_nans(x[i], y[i])
     return met
 
 
@@ -138,7 +144,6 @@ def _exec(code, regs, scalars, n):  # type: ignore[no-untyped-def]
             if nan:
                 met |= _nan_exact(op, z, x, y, n)
         elif op == 4:
-            nan = False
             for i in range(n):
                 u, v = x[i], y[i]
                 if u > v:
@@ -149,11 +154,8 @@ def _exec(code, regs, scalars, n):  # type: ignore[no-untyped-def]
                     z[i] = v if math.copysign(1.0, u) < 0 else u
                 else:  # a NaN: the first
                     z[i] = u if u != u else v
-                    nan = True
-            if nan:
-                met |= _nans_met(x, y, n)
+            met |= _nans_met(z, x, y, n)
         elif op == 5:
-            nan = False
             for i in range(n):
                 u, v = x[i], y[i]
                 if u < v:
@@ -164,9 +166,7 @@ def _exec(code, regs, scalars, n):  # type: ignore[no-untyped-def]
                     z[i] = u if math.copysign(1.0, u) < 0 else v
                 else:
                     z[i] = u if u != u else v
-                    nan = True
-            if nan:
-                met |= _nans_met(x, y, n)
+            met |= _nans_met(z, x, y, n)
         elif op == 6:
             for i in range(n):
                 z[i] = -x[i]
