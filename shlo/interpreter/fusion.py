@@ -27,9 +27,11 @@ lose is the ~0.4 us numpy call of each op. A chain of float32 or float64 ops amo
 :data:`COMPILED_OPS` (and splats; tanh on float32 only) of rank 1 or more (one open chain per
 shape and type, as above) is a *compiled* chain when it has at least :data:`MIN_COMPILED`
 members on 1 to :data:`MAX_COMPILED` elements, or :data:`MIN_LARGE` members on more elements
-and fewer than :data:`MIN_ELEMENTS`. It runs through its members' kernels (one generated
-function: the unfused computation) until the process has run :data:`SWITCH_OPS` ops of such
-chains (an op on n elements counts ``n / 2048`` beyond 2048), then through a compiled
+(from :data:`MIN_ELEMENTS` on, a chain of the kind above all of whose members compile). It
+runs through its members' kernels (one generated function: the unfused computation; from
+:data:`MIN_ELEMENTS` on, block by block as above) until the process has run
+:data:`SWITCH_OPS` ops of such chains (an op on n elements counts ``n / 2048`` beyond 2048),
+then through a compiled
 evaluator, :mod:`.fusion_jit` (numba: ~30 ns an op on 16 elements, ~0.1 ns an element on
 more; larger chains run block by block within it, spread over the cores; loading it costs
 ~0.9 s, which only programs run that long pay). Its results are the members' bit for bit, NaNs
@@ -147,13 +149,19 @@ def _member_key(op: Operation, elementwise: frozenset[str]) -> Key | None:
     size = math.prod(shape)
     if size >= MIN_ELEMENTS:
         return shape, False, None
-    if not shape or not size or (op.name != _SPLAT and op.name not in COMPILED_OPS):
+    dt = _compiled_dtype(op)
+    return (shape, True, dt) if dt is not None and shape and size else None
+
+
+def _compiled_dtype(op: Operation) -> np.dtype | None:
+    """The dtype of ``op``'s result when it can be a member of a compiled chain, else None."""
+    if op.name != _SPLAT and op.name not in COMPILED_OPS:
         return None
     dt = _dtype(op.results[0])
     if dt not in _COMPILED_DTYPES or any(_dtype(v) != dt for v in op.operands) or \
             (op.name == _TANH and dt != _COMPILED_DTYPES[0]):
         return None
-    return shape, True, dt
+    return dt
 
 
 def _reads(op: Operation) -> set[int]:
@@ -179,6 +187,11 @@ def plan(block: Block) -> list[Chain]:
             owner.pop(id(op.results[0]), None)
         if len(chain.ops) >= _min_members(chain):
             chains.append(chain)
+            # a chain of large tensors whose members all compile is compiled too
+            if not chain.compiled and len(chain.ops) >= MIN_LARGE and \
+                    len({_compiled_dtype(op) for op in chain.ops} - {None}) == 1 and \
+                    all(_compiled_dtype(op) is not None for op in chain.ops):
+                chain.compiled = True
 
     for op in block.operations:
         key = _member_key(op, elementwise)
@@ -230,6 +243,11 @@ def fused_kernel(chain: Chain, kernels: Sequence[Callable[..., Any]]) -> Callabl
     Takes the chain's inputs, returns its outputs."""
     if chain.compiled:
         return _compiled_chain(chain, kernels)
+    return _blocked(chain, kernels)
+
+
+def _blocked(chain: Chain, kernels: Sequence[Callable[..., Any]]) -> Callable[..., Any]:
+    """The kernel running ``chain`` block by block through its members' kernels."""
     slot: dict[int, int] = {id(v): i for i, v in enumerate(chain.inputs)}
     for op in chain.ops:
         slot[id(op.results[0])] = len(slot)
@@ -394,8 +412,8 @@ def _compiled_chain(chain: Chain, kernels: Sequence[Callable[..., Any]]) -> Call
     """The kernel of a compiled chain (the module docstring): ``cold``, the members' kernels
     in one generated function, until :data:`SWITCH_OPS`; then the compiled evaluator."""
     p = _Program(chain)
-    cold = _generated(chain, kernels, p)
     n = p.n
+    cold = _blocked(chain, kernels) if n >= MIN_ELEMENTS else _generated(chain, kernels, p)
     count = len(chain.ops) * max(1, n >> 11)
     has_tanh = any(op.name == _TANH for op in chain.ops)
     shape = chain.shape

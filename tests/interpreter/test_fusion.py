@@ -395,9 +395,12 @@ def test_compiled_chain_plan():
             fusion.plan(_block(_compiled_program("f32", big)))] == [(True, 27)]
     for t, n in [("f16", 16), ("bf16", 16), ("i32", 16)]:
         assert fusion.plan(_block(_compiled_program(t, n))) == [], (t, n)
-    # from MIN_ELEMENTS on, the numpy kernels' chains (block by block)
-    assert [c.compiled for c in fusion.plan(_block(_compiled_program(
-        "f32", fusion.MIN_ELEMENTS)))] == [False]
+    # from MIN_ELEMENTS on, the kernels' chains (block by block), compiled where every
+    # member compiles
+    huge = fusion.MIN_ELEMENTS
+    assert [c.compiled for c in fusion.plan(_block(_compiled_program("f32", huge)))] == [True]
+    mixed = _compiled_program("f32", huge).replace("stablehlo.abs", "stablehlo.exponential")
+    assert [c.compiled for c in fusion.plan(_block(mixed))] == [False]
     k = fusion.MIN_COMPILED
     assert fusion.plan(_block(_adds(k - 1))) == []
     assert [len(c.ops) for c in fusion.plan(_block(_adds(k)))] == [k]
@@ -730,3 +733,26 @@ def test_compiled_nan_rules(monkeypatch, compiled, t, n):
         _same(fused, _unfused(monkeypatch, text, x, y))
     assert compiled and not any("met" in c for c in compiled)
     assert np.isnan(fused[0]).any()
+
+
+@pytest.mark.parametrize("n", [N, fusion.MAX_COMPILED + 1000])
+def test_compiled_chain_of_huge_tensors_cold_and_hot(monkeypatch, small_blocks, n):
+    """From MIN_ELEMENTS on, a chain whose members all compile is compiled; before the switch
+    it runs block by block through its kernels; both runs give the unfused bits."""
+    vm = _evaluator()
+    text = _compiled_program("f32", n)
+    chains = fusion.plan(_block(text))
+    assert [c.compiled for c in chains] == [True]
+    rng = np.random.default_rng(12)
+    x, y = (rng.uniform(-2, 2, n).astype(np.float32) for _ in range(2))
+    c = np.array(0.5, np.float32)
+    with np.errstate(all="ignore"):
+        want = _unfused(monkeypatch, text, x, y, c)
+        monkeypatch.setattr(fusion._EVALUATOR, "value", False)
+        _same(shlo.run(text, x, y, c), want)
+        calls = []
+        monkeypatch.setattr(fusion._EVALUATOR, "value", fusion.Evaluator(
+            lambda *a: calls.append(1) or vm.run(*a),
+            lambda *a: calls.append(1) or vm.run_blocks(*a), vm.tanh))
+        _same(shlo.run(text, x, y, c), want)
+    assert calls
