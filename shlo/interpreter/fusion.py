@@ -83,6 +83,12 @@ MIN_LARGE = 4
 members: chains of add, multiply, subtract and maximum, compiled against unfused (one process,
 whole runs): 2 members 0.7-1.0x as fast, 3 members 0.7-1.0x, 4 members 1.0x on 9,000 and
 16,384 elements, 1.2x on 65,536, 1.3x on 262,144, 1.5x on 10^6; 6 members 1.1-1.8x."""
+MAX_INPUTS = 8
+"""Inputs read whole that a large compiled chain may have (:func:`.fusion_jit.run_blocks`
+takes a tuple of this many arrays, padded: one compiled function for every chain of a dtype);
+a chain with more runs on its members' kernels."""
+MAX_OUTPUTS = 8
+"""Outputs a large compiled chain may have (padded likewise)."""
 COMPILED_BLOCK = 1024
 """Elements of a block of a large compiled chain (4 KiB a float32 register: the registers of a
 block stay in L1)."""
@@ -410,7 +416,9 @@ class _NansMet(Exception):
 
 def _compiled_chain(chain: Chain, kernels: Sequence[Callable[..., Any]]) -> Callable[..., Any]:
     """The kernel of a compiled chain (the module docstring): ``cold``, the members' kernels
-    in one generated function, until :data:`SWITCH_OPS`; then the compiled evaluator."""
+    (one generated function, or block by block from :data:`MIN_ELEMENTS` on), until
+    :data:`SWITCH_OPS`; then the compiled evaluator (``cold`` again where it says two
+    different NaNs met)."""
     p = _Program(chain)
     n = p.n
     cold = _blocked(chain, kernels) if n >= MIN_ELEMENTS else _generated(chain, kernels, p)
@@ -433,8 +441,6 @@ def _compiled_chain(chain: Chain, kernels: Sequence[Callable[..., Any]]) -> Call
                 raise _NansMet
             return tuple([rows[r] for r in outs])
     else:
-        from .fusion_jit import MAX_INPUTS, MAX_OUTPUTS
-
         if len(p.loads) > MAX_INPUTS or len(outs) > MAX_OUTPUTS:
             return cold
         loads = np.array([r for r, _ in p.loads], np.int32)
@@ -442,8 +448,9 @@ def _compiled_chain(chain: Chain, kernels: Sequence[Callable[..., Any]]) -> Call
         min_piece = int(PIECE_NS / sum(_COST_NS[c] for c, *_ in p.code))
         stores = p.outs
         spare = np.zeros(0, p.dtype)  # (the tuples' padding)
-        pad_in, pad_out = (spare,) * (MAX_INPUTS - len(p.loads)), (spare,) * (MAX_OUTPUTS - len(outs))
         count_ins = len(p.loads)
+        pad_in = (spare,) * (MAX_INPUTS - count_ins)
+        pad_out = (spare,) * (MAX_OUTPUTS - len(outs))
 
         def hot(vm: Evaluator, args: tuple[Any, ...], sc: np.ndarray) -> tuple[Any, ...]:
             ins = [np.ascontiguousarray(args[i], p.dtype).reshape(-1) for _, i in p.loads]

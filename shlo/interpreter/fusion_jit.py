@@ -53,13 +53,8 @@ from numba.extending import intrinsic
 
 from ..ops._tanh32_jit import tanh_rows
 
-__all__ = ["run", "run_blocks", "MAX_INPUTS", "MAX_OUTPUTS"]
+__all__ = ["run", "run_blocks"]
 
-MAX_INPUTS = 8
-"""Inputs read whole that :func:`run_blocks` takes (a tuple of this many arrays, padded: one
-compiled function for every chain of a dtype)."""
-MAX_OUTPUTS = 8
-"""Outputs :func:`run_blocks` writes (padded likewise)."""
 _JIT = dict(cache=True, nogil=True, error_model="numpy", boundscheck=False)
 
 
@@ -197,8 +192,8 @@ def run_blocks(code, ins, loads, scalars, outs, stores, regs):  # type: ignore[n
     """Run ``code`` over flat arrays block by block (a block: ``regs``'s row length): input
     ``j < len(loads)`` of the tuple ``ins`` is copied into register ``loads[j]``, and register
     ``stores[j]`` into output ``j < len(stores)`` of ``outs`` (the tuples' other arrays are
-    padding). Whether two different NaNs met (then it stops: the results are not known to be
-    numpy's)."""
+    padding: :data:`shlo.interpreter.fusion.MAX_INPUTS`, ``MAX_OUTPUTS``). Whether two
+    different NaNs met (then it stops: the results are not known to be numpy's)."""
     n = outs[0].size
     b = regs.shape[1]
     for start in range(0, n, b):

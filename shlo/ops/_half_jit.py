@@ -16,18 +16,23 @@ wide side) and computes what numpy / ml_dtypes compute element by element, in th
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numba as nb
 import numpy as np
 from llvmlite import ir
 from numba import types
+from numba.core import cgutils
 from numba.extending import intrinsic
 
 __all__ = ["f16_to_f32", "f32_to_f16", "bf16_to_f32", "f32_to_bf16", "BINARY", "gather16",
-           "gather_pairs"]
+           "gather_pairs", "PADDED_PAIRS"]
 
 _JIT = dict(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+_LITTLE = sys.byteorder == "little"  # (:func:`_pairs8` keeps the low byte of words)
+PADDED_PAIRS = 65536 + 3
+"""Entries of a 256 x 256 table with the 3 bytes :func:`_pairs8`'s last word reads."""
 
 
 @intrinsic
@@ -151,10 +156,53 @@ def gather16(table, idx, out):  # type: ignore[no-untyped-def]
         out[i] = table[idx[i]]
 
 
+@intrinsic
+def _pairs8(typingctx, table, x, y, out, n):  # type: ignore[no-untyped-def]
+    """:func:`gather_pairs` on the first ``n - n % 8`` elements, 8 at a time, in LLVM vector
+    code (LLVM does not vectorise the loop below): the 4-byte words starting at the 8 entries
+    gathered (``llvm.masked.gather``: vpgatherdd on AVX2; ``table`` has 3 bytes past its
+    65,536 entries), their low bytes kept. Returns how many elements it did. 1e6 f8 pairs:
+    450-465 us against the loop's 537-610 (gathering aligned words and shifting: 664-707)."""
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        ts, xs, ys, os_ = (context.make_array(t)(context, builder, a)
+                           for t, a in zip(signature.args[:4], args[:4]))
+        i8, i32, i64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)
+        vb, vi, vl = (ir.VectorType(t, 8) for t in (i8, i32, i64))
+        mask = ir.VectorType(ir.IntType(1), 8)
+        vp = ir.VectorType(i32.as_pointer(), 8)
+        gather = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(vi, [vp, i32, mask, vi]),
+            "llvm.masked.gather.v8i32.v8p0i32")
+        n = args[4]
+        m = builder.and_(n, ir.Constant(n.type, ~7))
+        undef = ir.Constant(vl, ir.Undefined)
+        base = builder.shuffle_vector(
+            builder.insert_element(undef, builder.ptrtoint(ts.data, i64), ir.Constant(i32, 0)),
+            undef, ir.Constant(vi, [0] * 8))
+        with cgutils.for_range_slice(builder, ir.Constant(n.type, 0), m,
+                                     ir.Constant(n.type, 8)) as (i, _):
+            a, b = (builder.load(builder.bitcast(builder.gep(v.data, [i]), vb.as_pointer()),
+                                 align=1) for v in (xs, ys))
+            idx = builder.or_(builder.shl(builder.zext(a, vl), ir.Constant(vl, [8] * 8)),
+                              builder.zext(b, vl))
+            at = builder.inttoptr(builder.add(base, idx), vp)
+            got = builder.call(gather, [at, ir.Constant(i32, 1), ir.Constant(mask, [1] * 8),
+                                        ir.Constant(vi, ir.Undefined)])
+            builder.store(builder.trunc(got, vb),
+                          builder.bitcast(builder.gep(os_.data, [i]), vb.as_pointer()), align=1)
+        return m
+
+    ok = all(isinstance(t, types.Array) and t.dtype == types.uint8 and t.layout == "C"
+             for t in (table, x, y, out))
+    return (types.intp(table, x, y, out, n), codegen) if ok else None
+
+
 @nb.njit(**_JIT)
 def gather_pairs(table, x, y, out):  # type: ignore[no-untyped-def]
-    """``out[i] = table[x[i] * 256 + y[i]]`` for uint8 ``x``, ``y`` (a 256 x 256 table)."""
-    for i in range(x.size):
+    """``out[i] = table[x[i] * 256 + y[i]]`` for uint8 ``x``, ``y`` (a 256 x 256 table; with
+    3 bytes more, :func:`_pairs8` does the most of it)."""
+    start = _pairs8(table, x, y, out, x.size) if _LITTLE and table.size >= PADDED_PAIRS else 0
+    for i in range(start, x.size):
         out[i] = table[(np.uint16(x[i]) << np.uint16(8)) | np.uint16(y[i])]
 
 

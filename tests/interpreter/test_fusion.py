@@ -633,9 +633,7 @@ def test_large_compiled_chain_in_pieces_equals_one_core(monkeypatch, compiled):
 def test_large_chain_of_too_many_inputs_runs_on_its_kernels(monkeypatch, compiled):
     """A large chain reading more inputs whole than run_blocks takes stays on its members'
     kernels: the unfused bits."""
-    from shlo.interpreter.fusion_jit import MAX_INPUTS
-
-    n, k = fusion.MAX_COMPILED + 5, MAX_INPUTS + 1
+    n, k = fusion.MAX_COMPILED + 5, fusion.MAX_INPUTS + 1
     ty = f"tensor<{n}xf32>"
     params = ", ".join(f"%a{i}: {ty}" for i in range(k))
     lines = [f"%v1 = stablehlo.add %a0, %a1 : {ty}"] + [

@@ -488,8 +488,28 @@ def test_half_loops_in_pieces_on_several_cores(monkeypatch, t):
         np.testing.assert_array_equal(got.view(np.uint16), (x / y).view(np.uint16))
     table = rng.integers(0, 256, 1 << 16).astype(np.uint8)
     a, b = x.view(np.uint16).astype(np.uint8), y.view(np.uint16).astype(np.uint8)
-    np.testing.assert_array_equal(_half.gather_pairs(table, a, b),
-                                  table[(a.astype(np.intp) << 8) | b])
+    for t in (table, _half.pad_pairs(table)):  # (padded: the compiled loop's vector part)
+        np.testing.assert_array_equal(_half.gather_pairs(t, a, b),
+                                      table[(a.astype(np.intp) << 8) | b])
+
+
+def test_gather_pairs_every_pair_and_ragged_ends():
+    """The compiled pair lookup (8 at a time from a padded table, the rest one by one): every
+    one of the 65,536 pairs, and lengths around a multiple of 8, the table's own entries."""
+    from shlo.ops import _half
+
+    mod = _half_loops()
+    rng = np.random.default_rng(15)
+    table = rng.integers(0, 256, 1 << 16).astype(np.uint8)
+    padded = _half.pad_pairs(table)
+    assert padded.size == mod.PADDED_PAIRS
+    x = np.repeat(np.arange(256, dtype=np.uint8), 256)
+    y = np.tile(np.arange(256, dtype=np.uint8), 256)
+    for n in (x.size, 0, 1, 7, 8, 9, 4103):
+        out = np.empty(n, np.uint8)
+        mod.gather_pairs(padded, x[-n:] if n else x[:0], y[-n:] if n else y[:0], out)
+        np.testing.assert_array_equal(out, table[(x[x.size - n:].astype(np.intp) << 8) |
+                                                 y[y.size - n:]])
 
 
 _UNARY_PROGRAM = """func.func @main(%x: tensor<{shape}x{t}>) -> tensor<{shape}x{t}> {{

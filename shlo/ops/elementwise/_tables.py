@@ -19,7 +19,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ...dtypes import F16, is_ml_float, uint_of_size
-from .._half import gather, gather_pairs
+from .._half import gather, gather_pairs, pad_pairs
 
 __all__ = ["tabled_unary", "tabled_binary", "table_eligible"]
 
@@ -77,9 +77,10 @@ def tabled_binary(key: str, careful: Fn, dt: Any) -> Fn | None:
         return None
     v = _all_values(dt)
     table = _table(key, dt, lambda: careful(np.repeat(v, 256), np.tile(v, 256)))
+    padded = pad_pairs(table)
 
     def run(x: Any, y: Any) -> Any:
-        fast = gather_pairs(table, x, y)  # compiled: one pass, no index arrays
+        fast = gather_pairs(padded, x, y)  # compiled: one pass, no index arrays
         if fast is not None:
             return fast
         hi = np.left_shift(np.asarray(x).view(np.uint8), 8, dtype=np.uint16)
