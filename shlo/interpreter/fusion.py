@@ -334,10 +334,12 @@ counts)."""
 
 
 class Evaluator(NamedTuple):
-    """The loaded :mod:`.fusion_jit`: its :func:`~.fusion_jit.run` and
-    :func:`~.fusion_jit.run_blocks`, and whether its tanh gives numpy's bits here."""
+    """The loaded :mod:`.fusion_jit`: its :func:`~.fusion_jit.run`,
+    :func:`~.fusion_jit.run_exact` and :func:`~.fusion_jit.run_blocks`, and whether its tanh
+    gives numpy's bits here."""
 
     run: Callable[..., Any]
+    run_exact: Callable[..., Any]
     run_blocks: Callable[..., Any]
     tanh: bool
 
@@ -370,9 +372,9 @@ def _probe_operands(dt: np.dtype) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _probe(run: Callable[..., Any], dt: np.dtype) -> bool:
-    """Whether ``run`` gives the kernels' bits on :func:`_probe_operands` for every op but tanh
-    (:data:`shlo.ops._tanh32_jit.AGREES` says for tanh), and says so where two different NaNs
-    meet."""
+    """Whether ``run`` (:func:`.fusion_jit.run_exact`) gives the kernels' bits on
+    :func:`_probe_operands` for every op but tanh (:data:`shlo.ops._tanh32_jit.AGREES` says for
+    tanh), and says so where two different NaNs meet."""
     from ..ops.elementwise.arithmetic import _float_max_min
 
     x, y = _probe_operands(dt)
@@ -399,11 +401,18 @@ def _load_evaluator() -> Any:
         return False
     try:
         from ..ops._tanh32_jit import AGREES
-        from .fusion_jit import run, run_blocks
+        from .fusion_jit import run, run_blocks, run_exact
 
-        if not all(_probe(run, dt) for dt in _COMPILED_DTYPES):
+        if not all(_probe(run_exact, dt) for dt in _COMPILED_DTYPES):
             return False
-        return Evaluator(run, run_blocks, AGREES)
+        # the plain run: IEEE results where no output holds a NaN, and says where one does
+        regs = np.array([[1.5, -2.0], [0.0, 0.0], [0.0, 0.0]], np.float32)
+        code = np.array([[2, 1, 0, 0], [8, 2, 0, 0]], np.int32)  # r1 = r0 * r0, r2 = sqrt(r0)
+        if run(code[:1], regs, np.zeros(0, np.float32), np.array([1], np.int32)) or \
+                regs[1].tolist() != [2.25, 4.0] or \
+                not run(code, regs, np.zeros(0, np.float32), np.array([2], np.int32)):
+            return False
+        return Evaluator(run, run_exact, run_blocks, AGREES)
     except Exception:  # numba absent, or a compile error on this platform
         return False
 
@@ -438,8 +447,11 @@ def _compiled_chain(chain: Chain, kernels: Sequence[Callable[..., Any]]) -> Call
             rows = regs.reshape(rows_shape) if flat else regs
             for r, i in p.loads:
                 rows[r] = args[i]
-            if vm.run(code, regs, sc):
-                raise _NansMet
+            if vm.run(code, regs, sc, p.outs):  # an output holds a NaN: again, exactly
+                for r, i in p.loads:
+                    rows[r] = args[i]
+                if vm.run_exact(code, regs, sc):
+                    raise _NansMet
             return tuple([rows[r] for r in outs])
     else:
         if len(p.loads) > MAX_INPUTS or len(outs) > MAX_OUTPUTS:
