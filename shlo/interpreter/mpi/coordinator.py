@@ -25,7 +25,7 @@ from ...ir import FileLineColLoc, Location
 from ...ops.distributed.meeting import (
     deadlock_message, gone_message, grid_error, timeout_message, waits_at,
 )
-from .world import TAG_REPLY, TAG_REPORT, World, die
+from .world import DEATH_GRACE, TAG_REPLY, TAG_REPORT, World, die
 
 __all__ = ["Coordinator", "OpRef", "op_info", "SETTLE"]
 
@@ -153,6 +153,7 @@ class Coordinator(threading.Thread):
             self._last_pid_check = now
             died = self.w.peer_died_message(PID_CHECKS)
             if died is not None:
+                time.sleep(DEATH_GRACE)  # (a peer that reported its own error: its abort ends us)
                 die(died)
         waits: dict[Any, list[int]] = {}  # wait key -> its blocked ranks, in rank order
         for r, s in self.state.items():

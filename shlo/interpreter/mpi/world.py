@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from mpi4py import MPI as MPIModule
 
 __all__ = ["mpi", "available", "launched_by_mpiexec", "World", "world", "die",
-           "REPORT_AFTER", "CROWD", "CROWDED", "MAX_SLEEP", "BACKSTOP"]
+           "REPORT_AFTER", "CROWD", "CROWDED", "MAX_SLEEP", "BACKSTOP", "DEATH_GRACE"]
 
 REPORT_AFTER = 0.05
 """Seconds a wait lasts before it is reported to the coordinator (with up to :data:`CROWD`
@@ -43,6 +43,12 @@ for (256 ranks: 6 s per all_reduce reporting after 0.8 s, 2.6 s after 5 s)."""
 
 LATEST_REPORT = 5.0
 """The longest a wait goes unreported (half the default timeout)."""
+
+DEATH_GRACE = 1.0
+"""Seconds a rank that saw a peer's process end waits before it reports the death: a peer that
+ended by reporting an error of its own (:func:`die`) has its MPI_Abort end this rank too within
+that time, and the error is then said once (a deadlock's report was followed by "rank 0
+died" when the other rank noticed first)."""
 
 IDLE_SLEEP = 0.02
 """Longest sleep between polls of a rank with many ranks per core that waits for the host's
@@ -169,6 +175,7 @@ class World:
                 f"the MPI job is ended")
 
     def _peer_died(self) -> None:  # pragma: no cover - exercised under mpiexec
+        time.sleep(DEATH_GRACE)
         die(self.peer_died_message() or "error: a rank of the MPI job died (its OS process "
                                         "ended); the MPI job is ended")
 
