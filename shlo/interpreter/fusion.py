@@ -31,12 +31,11 @@ members on 1 to :data:`MAX_COMPILED` elements, or :data:`MIN_LARGE` members on m
 runs through its members' kernels (one generated function: the unfused computation; from
 :data:`MIN_ELEMENTS` on, block by block as above) until the process has run
 :data:`SWITCH_OPS` ops of such chains (an op on n elements counts ``n / 2048`` beyond 2048),
-then through a compiled
-evaluator, :mod:`.fusion_jit` (numba: ~30 ns an op on 16 elements, ~0.1 ns an element on
-more; larger chains run block by block within it, spread over the cores; loading it costs
-~0.9 s, which only programs run that long pay). Its results are the members' bit for bit, NaNs
-included (:mod:`.fusion_jit` says how); where the probe run at its loading finds that
-numpy's float32 tanh is not the formula it copies (a CPU without FMA), chains holding a tanh
+then through a compiled evaluator, :mod:`.fusion_jit` (numba: ~30 ns an op on 16 elements,
+~0.1 ns an element on more; larger chains run block by block within it, spread over the
+cores; loading it costs ~0.9 s, which only programs run that long pay). Its results are the
+members' bit for bit, NaNs included (:mod:`.fusion_jit` says how); where numpy's float32 tanh
+is not the formula it copies (a CPU without FMA: checked at import), chains holding a tanh
 stay on their members' kernels.
 
 Not fused when an observer (shlo.debug's trace, profile) watches the run: it sees every op.
@@ -194,10 +193,10 @@ def plan(block: Block) -> list[Chain]:
             owner.pop(id(op.results[0]), None)
         if len(chain.ops) >= _min_members(chain):
             chains.append(chain)
-            # a chain of large tensors whose members all compile is compiled too
-            if not chain.compiled and len(chain.ops) >= MIN_LARGE and \
-                    len({_compiled_dtype(op) for op in chain.ops} - {None}) == 1 and \
-                    all(_compiled_dtype(op) is not None for op in chain.ops):
+            # a chain of large tensors whose members all compile, in one dtype, is compiled too
+            dtypes = {_compiled_dtype(op) for op in chain.ops}
+            if not chain.compiled and len(chain.ops) >= MIN_LARGE and len(dtypes) == 1 and \
+                    None not in dtypes:
                 chain.compiled = True
 
     for op in block.operations:
@@ -364,8 +363,10 @@ def _probe_operands(dt: np.dtype) -> tuple[np.ndarray, np.ndarray]:
     sign = u(1) << u(bits - 1)
     nan1, nan2, snan = np.array([ones | quiet | u(1), sign | ones | quiet | u(2), ones | u(3)],
                                 u).view(dt)
-    x = [-0.0, 0.0, 1.5, -np.inf, np.inf, 0.0, -1.0, 1e-40, nan1, 2.0, nan2, 1.0, snan, nan1, snan]
-    y = [0.0, -0.0, -2.0, np.inf, np.inf, 0.0, 3.0, 3.0, 2.0, nan2, -1.0, snan, 1.0, nan1, snan]
+    x = [-0.0, 0.0, 1.5, -np.inf, np.inf, 0.0, -1.0, 1e-40, nan1, 2.0, nan2, 1.0, snan, nan1,
+         snan]
+    y = [0.0, -0.0, -2.0, np.inf, np.inf, 0.0, 3.0, 3.0, 2.0, nan2, -1.0, snan, 1.0, nan1,
+         snan]
     sweep = np.linspace(-12.0, 12.0, 193)
     return (np.concatenate([np.array(x, dt), sweep.astype(dt)]),
             np.concatenate([np.array(y, dt), sweep[::-1].astype(dt) * 0.5]))

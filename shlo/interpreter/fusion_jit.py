@@ -4,12 +4,13 @@
 A chain is a program of ``(opcode, dst, a, b)`` rows over a register file ``regs`` (one row
 of elements per register, float32 or float64): each instruction loops over the elements.
 :func:`run` runs it over whole small tensors (:func:`run_exact` again where an output holds a
-NaN); :func:`run_blocks` over large ones, block by block inside the compiled code (the registers are one block long and stay in L1: the inputs'
-block is copied in, the program runs, the outputs' block is copied out). LLVM vectorises the
-loops (AVX2 on this project's machine) behind a test that the result's row does not overlap an
-operand's: :class:`shlo.interpreter.fusion._Program` never gives a result its operand's
-register (when it did, 64 adds on 1024 elements took 4x longer). The opcodes are the positions
-in :data:`shlo.interpreter.fusion.COMPILED_OPS`:
+NaN); :func:`run_blocks` over large ones, block by block inside the compiled code (the
+registers are one block long and stay in L1: the inputs' block is copied in, the program
+runs, the outputs' block is copied out). LLVM vectorises the loops (AVX2 on this project's
+machine) behind a test that the result's row does not overlap an operand's:
+:class:`shlo.interpreter.fusion._Program` never gives a result its operand's register (when it
+did, 64 adds on 1024 elements took 4x longer). The opcodes are the positions in
+:data:`shlo.interpreter.fusion.COMPILED_OPS`:
 
 ====  ==========  ============================================================================
  0    add         ``a + b``, one IEEE operation in the registers' type (no contraction into
@@ -35,8 +36,8 @@ evaluator's load-time probe checks each rule against numpy where it runs):
   slower; whether a NaN was made is an or-reduction of the loop, which vectorises);
 * where two NaNs of different bit patterns meet in a binary op, which one numpy returns depends
   on its code path (numpy's multiply returned the first of two in arrays of 64 elements and the
-  second in one of 200): :func:`run_exact` and :func:`run_blocks` return True and the caller computes
-  the chain through the members' kernels;
+  second in one of 200): :func:`run_exact` and :func:`run_blocks` return True and the caller
+  computes the chain through the members' kernels;
 * maximum and minimum return their NaN operand unchanged (numpy's);
 * an invalid operation (``sqrt(-1)``, ``0 / 0``, ``inf - inf``) gives the hardware's default NaN,
   the same instruction's as numpy's; negate and abs flip and clear the sign bit of a NaN too.

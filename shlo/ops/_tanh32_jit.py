@@ -1,4 +1,5 @@
-"""numpy's float32 tanh, compiled (numba; imported only by :mod:`shlo.interpreter.fusion_jit`).
+"""numpy's float32 tanh, compiled (numba; imported by :mod:`shlo.interpreter.fusion_jit` and
+:mod:`shlo.ops._wide32_jit`, themselves imported on first need).
 
 shlo's f32 ``tanh`` is numpy's float32 ``tanh`` (docs/semantics/elementwise.md). On CPUs with
 fused multiply-adds (AVX2 and FMA3, AVX-512, NEON) numpy computes it with an SVML-derived
@@ -15,9 +16,9 @@ formula (numpy/_core/src/umath/loops_hyperbolic.dispatch.cpp.src, ``simd_tanh_f3
 
 :func:`tanh32` takes the same steps on one element, with LLVM's ``fma`` (one rounding), so its
 results are numpy's bit for bit where numpy runs that loop. Where it does not (a CPU without
-FMA: numpy calls the C library's ``tanhf``), the results differ: the fusion evaluator's
-load-time probe compares the two and compiles no tanh then. benchmarks/tanh32_exhaustive.py
-compares all 2^32 operands (0 mismatches on this project's machine, numpy 2.4).
+FMA: numpy calls the C library's ``tanhf``), the results differ: :data:`AGREES`, checked at
+import, is then False and nothing uses these loops. benchmarks/tanh32_exhaustive.py compares
+all 2^32 operands (0 mismatches on this project's machine, numpy 2.4).
 
 :func:`tanh_rows` computes a row 8 elements at a time, in LLVM vector code written here (LLVM
 does not vectorise :func:`tanh32`'s table lookups): each lane's row of the table (its 8 values,
