@@ -38,7 +38,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
-__all__ = ["AGREES", "tanh32", "tanh_rows", "tanh_f32"]
+__all__ = ["AGREES", "bits_of", "tanh32", "tanh_rows", "tanh_f32"]
 
 # Per interval: its start b, then c0 .. c6 (float32 bit patterns; numpy's lut32x8, transposed)
 _TABLE = np.array([[int(h, 16) for h in row.split()] for row in (
@@ -90,17 +90,21 @@ def _fma(typingctx, a, b, c):  # type: ignore[no-untyped-def]
 
 
 @intrinsic
-def _bits(typingctx, a):  # type: ignore[no-untyped-def]
-    """The bit pattern of float32 ``a`` as an int32."""
+def bits_of(typingctx, a):  # type: ignore[no-untyped-def]
+    """The bit pattern of float ``a`` as a signed integer of its width."""
+    width = {types.float32: 32, types.float64: 64}.get(a)
+    if width is None:
+        return None
+
     def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        return builder.bitcast(args[0], ir.IntType(32))
-    return types.int32(types.float32), codegen
+        return builder.bitcast(args[0], ir.IntType(width))
+    return getattr(types, f"int{width}")(a), codegen
 
 
 @nb.njit(error_model="numpy", boundscheck=False, inline="always")
 def tanh32(v):  # type: ignore[no-untyped-def]
     """numpy's float32 tanh of float32 ``v`` (the module docstring's steps)."""
-    bits = _bits(v)
+    bits = bits_of(v)
     masked = bits & np.int32(0x7FE00000)
     k = min(max(masked - np.int32(0x3D400000), np.int32(0)), np.int32(0x3E00000))
     j = np.uint32(k) >> np.uint32(21)
@@ -124,7 +128,7 @@ def _tanh8(typingctx, x, z, table, n):  # type: ignore[no-untyped-def]
         xs, zs, ts = (context.make_array(t)(context, builder, a)
                       for t, a in zip(signature.args[:3], args[:3]))
         f32, i32, i64 = ir.FloatType(), ir.IntType(32), ir.IntType(64)
-        vf, vi, vb = ir.VectorType(f32, 8), ir.VectorType(i32, 8), ir.VectorType(ir.IntType(1), 8)
+        vf, vi = ir.VectorType(f32, 8), ir.VectorType(i32, 8)
         mod = builder.module
         fma = cgutils.get_or_insert_function(mod, ir.FunctionType(vf, [vf] * 3), "llvm.fma.v8f32")
         fabs = cgutils.get_or_insert_function(mod, ir.FunctionType(vf, [vf]), "llvm.fabs.v8f32")

@@ -14,6 +14,10 @@ tests/ops/test_wide32.py compares the two paths; benchmarks/wide32_exhaustive.py
 operand). Whether compiled loops run at all is :mod:`._half`'s decision (numba installed, not
 disabled, not a forked child, not within :func:`._half.numpy_only`); arrays smaller than
 :data:`._half.MIN_SIZE` take the reference path.
+
+The same wrapper runs float32 ``tanh`` through :mod:`._tanh32_jit`'s copy of numpy's own
+float32 formula (its reference is numpy's float32 tanh, not a float64 function; no element is
+left to it), where that copy gives numpy's bits.
 """
 
 from __future__ import annotations
