@@ -111,9 +111,11 @@ def _ml_float_width(dt: np.dtype) -> int:
 
 def is_ml_float(dtype: Any) -> bool:
     """True for ml_dtypes' float types (bf16, fp8, fp6, fp4, ...), which numpy computes through
-    float32."""
+    float32. Their kind is 'V', except float8_e5m2's from ml_dtypes 0.7 on ('f', though its type
+    is not a numpy floating type)."""
     dt = np.dtype(dtype)
-    return dt.kind == "V" and dt.name not in _SUB_BYTE
+    return (dt.kind == "V" or dt.kind == "f" and not issubclass(dt.type, np.floating)) and \
+        dt.name not in _SUB_BYTE
 
 
 @lru_cache(maxsize=None)

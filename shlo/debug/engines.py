@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..attributes import DenseElementsAttr, TypeAttr
+from ..dtypes import is_ml_float
 from ..errors import ExecutionError
 from ..ir import Module, Operation, function_body, function_type
 from ..types import ComplexType, FloatType, FunctionType, TensorType, TupleType, Type
@@ -130,7 +131,7 @@ def _widen_attr(a: Any) -> Any:
         if t is a.type:
             return a
         arr = np.asarray(a.array)
-        if arr.dtype.kind == "V":  # ml_dtypes floats
+        if is_ml_float(arr.dtype):
             arr = arr.astype(np.float32)
         return DenseElementsAttr(t, arr.astype(t.element_type.dtype), a.hex)
     if isinstance(a, TypeAttr):
@@ -169,8 +170,8 @@ def widen_arguments(args: Sequence[Any]) -> list[Any]:
         x = np.asarray(a)
         if x.dtype.kind == "c":
             out.append(x.astype(np.complex128))
-        elif x.dtype.kind == "f" or (x.dtype.kind == "V" and "int" not in x.dtype.name):
-            out.append(x.astype(np.float32).astype(np.float64) if x.dtype.kind == "V"
+        elif x.dtype.kind == "f" or is_ml_float(x.dtype):
+            out.append(x.astype(np.float32).astype(np.float64) if is_ml_float(x.dtype)
                        else x.astype(np.float64))
         else:
             out.append(x)

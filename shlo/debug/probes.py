@@ -10,6 +10,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..dtypes import is_ml_float
 from ..ir import Operation
 from ..types import QuantizedType, TensorType, format_type
 from .locations import enclosing_function, location_name, op_location
@@ -20,7 +21,7 @@ __all__ = ["ProbeWriter", "read_probe_dir", "storage_array", "typed_array"]
 def storage_array(a: np.ndarray) -> np.ndarray:
     """``a`` as numpy-native storage: ml_dtypes floats and sub-byte ints as unsigned ints of
     their item size (the upstream interpreter writes bf16 as `<u2`); other dtypes unchanged."""
-    if a.dtype.kind == "V":
+    if a.dtype.kind == "V" or is_ml_float(a.dtype):  # (float8_e5m2: kind 'f', ml_dtypes 0.7)
         return np.ascontiguousarray(a).view(f"<u{a.dtype.itemsize}")
     return a
 

@@ -80,7 +80,7 @@ def summarize(value: Any) -> Summary:
     nan = inf = 0
     lo = hi = mean = None
     if a.size:
-        w = _as_numbers(flat) if dt.kind == "V" else flat
+        w = _as_numbers(flat)
         kind = w.dtype.kind
         if kind == "c":
             w = np.abs(w)
@@ -143,7 +143,7 @@ def summarize_lists(lists: list[list[Any]], table: SummaryTable) -> None:
                 dt = v.dtype
                 group = groups.get(dt)
                 if group is None:
-                    group = groups[dt] = [] if dt.kind in "fiu" and dt.isbuiltin == 1 else False
+                    group = groups[dt] = [] if dt.kind in "fiu" and not is_ml_float(dt) else False
                 if group is not False and 0 < v.size <= limit:
                     group.append((lst, j, v))
                     continue

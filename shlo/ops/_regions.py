@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..dtypes import sub_byte_int
+from ..dtypes import is_ml_float, sub_byte_int
 from ..ir import Block, Operation, Region, Value
 from ..types import ComplexType, FloatType, IntegerType, QuantizedType, TensorType, Type
 from . import _constraints as _c, _half
@@ -42,15 +42,13 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "Body", "call_body", "as_dtype", "ufunc_for", "exact_ufunc", "reduce_with_body",
     "tree_reduce_last", "combine_at", "clone_subgraph", "check_reducer", "is_promotable",
-    "NATIVE_KINDS",
 ]
 
 Body = Callable[..., Sequence[Any]]
 """A compiled region (``ctx.region(...)``) or any ``fn(*args) -> list of arrays``."""
 
-NATIVE_KINDS = frozenset("biufc")
-"""numpy dtype kinds of numpy's own types (ml_dtypes types have kind 'V')."""
-
+_NUMPY_KINDS = frozenset("biufc")
+"""Kinds of numpy's own dtypes; ml_dtypes' have kind 'V', but float8_e5m2 'f' (``is_ml_float``)."""
 
 # --- calling a body on arrays -------------------------------------------------------------------
 
@@ -291,7 +289,7 @@ def _reduce_single_op(op_name: str, x: np.ndarray, init: np.ndarray | None) -> n
     if uf is None:
         return None
     n = x.shape[-1]
-    if dtype.kind in NATIVE_KINDS and dtype != np.float16:
+    if dtype.kind in _NUMPY_KINDS and not is_ml_float(dtype) and dtype != np.float16:
         if op_name == "stablehlo.add" and dtype.kind in "fc" and n > _SUM_BLOCK \
                 and x.strides[-1] != dtype.itemsize:
             r = blocked_sum(x)
@@ -423,7 +421,7 @@ def combine_at(body: Body, results: list[np.ndarray], indices: np.ndarray,
     if len(results) == 1 and single_op is not None:
         dt = results[0].dtype
         uf = ufunc_for(single_op, dt)
-        if uf is not None and dt.kind in NATIVE_KINDS and dt != np.float16:
+        if uf is not None and dt.kind in _NUMPY_KINDS and not is_ml_float(dt) and dt != np.float16:
             uf.at(results[0], indices, updates[0].astype(dt, copy=False))
             return results
     order = np.argsort(indices, kind="stable")
