@@ -155,6 +155,9 @@ for _t in ("f32", "f16", "bf16", "f8E4M3FN"):
     PROGRAMS[f"tanh 1e6 {_t}"] = (_unary("tanh", _t, N), [((N,), _t)])
     PROGRAMS[f"exp 1e6 {_t}"] = (_unary("exponential", _t, N), [((N,), _t)])
     PROGRAMS[f"multiply 1e6 {_t}"] = (_binary("multiply", _t, N), [((N,), _t), ((N,), _t)])
+for _t in ("f32", "f8E4M3FN"):  # (the one-byte add has no factoring: its plain table lookup)
+    PROGRAMS[f"add 1e6 {_t}"] = (_binary("add", _t, N), [((N,), _t), ((N,), _t)])
+PROGRAMS["multiply 1e6 f8E5M2"] = (_binary("multiply", "f8E5M2", N), [((N,), "f8E5M2")] * 2)
 PROGRAMS["logistic 1e6 bf16"] = (_unary("logistic", "bf16", N), [((N,), "bf16")])
 PROGRAMS["dot 8x512 @ 512x10 f32"] = (_dot("f32", "f32", 1, 8, 512, 10),
                                       [((1, 8, 512), "f32"), ((1, 512, 10), "f32")])

@@ -247,10 +247,13 @@ def pad_pairs(table: np.ndarray) -> np.ndarray:
     return np.concatenate([table, table[:3]])
 
 
-def gather_pairs(table: np.ndarray, x: Any, y: Any) -> np.ndarray | None:
+def gather_pairs(table: np.ndarray, x: Any, y: Any, scaled: np.ndarray | None = None,
+                 adaptive: bool = True) -> np.ndarray | None:
     """``table[x * 256 + y]`` for a 65536-entry table of 1-byte entries (faster made by
     :func:`pad_pairs`) and one-byte ``x``, ``y`` of one shape (their bit patterns), or None
-    (small, shapes differ, no loops)."""
+    (small, shapes differ, no loops). With ``scaled``, a product or quotient table's factoring
+    by exponents (``_half_jit.scaled_pairs``, checked by the caller): computed in registers
+    where it applies (``adaptive``: unless the first elements show it rarely does)."""
     x, y = np.asarray(x), np.asarray(y)
     if x.size < MIN_SIZE or x.shape != y.shape or table.dtype.itemsize != 1:
         return None
@@ -261,5 +264,8 @@ def gather_pairs(table: np.ndarray, x: Any, y: Any) -> np.ndarray | None:
     out = np.empty(x.shape, table.dtype)
     t = table.view(_U8)
     flat = (_flat(x, x.dtype).view(_U8), _flat(y, y.dtype).view(_U8), out.reshape(-1).view(_U8))
-    _pool.split(lambda a, b, o: mod.gather_pairs(t, a, b, o), flat, PIECE)
+    if scaled is not None and mod.SCALED:
+        _pool.split(lambda a, b, o: mod.scaled_pairs(scaled, t, a, b, o, adaptive), flat, PIECE)
+    else:
+        _pool.split(lambda a, b, o: mod.gather_pairs(t, a, b, o), flat, PIECE)
     return in_order(out, perm)

@@ -16,9 +16,11 @@ wide side) and computes what numpy / ml_dtypes compute element by element, in th
 
 from __future__ import annotations
 
+import platform
 import sys
 from typing import Any
 
+import llvmlite.binding as llvm
 import numba as nb
 import numpy as np
 from llvmlite import ir
@@ -27,7 +29,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 __all__ = ["f16_to_f32", "f32_to_f16", "bf16_to_f32", "f32_to_bf16", "BINARY", "gather16",
-           "gather_pairs", "PADDED_PAIRS"]
+           "gather_pairs", "PADDED_PAIRS", "scaled_pairs", "SCALED", "SCALED_SPEC"]
 
 _JIT = dict(cache=True, nogil=True, error_model="numpy", boundscheck=False)
 _LITTLE = sys.byteorder == "little"  # (:func:`_pairs8` keeps the low byte of words)
@@ -203,6 +205,161 @@ def gather_pairs(table, x, y, out):  # type: ignore[no-untyped-def]
     3 bytes more, :func:`_pairs8` does the most of it)."""
     start = _pairs8(table, x, y, out, x.size) if _LITTLE and table.size >= PADDED_PAIRS else 0
     for i in range(start, x.size):
+        out[i] = table[(np.uint16(x[i]) << np.uint16(8)) | np.uint16(y[i])]
+
+
+SCALED = platform.machine().lower() in ("x86_64", "amd64") and \
+    bool(llvm.get_host_cpu_features().get("avx2"))
+"""Whether :func:`scaled_pairs` runs here (it uses AVX2's byte shuffle, vpshufb)."""
+SCALED_SPEC = 140
+"""Bytes of a :func:`scaled_pairs` spec: the mantissa table ``R`` in four 16-entry chunks,
+each twice (vpshufb looks up within 16-byte halves; 128 bytes), then 12 one-byte fields:
+``shift`` (mantissa bits M), ``offset`` (added to the exponent fields: -bias for a product,
++bias for a quotient), ``flip`` (0, or 0xFF to negate the second exponent), ``top`` (largest
+exponent sum kept), ``low`` (smallest normal magnitude code), ``span`` (largest finite
+magnitude code - low), ``sign`` (the sign bit), ``zero_sign`` (the sign bit if the format has
+-0, else 0), ``both_zero`` (0xFF for a product: a zero either side gives zero), ``mant``
+(2^M - 1), ``down`` and ``up`` (byte masks after shifting by M)."""
+_SCALED_W = 32  # bytes per block (one AVX2 register)
+_SCALED_K = 3  # fallback lanes per block looked up without a branch
+
+
+@intrinsic
+def _scaled32(typingctx, spec, table, x, y, out, start, stop):  # type: ignore[no-untyped-def]
+    """:func:`scaled_pairs` on the blocks of 32 elements from ``start`` to ``stop`` (below
+    ``x.size``: a block may write element ``stop`` too, its right value). Returns how many
+    lanes were looked up in ``table`` instead."""
+    w = _SCALED_W
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        sp, ts, xs, ys, os_ = (context.make_array(t)(context, builder, a)
+                               for t, a in zip(signature.args[:5], args[:5]))
+        b_ = builder
+        i1, i8, i16, i32, i64 = (ir.IntType(k) for k in (1, 8, 16, 32, 64))
+        vb, vw = ir.VectorType(i8, w), ir.VectorType(i16, w // 2)
+        pshufb = cgutils.get_or_insert_function(
+            b_.module, ir.FunctionType(vb, [vb, vb]), "llvm.x86.avx2.pshuf.b")
+        cttz = cgutils.get_or_insert_function(
+            b_.module, ir.FunctionType(i32, [i32, i1]), "llvm.cttz.i32")
+        ctpop = cgutils.get_or_insert_function(
+            b_.module, ir.FunctionType(i32, [i32]), "llvm.ctpop.i32")
+        start, stop = args[5], args[6]
+
+        def splat(v: Any, vt: Any) -> Any:
+            u = ir.Constant(vt, ir.Undefined)
+            lanes = ir.Constant(ir.VectorType(i32, vt.count), [0] * vt.count)
+            return b_.shuffle_vector(b_.insert_element(u, v, ir.Constant(i32, 0)), u, lanes)
+
+        def at(base: Any, i: Any) -> Any:
+            return b_.bitcast(b_.gep(base, [i]), vb.as_pointer())
+
+        def c(v: int) -> Any:
+            return ir.Constant(vb, [v] * w)
+
+        chunks = [b_.load(at(sp.data, ir.Constant(stop.type, 32 * k)), align=1)
+                  for k in range(4)]
+        shift, offset, flip, top, low, span, sign, zero_sign, both_zero, mant, down, up = (
+            b_.load(b_.gep(sp.data, [ir.Constant(i64, 128 + k)])) for k in range(12))
+        by = splat(b_.zext(shift, i16), vw)
+        offset, flip, top, low, span, sign, zero_sign, both_zero, mant, down, up = (
+            splat(v, vb) for v in (offset, flip, top, low, span, sign, zero_sign, both_zero,
+                                   mant, down, up))
+
+        def shr(v: Any) -> Any:  # bytes >> M (AVX2 shifts 16-bit lanes: mask each byte)
+            return b_.and_(b_.bitcast(b_.lshr(b_.bitcast(v, vw), by), vb), down)
+
+        def shl(v: Any) -> Any:
+            return b_.and_(b_.bitcast(b_.shl(b_.bitcast(v, vw), by), vb), up)
+
+        def normal(v: Any) -> Any:  # low <= v <= low + span, unsigned
+            return b_.icmp_unsigned("<=", b_.sub(v, low), span)
+
+        def lookup(k: Any) -> None:  # out[k] = table[x[k] * 256 + y[k]]
+            hi, lo = (b_.zext(b_.load(b_.gep(v.data, [k])), i64) for v in (xs, ys))
+            index = b_.or_(b_.shl(hi, ir.Constant(i64, 8)), lo)
+            b_.store(b_.load(b_.gep(ts.data, [index])), b_.gep(os_.data, [k]))
+
+        fell = cgutils.alloca_once_value(b_, ir.Constant(i64, 0))
+        with cgutils.for_range_slice(b_, start, stop, ir.Constant(stop.type, w)) as (i, _):
+            a, b = (b_.load(at(v.data, i), align=1) for v in (xs, ys))
+            not_sign = b_.xor(sign, c(0xFF))
+            am, bm = b_.and_(a, not_sign), b_.and_(b, not_sign)
+            index = b_.or_(shl(b_.and_(a, mant)), b_.and_(b, mant))
+            r = b_.call(pshufb, [chunks[0], index])
+            for k in (1, 2, 3):
+                r = b_.select(b_.icmp_unsigned(">=", index, c(16 * k)),
+                              b_.call(pshufb, [chunks[k], index]), r)
+            e = b_.add(b_.add(shr(am), offset), b_.sub(b_.xor(shr(bm), flip), flip))
+            code = b_.add(shl(e), r)
+            a_normal, b_normal = normal(am), normal(bm)
+            ok = b_.and_(b_.and_(a_normal, b_normal),
+                         b_.and_(b_.icmp_unsigned("<=", e, top), normal(code)))
+            zero_bits = b_.xor(zero_sign, c(0xFF))
+            az, bz = (b_.icmp_unsigned("==", b_.and_(v, zero_bits), c(0)) for v in (a, b))
+            either = b_.icmp_unsigned("!=", both_zero, c(0))
+            zero = b_.or_(b_.and_(az, b_.or_(b_normal, b_.and_(bz, either))),
+                          b_.and_(b_.and_(bz, a_normal), either))
+            s = b_.and_(b_.xor(a, b), sign)
+            b_.store(b_.select(ok, b_.or_(code, s), b_.and_(s, zero_sign)), at(os_.data, i),
+                     align=1)
+            bad = b_.bitcast(b_.not_(b_.or_(ok, zero)), i32)
+            b_.store(b_.add(b_.load(fell), b_.zext(b_.call(ctpop, [bad]), i64)), fell)
+            mask = bad
+            for _ in range(_SCALED_K):  # an exhausted mask's cttz is 32: element i + 32
+                lookup(b_.add(i, b_.zext(b_.call(cttz, [mask, ir.Constant(i1, 0)]),
+                                         stop.type)))
+                mask = b_.and_(mask, b_.sub(mask, ir.Constant(i32, 1)))
+            with cgutils.if_unlikely(b_, b_.icmp_unsigned("!=", mask, ir.Constant(i32, 0))):
+                before = b_.block
+                loop, after = b_.append_basic_block("more"), b_.append_basic_block("more.end")
+                b_.branch(loop)
+                b_.position_at_end(loop)
+                left = b_.phi(i32)
+                left.add_incoming(mask, before)
+                lookup(b_.add(i, b_.zext(b_.call(cttz, [left, ir.Constant(i1, 1)]), stop.type)))
+                rest = b_.and_(left, b_.sub(left, ir.Constant(i32, 1)))
+                left.add_incoming(rest, loop)
+                b_.cbranch(b_.icmp_unsigned("!=", rest, ir.Constant(i32, 0)), loop, after)
+                b_.position_at_end(after)
+        return b_.load(fell)
+
+    ok = all(isinstance(t, types.Array) and t.dtype == types.uint8 and t.layout == "C"
+             for t in (spec, table, x, y, out))
+    ok = ok and isinstance(start, types.Integer) and start == stop
+    return (types.int64(spec, table, x, y, out, start, stop), codegen) if ok else None
+
+
+_SCALED_PROBE = 8192
+"""Elements :func:`scaled_pairs` computes before deciding whether the rest is worth its
+formula (a multiple of 32)."""
+
+
+@nb.njit(**_JIT)
+def scaled_pairs(spec, table, x, y, out, adaptive):  # type: ignore[no-untyped-def]
+    """``out[i] = table[x[i] * 256 + y[i]]`` where ``table`` is a product or quotient of a
+    one-byte float format with 1-3 mantissa bits, computed by its factoring by exponents
+    (``spec``, :data:`SCALED_SPEC`): for normal operands and a normal result,
+
+        code(a * b) = ((e(a) + e(b) - bias) << M) + R[m(a)][m(b)],  sign = sign(a) ^ sign(b)
+
+    (for a quotient e(a) - e(b) + bias), with ``R`` the rounded product of two significands,
+    looked up in registers 32 lanes at a time (vpshufb); zeros by their sign rule. The other
+    lanes (subnormal operands or results, overflow, NaN, infinities) are looked up in
+    ``table``. The caller checks the formula against ``table`` on every pair. 1e6 f8E4M3FN
+    products of normal-distributed values (6.7% of lanes looked up): 315-340 us against the
+    table's 410. With ``adaptive``, when more than 1 lane in 8 of the first
+    :data:`_SCALED_PROBE` elements had to be looked up, the rest goes to :func:`gather_pairs`
+    (uniformly random bytes: 2x slower by the formula)."""
+    n = x.size
+    stop = (n - 1) // _SCALED_W * _SCALED_W if n > 0 else 0
+    first = min(stop, _SCALED_PROBE)
+    fell = _scaled32(spec, table, x, y, out, 0, first)
+    if stop > first:
+        if adaptive and fell * 8 > first:
+            gather_pairs(table, x, y, out)
+            return
+        _scaled32(spec, table, x, y, out, first, stop)
+    for i in range(stop, n):
         out[i] = table[(np.uint16(x[i]) << np.uint16(8)) | np.uint16(y[i])]
 
 

@@ -512,6 +512,126 @@ def test_gather_pairs_every_pair_and_ragged_ends():
                                                  y[y.size - n:]])
 
 
+_SCALED_FORMATS = ["f8E4M3FN", "f8E5M2", "f8E4M3", "f8E4M3FNUZ", "f8E5M2FNUZ", "f8E4M3B11FNUZ",
+                   "f6E2M3FN", "f6E3M2FN", "f4E2M1FN"]
+_PAIR_PROGRAM = """func.func @main(%x: tensor<{n}x{t}>, %y: tensor<{n}x{t}>) -> tensor<{n}x{t}> {{
+  %0 = stablehlo.{op} %x, %y : tensor<{n}x{t}>
+  return %0 : tensor<{n}x{t}>
+}}"""
+
+
+def _scaled_loops():
+    mod = _half_loops()
+    if not mod.SCALED:
+        pytest.skip("the factored product loop needs AVX2")
+    return mod
+
+
+def _bit_patterns(t, n, seed):
+    """``n`` values of one-byte format ``t`` drawn from a normal distribution (as their dtype),
+    and every bit pattern of the format."""
+    from shlo.types import element_type
+
+    dt = element_type(t).dtype
+    rng = np.random.default_rng(seed)
+    with np.errstate(all="ignore"):
+        normal = rng.standard_normal((2, n)).astype(np.float32).astype(dt)
+    return dt, normal
+
+
+@pytest.mark.parametrize("t", _SCALED_FORMATS)
+@pytest.mark.parametrize("op", ["multiply", "divide"])
+def test_factored_products_equal_the_table(t, op):
+    """Products and quotients of one-byte floats by their factoring by exponents
+    (``_half_jit.scaled_pairs``): accepted for every format with 1-3 mantissa bits, and the
+    same bits as ml_dtypes' arithmetic on every pair (32-lane blocks and looked-up lanes), on
+    normal-distributed values (mostly blocks) and at lengths around the blocks."""
+    from shlo.ops.elementwise import _tables
+
+    mod = _scaled_loops()
+    dt, normal = _bit_patterns(t, 100_003, 21)
+    v = np.arange(256, dtype=np.uint8)
+    every = np.repeat(v, 256).view(dt), np.tile(v, 256).view(dt)
+    cases = [every, tuple(normal)] + [(normal[0][:n], normal[1][:n]) for n in (4096, 4127, 4128,
+                                                                             4129, 4160)]
+    for x, y in cases:
+        text = _PAIR_PROGRAM.format(n=x.size, t=t, op=op)
+        _both_paths(lambda: [np.asarray(shlo.run(text, x, y))])
+    spec = _tables._SCALED[(f"stablehlo.{op}", dt)]
+    assert spec is not None  # the factoring passed its check, so the loop above used it
+    if not t.startswith("f8"):  # (f6, f4: 4-8 exponents, so most products leave their range)
+        return
+    # Most normal-distributed f8 lanes are computed in the blocks: a table of one marker value
+    # shows which lanes were looked up.
+    marker = np.full(mod.PADDED_PAIRS, 0xA5, np.uint8)
+    out = np.empty(normal.shape[1], np.uint8)
+    mod.scaled_pairs(spec, marker, normal[0].view(np.uint8), normal[1].view(np.uint8), out, False)
+    assert (out == 0xA5).mean() < 0.15
+
+
+def test_factored_products_check_rejects_a_wrong_spec():
+    """The check of a factoring against its table (every pair) rejects one wrong entry of the
+    significand table, and a wrong exponent offset."""
+    from shlo.ops.elementwise import _tables
+    from shlo.types import element_type
+
+    _scaled_loops()
+    dt = element_type("f8E4M3FN").dtype
+    v = np.arange(256, dtype=np.uint8)
+    with np.errstate(all="ignore"):
+        table = (np.repeat(v, 256).view(dt) * np.tile(v, 256).view(dt)).view(np.uint8)
+    padded = _half_pad(table)
+    spec = _tables.scaled_form("stablehlo.multiply", table, dt)
+    assert _tables._checked(spec, padded) is spec
+    for at, delta in ((37, 1), (37 + 16, 1), (129, 1)):  # R[37] in both halves; the offset
+        wrong = spec.copy()
+        wrong[at] += delta
+        assert _tables._checked(wrong, padded) is None, at
+    assert _tables.scaled_form("stablehlo.add", table, dt) is None
+    assert _tables.scaled_form("stablehlo.multiply", table, element_type("f8E3M4").dtype) is None
+
+
+def _half_pad(table):
+    from shlo.ops import _half
+
+    return _half.pad_pairs(table)
+
+
+def test_factored_products_of_random_bytes_take_the_table():
+    """Uniformly random bytes (a third of the lanes off the formula) go to the plain lookup after
+    the first blocks: the same bits either way."""
+    mod = _scaled_loops()
+    from shlo.ops import _half
+    from shlo.ops.elementwise import _tables
+    from shlo.types import element_type
+
+    dt = element_type("f8E4M3FN").dtype
+    rng = np.random.default_rng(4)
+    x, y = rng.integers(0, 256, (2, 50_000)).astype(np.uint8)
+    with np.errstate(all="ignore"):
+        table = (np.repeat(np.arange(256, dtype=np.uint8), 256).view(dt) *
+                 np.tile(np.arange(256, dtype=np.uint8), 256).view(dt)).view(np.uint8)
+    spec = _tables.scaled_form("stablehlo.multiply", table, dt)
+    padded = _half.pad_pairs(table)
+    want = table[(x.astype(np.intp) << 8) | y]
+    for adaptive in (True, False):
+        out = np.empty(x.size, np.uint8)
+        mod.scaled_pairs(spec, padded, x, y, out, adaptive)
+        np.testing.assert_array_equal(out, want)
+
+
+def test_float8_e5m2_is_an_ml_dtypes_float():
+    """ml_dtypes 0.7 gives float8_e5m2 the kind 'f' of numpy's floats: it is still one of
+    ml_dtypes' formats (tables, pairwise sums, f32 widening), unlike numpy's own float16."""
+    from shlo.dtypes import is_ml_float
+    from shlo.types import element_type
+
+    assert is_ml_float(element_type("f8E5M2").dtype)
+    assert is_ml_float(element_type("f8E4M3FN").dtype)
+    assert not is_ml_float(np.float16) and not is_ml_float(np.float32)
+    assert not is_ml_float(element_type("i4").dtype)
+
+
 _UNARY_PROGRAM = """func.func @main(%x: tensor<{shape}x{t}>) -> tensor<{shape}x{t}> {{
   %0 = stablehlo.{op} %x : tensor<{shape}x{t}>
   return %0 : tensor<{shape}x{t}>

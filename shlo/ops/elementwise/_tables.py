@@ -9,6 +9,11 @@ payloads included), and costs one gather: ~1.3 ms per 10^6 elements where the f6
 formats (f8, f6, f4) are 256 x 256 tables the same way. Tables are built on first use of each
 (op, dtype) and kept for the process (128 KiB for a 16-bit unary table, 64 KiB for a binary
 one-byte table). docs/semantics/elementwise.md ("Narrow floats").
+
+A product or quotient table also factors by exponents (:func:`scaled_form`): where operands
+and result are normal, the result's code is the exponents' sum (difference) shifted, plus a
+64-entry table of rounded significand products, which the compiled loop evaluates in
+registers. The factoring is checked against the table on all 65,536 pairs before it is used.
 """
 
 from __future__ import annotations
@@ -19,9 +24,10 @@ from typing import Any, Callable
 import numpy as np
 
 from ...dtypes import F16, is_ml_float, uint_of_size
+from .. import _half
 from .._half import gather, gather_pairs, pad_pairs
 
-__all__ = ["tabled_unary", "tabled_binary", "table_eligible"]
+__all__ = ["tabled_unary", "tabled_binary", "table_eligible", "scaled_form"]
 
 Fn = Callable[..., Any]
 
@@ -80,10 +86,69 @@ def tabled_binary(key: str, careful: Fn, dt: Any) -> Fn | None:
     padded = pad_pairs(table)
 
     def run(x: Any, y: Any) -> Any:
-        fast = gather_pairs(padded, x, y)  # compiled: one pass, no index arrays
+        scaled = _scaled(key, dt, padded) if np.size(x) >= _half.MIN_SIZE else None
+        fast = gather_pairs(padded, x, y, scaled)  # compiled: one pass, no index arrays
         if fast is not None:
             return fast
         hi = np.left_shift(np.asarray(x).view(np.uint8), 8, dtype=np.uint16)
         return np.take(table, np.bitwise_or(hi, np.asarray(y).view(np.uint8)))
 
     return run
+
+
+_SCALED: dict[tuple[str, np.dtype], np.ndarray | None] = {}
+
+
+def _scaled(key: str, dt: np.dtype, padded: np.ndarray) -> np.ndarray | None:
+    """The checked :func:`scaled_form` of a binary table, made once per (op, dtype) while the
+    compiled loops run, else None."""
+    if (key, dt) not in _SCALED:
+        if _half.loops() is None:
+            return None
+        _SCALED.setdefault((key, dt), _checked(scaled_form(key, padded[:65536], dt), padded))
+    return _SCALED[(key, dt)]
+
+
+def scaled_form(key: str, table: np.ndarray, dt: np.dtype) -> np.ndarray | None:
+    """The spec of ``_half_jit.scaled_pairs`` for a product (``key`` ends in "multiply") or
+    quotient ("divide") ``table`` of a signed one-byte float format with 1-3 mantissa bits,
+    derived from the table itself: ``R`` is the table at operands of fixed exponents. None for
+    other ops and formats (and where the compiled loop cannot run)."""
+    op, mod = key.rpartition(".")[2], _half.loops()
+    if op not in ("multiply", "divide") or not table_eligible(dt, max_bytes=1) or \
+            mod is None or not mod.SCALED:
+        return None
+    import ml_dtypes
+
+    info = ml_dtypes.finfo(dt)
+    m, bits = int(info.nmant), int(info.bits)
+    if not 1 <= m <= 3:  # (f8E3M4: a 256-entry R; f8E8M0FNU: no mantissa, no sign)
+        return None
+    bias = 1 - int(info.minexp)
+    sign = 1 << (bits - 1)
+    top = int(np.array(info.max, dt).view(np.uint8))  # the largest finite magnitude's code
+    t = table.view(np.uint8).reshape(256, 256).astype(np.int64)
+    frac = np.arange(1 << m)
+    p, q = (bias, bias) if op == "multiply" else (bias + 1, bias)  # results stay normal
+    e0 = p + q - bias if op == "multiply" else p - q + bias
+    r = t[((p << m) | frac)[:, None], ((q << m) | frac)[None, :]] - (e0 << m)
+    chunks = np.zeros(64, np.uint8)
+    chunks[:r.size] = r.reshape(-1) & 0xFF
+    spec = np.zeros(mod.SCALED_SPEC, np.uint8)
+    spec[:128] = np.repeat(chunks.reshape(4, 1, 16), 2, axis=1).reshape(-1)
+    negative_zero = float(np.array(sign, np.uint8).view(dt)) == 0.0
+    spec[128:140] = [m, (-bias if op == "multiply" else bias) & 0xFF,
+                     0 if op == "multiply" else 0xFF, (top >> m) + 1, 1 << m, top - (1 << m),
+                     sign, sign if negative_zero else 0, 0xFF if op == "multiply" else 0,
+                     (1 << m) - 1, 0xFF >> m, (0xFF << m) & 0xFF]
+    return spec
+
+
+def _checked(spec: np.ndarray | None, padded: np.ndarray) -> np.ndarray | None:
+    """``spec`` if the compiled loop gives ``padded``'s entry on every pair, else None."""
+    if spec is None:
+        return None
+    v = np.arange(256, dtype=np.uint8)
+    got = gather_pairs(padded, np.repeat(v, 256), np.tile(v, 256), spec, adaptive=False)
+    same = got is not None and np.array_equal(got.view(np.uint8), padded[:65536].view(np.uint8))
+    return spec if same else None
