@@ -33,7 +33,7 @@ from ._lazy import Once
 
 __all__ = ["MIN_SIZE", "half_format", "available", "jit_allowed", "jit_suspended", "loops",
            "numpy_only", "binary", "widen", "narrow", "gather", "gather_pairs", "memory_order",
-           "memory_order2", "in_order", "pad_pairs"]
+           "memory_order2", "in_order"]
 
 Fn = Callable[..., Any]
 
@@ -241,16 +241,10 @@ def gather(table: np.ndarray, index: Any) -> np.ndarray | None:
     return in_order(out, perm)
 
 
-def pad_pairs(table: np.ndarray) -> np.ndarray:
-    """A 65536-entry table of 1-byte entries with 3 bytes more, for :func:`gather_pairs`
-    (its compiled loop reads a 4-byte word at each entry: ``_half_jit.PADDED_PAIRS``)."""
-    return np.concatenate([table, table[:3]])
-
-
 def gather_pairs(table: np.ndarray, x: Any, y: Any, scaled: np.ndarray | None = None,
                  adaptive: bool = True) -> np.ndarray | None:
-    """``table[x * 256 + y]`` for a 65536-entry table of 1-byte entries (faster made by
-    :func:`pad_pairs`) and one-byte ``x``, ``y`` of one shape (their bit patterns), or None
+    """``table[x * 256 + y]`` for a 65536-entry table of 1-byte entries and one-byte ``x``,
+    ``y`` of one shape (their bit patterns), or None
     (small, shapes differ, no loops). With ``scaled``, a product or quotient table's factoring
     by exponents (``_half_jit.scaled_pairs``, checked by the caller): computed in registers
     where it applies (``adaptive``: unless the first elements show it rarely does)."""

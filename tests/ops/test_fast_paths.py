@@ -488,26 +488,21 @@ def test_half_loops_in_pieces_on_several_cores(monkeypatch, t):
         np.testing.assert_array_equal(got.view(np.uint16), (x / y).view(np.uint16))
     table = rng.integers(0, 256, 1 << 16).astype(np.uint8)
     a, b = x.view(np.uint16).astype(np.uint8), y.view(np.uint16).astype(np.uint8)
-    for t in (table, _half.pad_pairs(table)):  # (padded: the compiled loop's vector part)
-        np.testing.assert_array_equal(_half.gather_pairs(t, a, b),
-                                      table[(a.astype(np.intp) << 8) | b])
+    np.testing.assert_array_equal(_half.gather_pairs(table, a, b),
+                                  table[(a.astype(np.intp) << 8) | b])
 
 
 def test_gather_pairs_every_pair_and_ragged_ends():
-    """The compiled pair lookup (8 at a time from a padded table, the rest one by one): every
-    one of the 65,536 pairs, and lengths around a multiple of 8, the table's own entries."""
-    from shlo.ops import _half
-
+    """The compiled pair lookup (16 at a time, the rest one by one): every one of the 65,536
+    pairs, and lengths around a multiple of 16, the table's own entries."""
     mod = _half_loops()
     rng = np.random.default_rng(15)
     table = rng.integers(0, 256, 1 << 16).astype(np.uint8)
-    padded = _half.pad_pairs(table)
-    assert padded.size == mod.PADDED_PAIRS
     x = np.repeat(np.arange(256, dtype=np.uint8), 256)
     y = np.tile(np.arange(256, dtype=np.uint8), 256)
-    for n in (x.size, 0, 1, 7, 8, 9, 4103):
+    for n in (x.size, 0, 1, 15, 16, 17, 4103):
         out = np.empty(n, np.uint8)
-        mod.gather_pairs(padded, x[-n:] if n else x[:0], y[-n:] if n else y[:0], out)
+        mod.gather_pairs(table, x[-n:] if n else x[:0], y[-n:] if n else y[:0], out)
         np.testing.assert_array_equal(out, table[(x[x.size - n:].astype(np.intp) << 8) |
                                                  y[y.size - n:]])
 
@@ -563,7 +558,7 @@ def test_factored_products_equal_the_table(t, op):
         return
     # Most normal-distributed f8 lanes are computed in the blocks: a table of one marker value
     # shows which lanes were looked up.
-    marker = np.full(mod.PADDED_PAIRS, 0xA5, np.uint8)
+    marker = np.full(1 << 16, 0xA5, np.uint8)
     out = np.empty(normal.shape[1], np.uint8)
     mod.scaled_pairs(spec, marker, normal[0].view(np.uint8), normal[1].view(np.uint8), out, False)
     assert (out == 0xA5).mean() < 0.15
@@ -580,28 +575,20 @@ def test_factored_products_check_rejects_a_wrong_spec():
     v = np.arange(256, dtype=np.uint8)
     with np.errstate(all="ignore"):
         table = (np.repeat(v, 256).view(dt) * np.tile(v, 256).view(dt)).view(np.uint8)
-    padded = _half_pad(table)
     spec = _tables.scaled_form("stablehlo.multiply", table, dt)
-    assert _tables._checked(spec, padded) is spec
+    assert _tables._checked(spec, table) is spec
     for at, delta in ((37, 1), (37 + 16, 1), (129, 1)):  # R[37] in both halves; the offset
         wrong = spec.copy()
         wrong[at] += delta
-        assert _tables._checked(wrong, padded) is None, at
+        assert _tables._checked(wrong, table) is None, at
     assert _tables.scaled_form("stablehlo.add", table, dt) is None
     assert _tables.scaled_form("stablehlo.multiply", table, element_type("f8E3M4").dtype) is None
-
-
-def _half_pad(table):
-    from shlo.ops import _half
-
-    return _half.pad_pairs(table)
 
 
 def test_factored_products_of_random_bytes_take_the_table():
     """Uniformly random bytes (a third of the lanes off the formula) go to the plain lookup after
     the first blocks: the same bits either way."""
     mod = _scaled_loops()
-    from shlo.ops import _half
     from shlo.ops.elementwise import _tables
     from shlo.types import element_type
 
@@ -612,11 +599,10 @@ def test_factored_products_of_random_bytes_take_the_table():
         table = (np.repeat(np.arange(256, dtype=np.uint8), 256).view(dt) *
                  np.tile(np.arange(256, dtype=np.uint8), 256).view(dt)).view(np.uint8)
     spec = _tables.scaled_form("stablehlo.multiply", table, dt)
-    padded = _half.pad_pairs(table)
     want = table[(x.astype(np.intp) << 8) | y]
     for adaptive in (True, False):
         out = np.empty(x.size, np.uint8)
-        mod.scaled_pairs(spec, padded, x, y, out, adaptive)
+        mod.scaled_pairs(spec, table, x, y, out, adaptive)
         np.testing.assert_array_equal(out, want)
 
 

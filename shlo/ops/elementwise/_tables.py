@@ -25,7 +25,7 @@ import numpy as np
 
 from ...dtypes import F16, is_ml_float, uint_of_size
 from .. import _half
-from .._half import gather, gather_pairs, pad_pairs
+from .._half import gather, gather_pairs
 
 __all__ = ["tabled_unary", "tabled_binary", "table_eligible", "scaled_form"]
 
@@ -83,11 +83,10 @@ def tabled_binary(key: str, careful: Fn, dt: Any) -> Fn | None:
         return None
     v = _all_values(dt)
     table = _table(key, dt, lambda: careful(np.repeat(v, 256), np.tile(v, 256)))
-    padded = pad_pairs(table)
 
     def run(x: Any, y: Any) -> Any:
-        scaled = _scaled(key, dt, padded) if np.size(x) >= _half.MIN_SIZE else None
-        fast = gather_pairs(padded, x, y, scaled)  # compiled: one pass, no index arrays
+        scaled = _scaled(key, dt, table) if np.size(x) >= _half.MIN_SIZE else None
+        fast = gather_pairs(table, x, y, scaled)  # compiled: one pass, no index arrays
         if fast is not None:
             return fast
         hi = np.left_shift(np.asarray(x).view(np.uint8), 8, dtype=np.uint16)
@@ -99,13 +98,13 @@ def tabled_binary(key: str, careful: Fn, dt: Any) -> Fn | None:
 _SCALED: dict[tuple[str, np.dtype], np.ndarray | None] = {}
 
 
-def _scaled(key: str, dt: np.dtype, padded: np.ndarray) -> np.ndarray | None:
+def _scaled(key: str, dt: np.dtype, table: np.ndarray) -> np.ndarray | None:
     """The checked :func:`scaled_form` of a binary table, made once per (op, dtype) while the
     compiled loops run, else None."""
     if (key, dt) not in _SCALED:
         if _half.loops() is None:
             return None
-        _SCALED.setdefault((key, dt), _checked(scaled_form(key, padded[:65536], dt), padded))
+        _SCALED.setdefault((key, dt), _checked(scaled_form(key, table, dt), table))
     return _SCALED[(key, dt)]
 
 
@@ -144,11 +143,11 @@ def scaled_form(key: str, table: np.ndarray, dt: np.dtype) -> np.ndarray | None:
     return spec
 
 
-def _checked(spec: np.ndarray | None, padded: np.ndarray) -> np.ndarray | None:
-    """``spec`` if the compiled loop gives ``padded``'s entry on every pair, else None."""
+def _checked(spec: np.ndarray | None, table: np.ndarray) -> np.ndarray | None:
+    """``spec`` if the compiled loop gives ``table``'s entry on every pair, else None."""
     if spec is None:
         return None
     v = np.arange(256, dtype=np.uint8)
-    got = gather_pairs(padded, np.repeat(v, 256), np.tile(v, 256), spec, adaptive=False)
-    same = got is not None and np.array_equal(got.view(np.uint8), padded[:65536].view(np.uint8))
+    got = gather_pairs(table, np.repeat(v, 256), np.tile(v, 256), spec, adaptive=False)
+    same = got is not None and np.array_equal(got.view(np.uint8), table.view(np.uint8))
     return spec if same else None
