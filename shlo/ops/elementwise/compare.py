@@ -17,7 +17,7 @@ from ...syntax.directives import (
     ATTRDICT, COMMA, OPERAND, OPERANDS, attr, declarative, opt, types,
 )
 from ...types import TensorType, Type, element_type
-from .. import _constraints as _c
+from .. import _constraints as _c, _half
 from .._numeric import F32, F64, float_info, int_info, total_order_key
 from ._common import Fn, most_specific, one, operand_et, unsupported
 from .arithmetic import max_fn, min_fn
@@ -252,7 +252,8 @@ def select(op: Operation, ctx: PrepareContext) -> Kernel:
     def run(pred: Any, on_true: Any, on_false: Any) -> tuple[Any]:
         if pred.ndim == 0 and on_true.shape == on_false.shape:
             return (on_true if pred else on_false,)
-        return (np.where(pred, on_true, on_false),)
+        fast = _half.select(pred, on_true, on_false)  # compiled: numpy's where branches
+        return (np.where(pred, on_true, on_false) if fast is None else fast,)
 
     return run
 
