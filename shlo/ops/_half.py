@@ -33,7 +33,7 @@ from ._lazy import Once
 
 __all__ = ["MIN_SIZE", "half_format", "available", "jit_allowed", "jit_suspended", "loops",
            "numpy_only", "binary", "widen", "narrow", "gather", "gather_pairs", "memory_order",
-           "memory_order2", "in_order", "select"]
+           "memory_order2", "in_order", "select", "narrow_by_table", "compare", "max_min"]
 
 Fn = Callable[..., Any]
 
@@ -285,3 +285,57 @@ def select(pred: Any, on_true: Any, on_false: Any) -> np.ndarray | None:
             out.reshape(-1).view(u))
     _pool.split(mod.select_bits, flat, PIECE)
     return in_order(out, perm)
+
+
+def narrow_by_table(table: np.ndarray, shift: int, x: Any, dt: Any) -> np.ndarray | None:
+    """float32 ``x`` rounded to the one-byte format ``dt`` by its table (``_half_jit.
+    narrow_by_table``; ``_tables.tabled_narrowing``), or None (small, not float32, no
+    loops)."""
+    x = np.asarray(x)
+    if x.size < MIN_SIZE or x.dtype != F32:
+        return None
+    mod = loops()
+    if mod is None:
+        return None
+    x, perm = memory_order(x)
+    out = np.empty(x.shape, dt)
+    _pool.split(lambda b, o: mod.narrow_by_table(table, shift, b, o),
+                (_flat(x, F32).view(np.uint32), out.reshape(-1).view(_U8)), PIECE)
+    return in_order(out, perm)
+
+
+def _pairwise(loop_of: Callable[[Any], Any], dt: Any, out_dt: Any, x: Any, y: Any,
+              *extra: Any) -> np.ndarray | None:
+    """``loop(x, y, out, *extra)`` over f16/bf16 operands of one shape (their uint16 bits) into
+    a new ``out_dt`` array, or None (small, shapes or dtypes differ, no loops)."""
+    fmt = half_format(dt)
+    x, y = np.asarray(x), np.asarray(y)
+    if fmt is None or x.size < MIN_SIZE or x.shape != y.shape or not x.dtype == y.dtype == dt:
+        return None
+    mod = loops()
+    if mod is None:
+        return None
+    loop = loop_of(mod)[fmt]
+    x, y, perm = memory_order2(x, y)
+    out = np.empty(x.shape, out_dt)
+    flat = (_flat(x, dt).view(_U16), _flat(y, dt).view(_U16),
+            out.reshape(-1).view(_U16 if out.dtype.itemsize == 2 else _U8))
+    _pool.split(lambda a, b, o: loop(a, b, o, *extra), flat, PIECE)
+    return in_order(out, perm)
+
+
+def compare(direction: str, x: Any, y: Any) -> np.ndarray | None:
+    """The IEEE comparison ``direction`` (LT, ..., NE) of f16/bf16 arrays through the compiled
+    loop (``_half_jit.COMPARE``), or None."""
+    mod = loops()
+    if mod is None:
+        return None
+    return _pairwise(lambda m: m.COMPARE, np.asarray(x).dtype, np.bool_, x, y,
+                     *mod.DIRECTIONS[direction])
+
+
+def max_min(is_max: bool, x: Any, y: Any) -> np.ndarray | None:
+    """maximum (``is_max``) or minimum of f16/bf16 arrays through the compiled loop
+    (``_half_jit.MAX_MIN``), or None."""
+    dt = np.asarray(x).dtype
+    return _pairwise(lambda m: m.MAX_MIN, dt, dt, x, y, is_max)

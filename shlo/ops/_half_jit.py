@@ -28,7 +28,8 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 __all__ = ["f16_to_f32", "f32_to_f16", "bf16_to_f32", "f32_to_bf16", "BINARY", "gather16",
-           "gather_pairs", "scaled_pairs", "SCALED", "SCALED_SPEC", "select_bits"]
+           "gather_pairs", "scaled_pairs", "SCALED", "SCALED_SPEC", "select_bits",
+           "narrow_by_table", "COMPARE", "MAX_MIN", "DIRECTIONS"]
 
 _JIT = dict(cache=True, nogil=True, error_model="numpy", boundscheck=False)
 
@@ -352,6 +353,18 @@ def scaled_pairs(spec, table, x, y, out, adaptive):  # type: ignore[no-untyped-d
 
 
 @nb.njit(**_JIT)
+def narrow_by_table(table, shift, bits, out):  # type: ignore[no-untyped-def]
+    """``out[i] = table[(bits[i] >> shift) * 2 + (any bit below shift set)]`` for float32 bit
+    patterns ``bits``: a rounding to a one-byte format by its table (``_tables.
+    tabled_narrowing``). Returns ``out``."""
+    low = (np.uint32(1) << np.uint32(shift)) - np.uint32(1)
+    for i in range(bits.size):
+        b = bits[i]
+        out[i] = table[((b >> np.uint32(shift)) << np.uint32(1)) | np.uint32((b & low) != 0)]
+    return out
+
+
+@nb.njit(**_JIT)
 def select_bits(pred, x, y, out):  # type: ignore[no-untyped-def]
     """``out[i] = x[i] if pred[i] else y[i]`` on unsigned views of one width (``pred``: the
     bytes of a bool array), as a bit blend LLVM vectorises: numpy's ``where`` branches on
@@ -423,3 +436,59 @@ BINARY = {
     ("multiply", "bf16"): _multiply_bf16, ("divide", "bf16"): _divide_bf16,
 }
 """(op, format) -> loop ``(x, y, out)`` over uint16 bit patterns."""
+
+
+DIRECTIONS = {"LT": (1, 0, 0, 0), "LE": (1, 0, 1, 0), "GT": (0, 1, 0, 0), "GE": (0, 1, 1, 0),
+              "EQ": (0, 0, 1, 0), "NE": (1, 1, 0, 1)}
+"""comparison_direction -> which of (less, greater, equal, unordered) make it true (IEEE
+quiet comparisons: NE is the only one an unordered pair, a NaN, satisfies)."""
+
+
+@nb.njit(inline="always")
+def _compared(a, b, lt, gt, eq, un):  # type: ignore[no-untyped-def]
+    unordered = (a != a) | (b != b)
+    return ((a < b) & lt) | ((a > b) & gt) | ((a == b) & eq) | (unordered & un)
+
+
+@nb.njit(**_JIT)
+def _compare_f16(x, y, out, lt, gt, eq, un):  # type: ignore[no-untyped-def]
+    for i in range(x.size):
+        out[i] = _compared(_h2f(x[i]), _h2f(y[i]), lt, gt, eq, un)
+
+
+@nb.njit(**_JIT)
+def _compare_bf16(x, y, out, lt, gt, eq, un):  # type: ignore[no-untyped-def]
+    for i in range(x.size):
+        out[i] = _compared(_b2f(x[i]), _b2f(y[i]), lt, gt, eq, un)
+
+
+COMPARE = {"f16": _compare_f16, "bf16": _compare_bf16}
+"""format -> loop ``(x, y, out, *DIRECTIONS[d])`` over uint16 bit patterns, bool ``out``: the
+float32 comparison of the widened values (exact: widening is)."""
+
+
+@nb.njit(inline="always")
+def _picked(x, y, a, b, is_max):  # type: ignore[no-untyped-def]
+    """``_float_max_min`` of arithmetic.py on bit patterns ``x``, ``y`` of values ``a``, ``b``:
+    a NaN operand (the first when both are), else the larger (smaller); equal values (the two
+    zeros) give ``x & y`` (``x | y``), so that +0 > -0."""
+    first = (a != a) | ((a > b) if is_max else (a < b))
+    r = x if first else y
+    both = (x & y) if is_max else (x | y)
+    return both if a == b else r
+
+
+@nb.njit(**_JIT)
+def _max_min_f16(x, y, out, is_max):  # type: ignore[no-untyped-def]
+    for i in range(x.size):
+        out[i] = _picked(x[i], y[i], _h2f(x[i]), _h2f(y[i]), is_max)
+
+
+@nb.njit(**_JIT)
+def _max_min_bf16(x, y, out, is_max):  # type: ignore[no-untyped-def]
+    for i in range(x.size):
+        out[i] = _picked(x[i], y[i], _b2f(x[i]), _b2f(y[i]), is_max)
+
+
+MAX_MIN = {"f16": _max_min_f16, "bf16": _max_min_bf16}
+"""format -> loop ``(x, y, out, is_max)`` over uint16 bit patterns: maximum / minimum."""

@@ -29,6 +29,7 @@ from ..types import FloatType, IntegerType
 __all__ = [
     "IntInfo", "FloatInfo", "int_info", "float_info", "round_f64_to", "direct_f64_cast_ok", "round_from_wide",
     "from_f64", "int_to_float", "float_to_int", "total_order_key", "F64", "F32", "C128", "C64",
+    "rto_f32",
 ]
 
 
@@ -103,7 +104,7 @@ def float_info(et: FloatType) -> FloatInfo:
     return FloatInfo(dt, width, nmant, nexp, has_sign, has_inf, fnuz, bits)
 
 
-def _rto_f32(x: np.ndarray) -> np.ndarray:
+def rto_f32(x: np.ndarray) -> np.ndarray:
     """float64 -> float32 rounding to odd (truncate, then set the last bit when inexact)."""
     y = x.astype(F32)
     back = y.astype(F64)
@@ -118,7 +119,7 @@ def _rto_f32(x: np.ndarray) -> np.ndarray:
 def _round_f64_careful(x: np.ndarray, dt: np.dtype) -> np.ndarray:
     """float64 -> ``dt`` rounded once: round to odd in float32, then to nearest even."""
     with np.errstate(all="ignore"):
-        return _rto_f32(np.asarray(x, F64)).astype(dt)
+        return rto_f32(np.asarray(x, F64)).astype(dt)
 
 
 def _near_ties(dt: np.dtype) -> np.ndarray:
@@ -173,7 +174,7 @@ def round_f64_to(x: np.ndarray | np.generic, dt: np.dtype) -> np.ndarray:
     with np.errstate(all="ignore"):
         if dt == F32 or direct_f64_cast_ok(dt):
             return np.asarray(x, F64).astype(dt)
-        return _rto_f32(np.asarray(x, F64)).astype(dt)
+        return rto_f32(np.asarray(x, F64)).astype(dt)
 
 
 def round_from_wide(x: np.ndarray | np.generic, dtype: np.dtype) -> np.ndarray:

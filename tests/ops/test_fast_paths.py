@@ -1117,3 +1117,115 @@ def test_select_bit_blend_equals_where(t):
             np.testing.assert_array_equal(np.ascontiguousarray(got[0]).view(u),
                                           np.ascontiguousarray(np.where(*args)).view(u))
             assert got[0].dtype == dt
+
+
+def _careful_pairs(t):
+    """Operand pairs of format ``t``: for 16-bit formats every bit pattern against specials
+    (zeros, infinities, NaNs with payloads, +-1, subnormals), against its own negation (the
+    two zeros meet) and against random patterns; for one-byte formats every pair."""
+    from shlo.types import element_type
+
+    dt = element_type(t).dtype
+    rng = np.random.default_rng(9)
+    if dt.itemsize == 2:
+        every = np.arange(1 << 16, dtype=np.uint16)
+        specials = np.array([0, 0x8000, 0x7C00, 0xFC00, 0x7E00, 0x7C01, 0xFE01, 0x7F80, 0xFF80,
+                             0x7FC0, 0x7F81, 0x3C00, 0xBC00, 0x3F80, 1, 0x8001], np.uint16)
+        x = np.tile(every, 3)
+        y = np.concatenate([rng.choice(specials, every.size), every ^ np.uint16(0x8000),
+                            rng.integers(0, 1 << 16, every.size).astype(np.uint16)])
+    else:
+        v = np.arange(256, dtype=np.uint8)
+        x, y = np.repeat(v, 256), np.tile(v, 256)
+    return dt, x.view(dt), y.view(dt)
+
+
+@pytest.mark.parametrize("t", ["f16", "bf16", "f8E4M3FN", "f8E5M2", "f8E4M3FNUZ", "f4E2M1FN"])
+def test_narrow_max_min_and_compare_equal_the_careful_path(t):
+    """maximum, minimum (compiled loops for f16/bf16, tables for one-byte formats) and every
+    comparison direction on narrow floats: the careful computation's bits (IEEE maximum with
+    +0 > -0 and the first NaN; comparisons of the values widened to float32), both orders."""
+    from shlo.ops.elementwise import arithmetic, compare
+
+    dt, x, y = _careful_pairs(t)
+    for is_max in (True, False):
+        fast, careful = arithmetic._float_max_min(dt, is_max), arithmetic._careful_max_min(dt,
+                                                                                           is_max)
+        for a, b in ((x, y), (y, x)):
+            np.testing.assert_array_equal(fast(a, b).view(f"u{dt.itemsize}"),
+                                          careful(a, b).view(f"u{dt.itemsize}"))
+    for d, ufunc in compare._DIRECTIONS.items():
+        fn = compare._narrow_compare(d, ufunc, dt)
+        for a, b in ((x, y), (y, x)):
+            with np.errstate(invalid="ignore"):
+                want = ufunc(a.astype(np.float32), b.astype(np.float32))
+            got = fn(a, b)
+            assert got.dtype == np.bool_
+            np.testing.assert_array_equal(got, want, err_msg=d)
+
+
+def test_half_max_min_and_compare_loops_run():
+    """The f16/bf16 loops are what runs for large arrays (not the careful fallback)."""
+    from shlo.ops import _half
+
+    _half_loops()
+    dt, x, y = _careful_pairs("bf16")
+    assert _half.max_min(True, x, y) is not None and _half.compare("LT", x, y) is not None
+    assert _half.max_min(True, x[:10], y[:10]) is None  # small: the careful path
+
+
+_CONVERT_TYPES = ["f32", "f64", "f16", "bf16", "f8E4M3FN", "f8E5M2", "f8E4M3FNUZ", "f8E3M4",
+                  "f8E8M0FNU", "f4E2M1FN", "i8", "ui16", "i1"]
+
+
+@pytest.mark.parametrize("src", ["f16", "bf16", "f8E4M3FN", "f8E5M2", "f8E4M3FNUZ", "f8E3M4",
+                                 "f8E8M0FNU", "f4E2M1FN", "f32", "f64"])
+def test_narrow_conversions_equal_careful_convert(src):
+    """convert from narrow floats (tables of the careful conversion) and to one-byte formats
+    (the float32 narrowing table; f64 rounded to odd first, f16/bf16 widened first): the
+    careful conversion's bits on every bit pattern of a 16-bit or one-byte source, and on
+    float32/float64 values at every rounding boundary of the destinations and at random."""
+    from shlo.ops.elementwise.convert import careful_convert, convert_fn
+    from shlo.types import element_type
+
+    s = element_type(src)
+    rng = np.random.default_rng(5)
+    if s.dtype.itemsize <= 2:
+        x = np.arange(1 << (8 * s.dtype.itemsize), dtype=np.uint32).astype(
+            f"u{s.dtype.itemsize}").view(s.dtype)
+    else:
+        edges = [np.arange(256, dtype=np.uint8).view(element_type(t).dtype).astype(np.float64)
+                 for t in ("f8E4M3FN", "f8E5M2", "f8E3M4", "f4E2M1FN")]
+        e = np.unique(np.concatenate([v[np.isfinite(v)] for v in edges]))
+        mids = (e[:-1] + e[1:]) / 2
+        x = np.concatenate([e, mids, mids * (1 + 2.0 ** -30), mids * (1 - 2.0 ** -30),
+                            [np.inf, -np.inf, np.nan, 1e300, 1e-300],
+                            rng.standard_normal(20000) * 100])
+        with np.errstate(over="ignore"):
+            x = x.astype(s.dtype)
+        x = np.concatenate([x, -x])
+    for dst in _CONVERT_TYPES:
+        d = element_type(dst)
+        with np.errstate(all="ignore"):
+            got = np.asarray(convert_fn(s, d)(x))
+            want = np.asarray(careful_convert(s, d)(x))
+        assert got.dtype == want.dtype
+        u = f"u{got.dtype.itemsize}"
+        np.testing.assert_array_equal(got.view(u), want.view(u), err_msg=f"{src} -> {dst}")
+
+
+def test_narrowing_table_check_rejects_a_wrong_entry():
+    """The creation check of a float32 -> f8 narrowing table rejects a table with the entry
+    of 1.0 wrong (and accepts the right one)."""
+    from shlo.ops import _half
+    from shlo.ops.elementwise import _tables
+    from shlo.types import element_type
+
+    mod = _half_loops()
+    dt = element_type("f8E4M3FN").dtype
+    table, shift = _tables._narrowing_table(dt, mod)
+    assert _tables.narrowing_agrees(table, shift, dt, mod)
+    wrong = table.copy()
+    wrong[(np.float32(1.0).view(np.uint32) >> shift) << 1] ^= 1
+    assert not _tables.narrowing_agrees(wrong, shift, dt, mod)
+    assert _half.narrow_by_table(table, shift, np.ones(10, np.float32), dt) is None  # small

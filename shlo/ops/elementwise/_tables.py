@@ -27,7 +27,7 @@ from ...dtypes import F16, is_ml_float, uint_of_size
 from .. import _half
 from .._half import gather, gather_pairs
 
-__all__ = ["tabled_unary", "tabled_binary", "table_eligible", "scaled_form"]
+__all__ = ["tabled_unary", "tabled_binary", "table_eligible", "scaled_form", "tabled_narrowing"]
 
 Fn = Callable[..., Any]
 
@@ -46,25 +46,27 @@ def _all_values(dt: np.dtype) -> np.ndarray:
     return np.arange(1 << (8 * dt.itemsize), dtype=np.uint32).astype(u).view(dt)
 
 
-def _table(key: str, dt: np.dtype, build: Callable[[], Any]) -> np.ndarray:
+def _table(key: str, dt: np.dtype, build: Callable[[], Any], out: Any = None) -> np.ndarray:
+    """The table ``build()`` of (``key``, ``dt``) as ``out`` (default ``dt``), made once."""
     t = _TABLES.get((key, dt))
     if t is None:
         with np.errstate(all="ignore"):
-            t = np.ascontiguousarray(np.asarray(build()).astype(dt, copy=False))
+            t = np.ascontiguousarray(np.asarray(build()).astype(dt if out is None else out,
+                                                                  copy=False))
         t.setflags(write=False)
         with _LOCK:
             t = _TABLES.setdefault((key, dt), t)
     return t
 
 
-def tabled_unary(key: str, careful: Fn, dt: Any) -> Fn | None:
-    """``careful`` (a unary function on arrays of ``dt`` returning ``dt``) as a table lookup
-    when ``dt`` has at most 16 bits, else None. ``key`` names the function (the op's name) for
-    the process-wide cache of tables."""
+def tabled_unary(key: str, careful: Fn, dt: Any, out: Any = None) -> Fn | None:
+    """``careful`` (a unary function on arrays of ``dt`` returning ``out``, default ``dt``) as
+    a table lookup when ``dt`` has at most 16 bits, else None. ``key`` names the function (the
+    op's name, a conversion's destination) for the process-wide cache of tables."""
     dt = np.dtype(dt)
     if not table_eligible(dt):
         return None
-    table = _table(key, dt, lambda: careful(_all_values(dt)))
+    table = _table(key, dt, lambda: careful(_all_values(dt)), out)
     u = uint_of_size(dt.itemsize)
 
     def run(x: Any) -> Any:
@@ -75,14 +77,14 @@ def tabled_unary(key: str, careful: Fn, dt: Any) -> Fn | None:
     return run
 
 
-def tabled_binary(key: str, careful: Fn, dt: Any) -> Fn | None:
-    """``careful`` (a binary function on arrays of ``dt``) as a 256 x 256 table lookup when
-    ``dt`` is a one-byte format, else None."""
+def tabled_binary(key: str, careful: Fn, dt: Any, out: Any = None) -> Fn | None:
+    """``careful`` (a binary function on arrays of ``dt`` returning ``out``, default ``dt``, a
+    one-byte type) as a 256 x 256 table lookup when ``dt`` is a one-byte format, else None."""
     dt = np.dtype(dt)
     if not table_eligible(dt, max_bytes=1):
         return None
     v = _all_values(dt)
-    table = _table(key, dt, lambda: careful(np.repeat(v, 256), np.tile(v, 256)))
+    table = _table(key, dt, lambda: careful(np.repeat(v, 256), np.tile(v, 256)), out)
 
     def run(x: Any, y: Any) -> Any:
         scaled = _scaled(key, dt, table) if np.size(x) >= _half.MIN_SIZE else None
@@ -151,3 +153,74 @@ def _checked(spec: np.ndarray | None, table: np.ndarray) -> np.ndarray | None:
     got = gather_pairs(table, np.repeat(v, 256), np.tile(v, 256), spec, adaptive=False)
     same = got is not None and np.array_equal(got.view(np.uint8), table.view(np.uint8))
     return spec if same else None
+
+
+def tabled_narrowing(dt: Any) -> Fn | None:
+    """float32 -> the one-byte float format ``dt`` (ml_dtypes' cast, which rounds once) as a
+    lookup table, or None (another format, no compiled loops, the check failed). Rounding to
+    M mantissa bits depends only on the sign, the exponent, the top M + 1 significand bits
+    (the kept ones and the first dropped one, for every result: subnormal results keep fewer)
+    and whether any lower bit is set; the table has an entry for each of those 2^(11 + M)
+    combinations (16 KiB for M = 3), made by the cast from a representative float32. It is
+    checked at creation against the cast on every rounding boundary of the format and its
+    neighbours, on specials and on random bit patterns (benchmarks/narrowing_exhaustive.py
+    checks all 2^32)."""
+    dt = np.dtype(dt)
+    mod = _half.loops()
+    if dt.itemsize != 1 or not is_ml_float(dt) or mod is None:
+        return None
+    if dt not in _NARROWING:
+        _NARROWING.setdefault(dt, _narrowing_table(dt, mod))
+    entry = _NARROWING[dt]
+    if entry is None:
+        return None
+    table, shift = entry
+
+    def run(x: Any) -> Any:
+        fast = _half.narrow_by_table(table, shift, x, dt)
+        if fast is None:
+            with np.errstate(over="ignore", invalid="ignore"):
+                return np.asarray(x, np.float32).astype(dt)
+        return fast
+
+    return run
+
+
+_NARROWING: dict[np.dtype, tuple[np.ndarray, int] | None] = {}  # dtype -> (table, shift)
+
+
+def _narrowing_table(dt: np.dtype, mod: Any) -> tuple[np.ndarray, int] | None:
+    """The narrowing table of ``dt`` and its shift, if :func:`narrowing_agrees`."""
+    import ml_dtypes
+
+    m = int(ml_dtypes.finfo(dt).nmant)
+    shift = 22 - m  # bits below the top m + 1 significand bits
+    index = np.arange(1 << (10 + m), dtype=np.uint32)
+    rep = np.concatenate([index << shift, (index << shift) | 1]).view(np.float32)
+    with np.errstate(over="ignore", invalid="ignore"):
+        cast = rep.astype(dt).view(np.uint8)
+    table = np.empty(1 << (11 + m), np.uint8)
+    table[0::2], table[1::2] = cast[:index.size], cast[index.size:]
+    return (table, shift) if narrowing_agrees(table, shift, dt, mod) else None
+
+
+def narrowing_agrees(table: np.ndarray, shift: int, dt: np.dtype, mod: Any) -> bool:
+    """Whether a narrowing table rounds as ml_dtypes' cast does on every value of the format,
+    the midpoints between neighbours, each +-1 float32 ulp, both signs; infinities, NaNs with
+    payloads, float32 subnormals; 2^16 random bit patterns."""
+    v = np.arange(256, dtype=np.uint8).view(dt).astype(np.float32)
+    v = np.unique(np.abs(v[np.isfinite(v)]))
+    with np.errstate(over="ignore"):
+        mid = ((v[:-1].astype(np.float64) + v[1:]) / 2).astype(np.float32)
+        top = np.float32(np.float64(v[-1]) * 2)
+    near = np.concatenate([v, mid, [top, np.float32(np.inf), np.float32(np.nan)]])
+    bits = near.view(np.uint32)
+    bits = np.concatenate([bits, bits + 1, bits - 1, np.array([0x7F800001, 0x7FBFFFFF, 0x7FC00001,
+                                                              0x00000001, 0x007FFFFF], np.uint32)])
+    bits = np.concatenate([bits, bits | 0x80000000,
+                           np.random.default_rng(0).integers(0, 1 << 32, 1 << 16, np.uint32)])
+    x = bits.view(np.float32)
+    got = mod.narrow_by_table(table, shift, x.view(np.uint32), np.empty(x.size, np.uint8))
+    with np.errstate(over="ignore", invalid="ignore"):
+        want = x.astype(dt).view(np.uint8)
+    return bool(np.array_equal(got, want))

@@ -18,8 +18,10 @@ from ...syntax.directives import (
 )
 from ...types import TensorType, Type, element_type
 from .. import _constraints as _c, _half
+from .._half import half_format
 from .._numeric import F32, F64, float_info, int_info, total_order_key
 from ._common import Fn, most_specific, one, operand_et, unsupported
+from ._tables import tabled_binary
 from .arithmetic import max_fn, min_fn
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -152,15 +154,34 @@ def compare(op: Operation, ctx: PrepareContext) -> Kernel:
     if et.is_float and compare_type == "TOTALORDER":
         info = float_info(et)
         return one(lambda x, y: ufunc(total_order_key(x, info), total_order_key(y, info)))
-    if et.is_float and et.dtype.itemsize < 4 and et.dtype != np.float16:
-        # ml_dtypes comparisons raise "invalid value" warnings on NaN; float32 ones are quiet
-        return one(lambda x, y: ufunc(np.asarray(x, F32), np.asarray(y, F32)))
+    if et.is_float and et.dtype.itemsize < 4:
+        return one(_narrow_compare(direction, ufunc, et.dtype))
     if et.is_bool or et.is_integer or et.is_float:
         if et.dtype.isbuiltin == 1:  # operators: numpy's scalar fast path (see arithmetic._arith)
             fn = _OPERATOR_DIRECTIONS[direction]
             return one(fn)
         return one(ufunc)
     raise unsupported(op, et)
+
+
+def _narrow_compare(direction: str, ufunc: Fn, dt: np.dtype) -> Fn:
+    """An IEEE comparison of floats of at most 16 bits: widened to float32 (exact; ml_dtypes'
+    comparisons also warn on NaN, float32's are quiet); one-byte formats by a 256 x 256 table
+    of it, f16 and bf16 by the compiled loop (``_half.compare``)."""
+    def careful(x: Any, y: Any) -> Any:
+        return ufunc(np.asarray(x, F32), np.asarray(y, F32))
+
+    tabled = tabled_binary(f"stablehlo.compare {direction}", careful, dt, np.bool_)
+    if tabled is not None:
+        return tabled
+    if half_format(dt) is None:
+        return careful
+
+    def run(x: Any, y: Any) -> Any:
+        fast = _half.compare(direction, x, y)
+        return careful(x, y) if fast is None else fast
+
+    return run
 
 
 @inference("stablehlo.compare")

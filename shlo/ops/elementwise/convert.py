@@ -25,11 +25,14 @@ from ...syntax.directives import (
     I32, ATTRDICT, OPERANDS, Format, check_attr_kind, declarative, parse_attrdict, print_types,
     types, types_same,
 )
-from ...types import ComplexType, ElementType, FloatType, IntegerType, QuantizedType
+from ...types import ComplexType, ElementType, FloatType, IntegerType, QuantizedType, element_type
 from .. import _constraints as _c, _half
 from .._half import half_format
-from .._numeric import F32, F64, float_info, float_to_int, int_info, int_to_float, round_f64_to
+from .._numeric import (
+    F32, F64, float_info, float_to_int, int_info, int_to_float, round_f64_to, rto_f32,
+)
 from ._common import UNARY, Fn, infer_same, one, operand_et, result_et, unsupported
+from ._tables import table_eligible, tabled_narrowing, tabled_unary
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...interpreter.evaluator import PrepareContext
@@ -220,7 +223,35 @@ def _float_to_float(src: np.dtype, dst: np.dtype) -> Fn:
 
 
 def convert_fn(src: ElementType, dst: ElementType) -> Fn:
-    """The conversion of spec `convert` from element type ``src`` to ``dst`` (x -> array)."""
+    """The conversion of spec `convert` from element type ``src`` to ``dst`` (x -> array).
+
+    From a float of at most 16 bits (but f16/bf16 -> f32, a compiled loop) it is a lookup
+    table of :func:`careful_convert` over every source bit pattern (``_tables.tabled_unary``;
+    ml_dtypes' casts take ~5 ns an element); float32, f16/bf16 (widened exactly) and float64
+    (rounded to odd in float32 first) to a one-byte format round through
+    ``_tables.tabled_narrowing``. Results are :func:`careful_convert`'s, bit for bit."""
+    careful = careful_convert(src, dst)
+    if src == dst or not src.is_float:
+        return careful
+    sdt, ddt = src.dtype, dst.dtype
+    if table_eligible(sdt) and not (ddt == F32 and half_format(sdt)):
+        return tabled_unary(f"convert to {dst}", careful, sdt, ddt) or careful
+    if not (dst.is_float and ddt.itemsize == 1 and sdt in (F32, F64) or half_format(sdt)):
+        return careful
+    narrow = tabled_narrowing(ddt)
+    if narrow is None:
+        return careful
+    if sdt == F64:
+        return lambda x: narrow(rto_f32(np.asarray(x, F64)))
+    if sdt == F32:
+        return narrow
+    widen = convert_fn(src, element_type("f32"))
+    return lambda x: narrow(widen(x))
+
+
+def careful_convert(src: ElementType, dst: ElementType) -> Fn:
+    """The conversion of spec `convert` from ``src`` to ``dst``, by numpy's and ml_dtypes' casts
+    (and shlo's careful rounding where they round twice)."""
     if src == dst:
         return lambda x: x
     sdt, ddt = src.dtype, dst.dtype
@@ -228,14 +259,14 @@ def convert_fn(src: ElementType, dst: ElementType) -> Fn:
         if dst.is_complex:
             return lambda x: np.asarray(x).astype(ddt)
         # complex -> real: the imaginary part is dropped, the real part converts as a float
-        inner = convert_fn(src.element, dst)  # type: ignore[attr-defined]
+        inner = careful_convert(src.element, dst)  # type: ignore[attr-defined]
         return lambda x: inner(np.real(x))
     if dst.is_bool:
         return lambda x: np.not_equal(x, 0)
     if src.is_bool:
         return lambda x: np.asarray(x).astype(ddt)
     if dst.is_complex:
-        inner = convert_fn(src, dst.element)  # type: ignore[attr-defined]
+        inner = careful_convert(src, dst.element)  # type: ignore[attr-defined]
         return lambda x: np.asarray(inner(x)).astype(ddt)
     if src.is_integer and dst.is_integer:
         si, di = int_info(src), int_info(dst)  # type: ignore[arg-type]
