@@ -1229,3 +1229,31 @@ def test_narrowing_table_check_rejects_a_wrong_entry():
     wrong[(np.float32(1.0).view(np.uint32) >> shift) << 1] ^= 1
     assert not _tables.narrowing_agrees(wrong, shift, dt, mod)
     assert _half.narrow_by_table(table, shift, np.ones(10, np.float32), dt) is None  # small
+
+
+@pytest.mark.parametrize("t", ["f16", "bf16", "f8E4M3FN", "f8E5M2", "f8E4M3FNUZ", "f8E8M0FNU",
+                               "f6E2M3FN", "f4E2M1FN"])
+@pytest.mark.parametrize("op", ["negate", "abs"])
+def test_narrow_negate_and_abs_equal_numpy(t, op):
+    """negate and abs of narrow floats (one bitwise operation on the sign bit where it equals
+    numpy's / ml_dtypes' result on every bit pattern, else the table): their bits on every
+    bit pattern; f16, bf16 and the f8 formats with a -0 take the bitwise path, FNUZ formats
+    (0x80 is their NaN) and f8E8M0FNU (no sign) the table."""
+    from shlo.ops.elementwise import _tables
+    from shlo.types import element_type
+
+    dt = element_type(t).dtype
+    x = np.arange(1 << (8 * dt.itemsize), dtype=np.uint32).astype(f"u{dt.itemsize}").view(dt)
+    ty = f"tensor<{x.size}x{t}>"
+    text = f"""func.func @main(%x: {ty}) -> {ty} {{
+  %0 = stablehlo.{op} %x : {ty}
+  return %0 : {ty}
+}}"""
+    ufunc = np.negative if op == "negate" else np.abs
+    with np.errstate(all="ignore"):
+        want = ufunc(x)
+    got = np.asarray(shlo.run(text, x)[0])
+    np.testing.assert_array_equal(got.view(f"u{dt.itemsize}"), want.view(f"u{dt.itemsize}"))
+    fn = _tables.by_sign_bit(f"stablehlo.{op}", ufunc, dt, flip=op == "negate")
+    if t in ("f16", "bf16", "f8E4M3FN", "f8E5M2", "f8E4M3FNUZ", "f8E8M0FNU"):
+        assert (fn.__name__ == "<lambda>") == (t in ("f16", "bf16", "f8E4M3FN", "f8E5M2"))

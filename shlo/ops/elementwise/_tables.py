@@ -27,7 +27,8 @@ from ...dtypes import F16, is_ml_float, uint_of_size
 from .. import _half
 from .._half import gather, gather_pairs
 
-__all__ = ["tabled_unary", "tabled_binary", "table_eligible", "scaled_form", "tabled_narrowing"]
+__all__ = ["tabled_unary", "tabled_binary", "table_eligible", "scaled_form", "tabled_narrowing",
+           "by_sign_bit"]
 
 Fn = Callable[..., Any]
 
@@ -224,3 +225,25 @@ def narrowing_agrees(table: np.ndarray, shift: int, dt: np.dtype, mod: Any) -> b
     with np.errstate(over="ignore", invalid="ignore"):
         want = x.astype(dt).view(np.uint8)
     return bool(np.array_equal(got, want))
+
+
+def by_sign_bit(key: str, careful: Fn, dt: Any, flip: bool) -> Fn | None:
+    """``careful`` (negate, ``flip``, or abs of a float of at most 16 bits) as one bitwise
+    operation on the sign bit (xor, or and-not), when that gives ``careful``'s bits on every
+    bit pattern (f16, bf16, the f8 formats with a negative zero: NaNs and all); else its
+    table (:func:`tabled_unary`); None for other types."""
+    dt = np.dtype(dt)
+    table = tabled_unary(key, careful, dt)
+    if table is None:
+        return None
+    u = uint_of_size(dt.itemsize)
+    import ml_dtypes
+
+    sign = u.type(1 << (int(ml_dtypes.finfo(dt).bits if is_ml_float(dt) else 16) - 1))
+    bits = _all_values(dt).view(u)
+    fast = (bits ^ sign) if flip else (bits & ~sign)
+    if not np.array_equal(fast, np.asarray(table(_all_values(dt))).view(u)):
+        return table
+    if flip:
+        return lambda x: np.bitwise_xor(np.asarray(x).view(u), sign).view(dt)
+    return lambda x: np.bitwise_and(np.asarray(x).view(u), ~sign).view(dt)

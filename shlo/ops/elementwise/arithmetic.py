@@ -28,7 +28,7 @@ from ._common import (
     BINARY, UNARY, Fn, binary_op, complex_part, infer_same, narrow_binary, narrow_unary, on_wide,
     one, operand_et, unary_op, unsupported, via_c128, via_f32, via_f64,
 )
-from ._tables import tabled_binary
+from ._tables import by_sign_bit, tabled_binary
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...interpreter.evaluator import PrepareContext
@@ -55,7 +55,7 @@ def abs_(op: Operation, ctx: PrepareContext) -> Kernel:
             return one(lambda x: x)
         return one(on_wide(np.abs, info))
     if et.is_float:
-        return one(np.abs)
+        return one(by_sign_bit(op.name, np.abs, et.dtype, flip=False) or np.abs)
     raise unsupported(op, et)
 
 
@@ -393,6 +393,10 @@ def negate(op: Operation, ctx: PrepareContext) -> Kernel:
         if info.native:
             return one(operator.neg if builtin else np.negative)
         return one(on_wide(np.negative, info))
+    if et.is_float:
+        fast = by_sign_bit(op.name, np.negative, et.dtype, flip=True)
+        if fast is not None:
+            return one(fast)
     if et.is_float or et.is_complex:
         return one(operator.neg if builtin else np.negative)
     raise unsupported(op, et)
