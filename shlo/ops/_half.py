@@ -33,7 +33,8 @@ from ._lazy import Once
 
 __all__ = ["MIN_SIZE", "half_format", "available", "jit_allowed", "jit_suspended", "loops",
            "numpy_only", "binary", "widen", "narrow", "gather", "gather_pairs", "memory_order",
-           "memory_order2", "in_order", "select", "narrow_by_table", "compare", "max_min"]
+           "memory_order2", "in_order", "select", "narrow_by_table", "compare", "max_min",
+           "tree_reduce"]
 
 Fn = Callable[..., Any]
 
@@ -339,3 +340,27 @@ def max_min(is_max: bool, x: Any, y: Any) -> np.ndarray | None:
     (``_half_jit.MAX_MIN``), or None."""
     dt = np.asarray(x).dtype
     return _pairwise(lambda m: m.MAX_MIN, dt, dt, x, y, is_max)
+
+
+def tree_reduce(x: Any, table: np.ndarray | None, mul: bool) -> np.ndarray | None:
+    """The pairwise tree (``_regions.tree_reduce_last``) of the last axis of ``x``, f16/bf16
+    add (``mul``: multiply) through the compiled tree, or a one-byte format's through its op's
+    256 x 256 ``table``; None (small, another dtype, no loops)."""
+    x = np.asarray(x)
+    fmt = half_format(x.dtype)
+    if x.size < MIN_SIZE or x.ndim == 0 or x.shape[-1] < 2 or (fmt is None and table is None):
+        return None
+    mod = loops()
+    if mod is None:
+        return None
+    n = x.shape[-1]
+    u = _U16 if fmt else _U8
+    rows = np.ascontiguousarray(x).reshape(-1, n).view(u)
+    out = np.empty(rows.shape[0], u)
+    if fmt:
+        loop = mod.TREE[fmt]
+        _pool.split(lambda r, o: loop(r, o, np.empty(n // 2 + 1, F32), mul), (rows, out), 1)
+    else:
+        _pool.split(lambda r, o: mod.tree_pairs(table.view(_U8), r, o, np.empty(n // 2 + 1, _U8)),
+                    (rows, out), 1)
+    return out.view(x.dtype).reshape(x.shape[:-1])

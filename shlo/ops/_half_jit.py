@@ -29,7 +29,7 @@ from numba.extending import intrinsic
 
 __all__ = ["f16_to_f32", "f32_to_f16", "bf16_to_f32", "f32_to_bf16", "BINARY", "gather16",
            "gather_pairs", "scaled_pairs", "SCALED", "SCALED_SPEC", "select_bits",
-           "narrow_by_table", "COMPARE", "MAX_MIN", "DIRECTIONS"]
+           "narrow_by_table", "COMPARE", "MAX_MIN", "DIRECTIONS", "TREE", "tree_pairs"]
 
 _JIT = dict(cache=True, nogil=True, error_model="numpy", boundscheck=False)
 
@@ -492,3 +492,97 @@ def _max_min_bf16(x, y, out, is_max):  # type: ignore[no-untyped-def]
 
 MAX_MIN = {"f16": _max_min_f16, "bf16": _max_min_bf16}
 """format -> loop ``(x, y, out, is_max)`` over uint16 bit patterns: maximum / minimum."""
+
+
+# --- the pairwise tree of a reduction (``_regions.tree_reduce_last``) ----------------------------
+# Level by level adjacent elements combine, an odd last element moving up unchanged; every node
+# rounded to the format. Each row is taken down in ``scratch`` (the first level reads the row).
+
+
+@nb.njit(inline="always")
+def _node_f16(a, b, mul):  # type: ignore[no-untyped-def]
+    return _h2f(_f2h(_nan_second(a * b if mul else a + b, a, b)))
+
+
+@nb.njit(inline="always")
+def _node_bf16(a, b, mul):  # type: ignore[no-untyped-def]
+    return _b2f(_f2b(_nan_second(a * b if mul else a + b, a, b)))
+
+
+@nb.njit(**_JIT)
+def _tree_f16(x, out, scratch, mul):  # type: ignore[no-untyped-def]
+    rows, n = x.shape
+    for r in range(rows):
+        if n == 1:
+            out[r] = x[r, 0]
+            continue
+        h = n // 2
+        for i in range(h):
+            scratch[i] = _node_f16(_h2f(x[r, 2 * i]), _h2f(x[r, 2 * i + 1]), mul)
+        if n % 2:
+            scratch[h] = _h2f(x[r, n - 1])
+        m = h + n % 2
+        while m > 1:
+            h = m // 2
+            for i in range(h):
+                scratch[i] = _node_f16(scratch[2 * i], scratch[2 * i + 1], mul)
+            if m % 2:
+                scratch[h] = scratch[m - 1]
+            m = h + m % 2
+        out[r] = _f2h(scratch[0])
+
+
+@nb.njit(**_JIT)
+def _tree_bf16(x, out, scratch, mul):  # type: ignore[no-untyped-def]
+    rows, n = x.shape
+    for r in range(rows):
+        if n == 1:
+            out[r] = x[r, 0]
+            continue
+        h = n // 2
+        for i in range(h):
+            scratch[i] = _node_bf16(_b2f(x[r, 2 * i]), _b2f(x[r, 2 * i + 1]), mul)
+        if n % 2:
+            scratch[h] = _b2f(x[r, n - 1])
+        m = h + n % 2
+        while m > 1:
+            h = m // 2
+            for i in range(h):
+                scratch[i] = _node_bf16(scratch[2 * i], scratch[2 * i + 1], mul)
+            if m % 2:
+                scratch[h] = scratch[m - 1]
+            m = h + m % 2
+        out[r] = _f2b(scratch[0])
+
+
+TREE = {"f16": _tree_f16, "bf16": _tree_bf16}
+"""format -> ``(x, out, scratch, mul)``: the pairwise sum (product) of each row of the uint16
+(rows, n) ``x`` into ``out``; ``scratch``: float32, n // 2 + 1 elements. A node is the
+float32 sum (product) rounded to the format, a NaN operand's payload as the element-wise
+loops propagate it: numpy's and ml_dtypes' own element-wise results."""
+
+
+@nb.njit(**_JIT)
+def tree_pairs(table, x, out, scratch):  # type: ignore[no-untyped-def]
+    """The pairwise tree of each row of the uint8 (rows, n) ``x`` into ``out`` with the 256 x
+    256 table of a one-byte format's op; ``scratch``: uint8, n // 2 + 1 elements."""
+    rows, n = x.shape
+    for r in range(rows):
+        if n == 1:
+            out[r] = x[r, 0]
+            continue
+        h = n // 2
+        for i in range(h):
+            scratch[i] = table[(np.uint16(x[r, 2 * i]) << np.uint16(8)) | np.uint16(x[r, 2 * i + 1])]
+        if n % 2:
+            scratch[h] = x[r, n - 1]
+        m = h + n % 2
+        while m > 1:
+            h = m // 2
+            for i in range(h):
+                scratch[i] = table[(np.uint16(scratch[2 * i]) << np.uint16(8)) |
+                                   np.uint16(scratch[2 * i + 1])]
+            if m % 2:
+                scratch[h] = scratch[m - 1]
+            m = h + m % 2
+        out[r] = scratch[0]

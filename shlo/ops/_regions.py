@@ -297,9 +297,11 @@ def _reduce_single_op(op_name: str, x: np.ndarray, init: np.ndarray | None) -> n
             r = uf.reduce(x, axis=-1, dtype=dtype) if n else None
     else:  # ml_dtypes floats and f16: pairwise, every partial result rounded to the type
         r = _half_max_min(op_name, uf, x) if n else None
-        if r is None:
+        if r is None and n:
+            r = _narrow_tree(op_name, uf, x)
+        if r is None and n:
             r = tree_reduce_last(lambda l, rr: [uf(l[0], rr[0]).astype(dtype, copy=False)],
-                                 [x])[0] if n else None
+                                 [x])[0]
     if r is None:
         if init is None:
             raise ValueError("reduction of zero elements without an init value")
@@ -312,6 +314,24 @@ def _reduce_single_op(op_name: str, x: np.ndarray, init: np.ndarray | None) -> n
     if r.shape != x.shape[:-1]:
         r = np.array(np.broadcast_to(r, x.shape[:-1]))
     return r
+
+
+def _narrow_tree(op_name: str, uf: np.ufunc, x: np.ndarray) -> np.ndarray | None:
+    """The pairwise tree of add or multiply over the last axis of a narrow float ``x`` in
+    compiled code (``_half.tree_reduce``): f16/bf16 nodes computed as their element-wise loops
+    do, one-byte formats' by their op's table (the element-wise kernels' own bits); None
+    where it does not apply."""
+    if op_name not in _ROUNDED_ONCE:
+        return None
+    from .elementwise._tables import binary_table
+
+    dtype = x.dtype
+    table = None
+    if _half.half_format(dtype) is None:
+        table = binary_table(op_name, lambda a, b: uf(a, b).astype(dtype, copy=False), dtype)
+        if table is None:
+            return None
+    return _half.tree_reduce(x, table, op_name == "stablehlo.multiply")
 
 
 def _half_max_min(op_name: str, uf: np.ufunc, x: np.ndarray) -> np.ndarray | None:

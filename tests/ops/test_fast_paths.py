@@ -1257,3 +1257,32 @@ def test_narrow_negate_and_abs_equal_numpy(t, op):
     fn = _tables.by_sign_bit(f"stablehlo.{op}", ufunc, dt, flip=op == "negate")
     if t in ("f16", "bf16", "f8E4M3FN", "f8E5M2", "f8E4M3FNUZ", "f8E8M0FNU"):
         assert (fn.__name__ == "<lambda>") == (t in ("f16", "bf16", "f8E4M3FN", "f8E5M2"))
+
+
+@pytest.mark.parametrize("t", ["f16", "bf16", "f8E4M3FN", "f8E5M2", "f4E2M1FN"])
+@pytest.mark.parametrize("op", ["add", "multiply"])
+def test_narrow_reduce_tree_equals_the_ufunc_tree(t, op):
+    """A narrow float's add/multiply reduction through the compiled tree (f16/bf16 nodes as
+    their element-wise loops compute them, one-byte formats' by their op's table): the bits of
+    the pairwise tree of numpy's / ml_dtypes' own ufunc, for row lengths around powers of two
+    (odd elements moving up), many and few rows, with NaNs (payloads), infinities and zeros."""
+    from shlo.ops import _half, _regions
+    from shlo.types import element_type
+
+    _half_loops()
+    dt = element_type(t).dtype
+    uf = np.add if op == "add" else np.multiply
+    rng = np.random.default_rng(11)
+    u = f"u{dt.itemsize}"
+    for shape in ((1, 70001), (3, 4097), (257, 33), (4100, 2), (5000, 3), (2, 65536)):
+        with np.errstate(all="ignore"):
+            x = (rng.standard_normal(shape) * (0.5 if op == "multiply" else 4)).astype(dt)
+        bits = x.view(u).reshape(-1)
+        special = rng.integers(0, 1 << (8 * dt.itemsize), bits.size // 50).astype(u)
+        bits[rng.integers(0, bits.size, special.size)] = special  # NaNs, infinities, zeros...
+        with np.errstate(all="ignore"):
+            want = _regions.tree_reduce_last(
+                lambda a, b: [np.asarray(uf(a[0], b[0])).astype(dt, copy=False)], [x])[0]
+            got = _regions._narrow_tree(f"stablehlo.{op}", uf, x)
+        assert got is not None
+        np.testing.assert_array_equal(got.view(u), np.asarray(want).view(u), err_msg=str(shape))

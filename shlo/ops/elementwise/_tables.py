@@ -28,7 +28,7 @@ from .. import _half
 from .._half import gather, gather_pairs
 
 __all__ = ["tabled_unary", "tabled_binary", "table_eligible", "scaled_form", "tabled_narrowing",
-           "by_sign_bit"]
+           "by_sign_bit", "binary_table"]
 
 Fn = Callable[..., Any]
 
@@ -81,11 +81,9 @@ def tabled_unary(key: str, careful: Fn, dt: Any, out: Any = None) -> Fn | None:
 def tabled_binary(key: str, careful: Fn, dt: Any, out: Any = None) -> Fn | None:
     """``careful`` (a binary function on arrays of ``dt`` returning ``out``, default ``dt``, a
     one-byte type) as a 256 x 256 table lookup when ``dt`` is a one-byte format, else None."""
-    dt = np.dtype(dt)
-    if not table_eligible(dt, max_bytes=1):
+    table = binary_table(key, careful, dt, out)
+    if table is None:
         return None
-    v = _all_values(dt)
-    table = _table(key, dt, lambda: careful(np.repeat(v, 256), np.tile(v, 256)), out)
 
     def run(x: Any, y: Any) -> Any:
         scaled = _scaled(key, dt, table) if np.size(x) >= _half.MIN_SIZE else None
@@ -96,6 +94,15 @@ def tabled_binary(key: str, careful: Fn, dt: Any, out: Any = None) -> Fn | None:
         return np.take(table, np.bitwise_or(hi, np.asarray(y).view(np.uint8)))
 
     return run
+
+
+def binary_table(key: str, careful: Fn, dt: Any, out: Any = None) -> np.ndarray | None:
+    """The 256 x 256 table of :func:`tabled_binary` (entry ``x * 256 + y``), or None."""
+    dt = np.dtype(dt)
+    if not table_eligible(dt, max_bytes=1):
+        return None
+    v = _all_values(dt)
+    return _table(key, dt, lambda: careful(np.repeat(v, 256), np.tile(v, 256)), out)
 
 
 _SCALED: dict[tuple[str, np.dtype], np.ndarray | None] = {}
