@@ -22,6 +22,7 @@ than it saves there, and small programs never pay numba's import).
 from __future__ import annotations
 
 import os
+import sys
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
@@ -225,15 +226,16 @@ def narrow(x: Any, dt: Any) -> np.ndarray | None:
 
 
 def gather(table: np.ndarray, index: Any) -> np.ndarray | None:
-    """``table[index]`` for a table of 1- or 2-byte entries and uint8/uint16 indices, or None
-    (small, no loops): numpy's take first converts the indices to intp."""
+    """``table[index]`` for a table of 1-, 2-, 4- or 8-byte entries and uint8/uint16 indices,
+    or None (small, no loops): numpy's take first converts the indices to intp."""
     index = np.asarray(index)
-    if index.size < MIN_SIZE or table.dtype.itemsize > 2 or index.dtype not in (_U8, _U16):
+    if index.size < MIN_SIZE or table.dtype.itemsize not in (1, 2, 4, 8) or \
+            index.dtype not in (_U8, _U16):
         return None
     mod = loops()
     if mod is None:
         return None
-    u = _U16 if table.dtype.itemsize == 2 else _U8
+    u = np.dtype(f"u{table.dtype.itemsize}")
     index, perm = memory_order(index)
     out = np.empty(index.shape, table.dtype)
     t = table.view(u)
@@ -357,10 +359,14 @@ def tree_reduce(x: Any, table: np.ndarray | None, mul: bool) -> np.ndarray | Non
     u = _U16 if fmt else _U8
     rows = np.ascontiguousarray(x).reshape(-1, n).view(u)
     out = np.empty(rows.shape[0], u)
+    if sys.byteorder != "little":  # pragma: no cover - the loops read pairs as words
+        return None
+    size = 2 * (n + n % 2 + 2)  # two halves, each even and 4-byte aligned
     if fmt:
         loop = mod.TREE[fmt]
-        _pool.split(lambda r, o: loop(r, o, np.empty(n // 2 + 1, F32), mul), (rows, out), 1)
+        _pool.split(lambda r, o: loop(r, o, np.empty(size, _U16), mul), (rows, out), 1)
     else:
-        _pool.split(lambda r, o: mod.tree_pairs(table.view(_U8), r, o, np.empty(n // 2 + 1, _U8)),
+        swapped = np.ascontiguousarray(table.view(_U8).reshape(256, 256).T).reshape(-1)
+        _pool.split(lambda r, o: mod.tree_pairs(swapped, r, o, np.empty(size, _U8)),
                     (rows, out), 1)
     return out.view(x.dtype).reshape(x.shape[:-1])

@@ -393,7 +393,7 @@ def negate(op: Operation, ctx: PrepareContext) -> Kernel:
         if info.native:
             return one(operator.neg if builtin else np.negative)
         return one(on_wide(np.negative, info))
-    if et.is_float:
+    if et.is_float and not builtin:  # (f16: the operator, inlined in scalar loops)
         fast = by_sign_bit(op.name, np.negative, et.dtype, flip=True)
         if fast is not None:
             return one(fast)
