@@ -1,4 +1,6 @@
-"""16-bit floats (f16, bf16) at float32 speed: compiled conversions and arithmetic.
+"""Narrow floats at float32 speed: compiled conversions, arithmetic, comparisons and reduction
+trees of f16/bf16; the lookups of the one-byte formats' tables (and a product's factoring);
+select by a bit blend for every type.
 
 numpy's float16 loops and its float32 <-> float16 casts are scalar C on builds whose baseline
 lacks F16C (numpy 2.x on x86-64: ~7 ns per element for an f16 multiply, 30x its f32 multiply),
@@ -6,7 +8,8 @@ and ml_dtypes' bf16 loops convert element by element too. The loops of :mod:`._h
 (compiled with numba on first use, cached on disk) widen to float32, compute one float32
 operation and round once, exactly what numpy and ml_dtypes do element by element: the results
 are bit for bit theirs (tests/ops/test_fast_paths.py compares every bit pattern), at the speed
-of numpy's float32 loops.
+of numpy's float32 loops. The one-byte formats' kernels are tables of the careful kernels
+(``elementwise/_tables.py``), read here by compiled gathers.
 
 numba is optional (the ``fast`` extra, docs/semantics/elementwise.md). This module alone decides
 whether compiled loops run (:func:`available`; for shlo's other compiled code,
@@ -247,10 +250,10 @@ def gather(table: np.ndarray, index: Any) -> np.ndarray | None:
 def gather_pairs(table: np.ndarray, x: Any, y: Any, scaled: np.ndarray | None = None,
                  adaptive: bool = True) -> np.ndarray | None:
     """``table[x * 256 + y]`` for a 65536-entry table of 1-byte entries and one-byte ``x``,
-    ``y`` of one shape (their bit patterns), or None
-    (small, shapes differ, no loops). With ``scaled``, a product or quotient table's factoring
-    by exponents (``_half_jit.scaled_pairs``, checked by the caller): computed in registers
-    where it applies (``adaptive``: unless the first elements show it rarely does)."""
+    ``y`` of one shape (their bit patterns), or None (small, shapes differ, no loops). With
+    ``scaled``, a product or quotient table's factoring by exponents (``_half_jit.
+    scaled_pairs``, checked by the caller): computed in registers where it applies
+    (``adaptive``: unless the first elements show it rarely does)."""
     x, y = np.asarray(x), np.asarray(y)
     if x.size < MIN_SIZE or x.shape != y.shape or table.dtype.itemsize != 1:
         return None

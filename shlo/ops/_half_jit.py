@@ -11,7 +11,13 @@ wide side) and computes what numpy / ml_dtypes compute element by element, in th
 * bf16 <-> f32: a shift; round to nearest even on the bits, every NaN to the quiet NaN 0x7fc0
   with its sign (ml_dtypes' conversion);
 * add, subtract, multiply, divide: the two operands widened to f32, one f32 operation, one
-  rounding; a NaN operand's payload is propagated as numpy and ml_dtypes do (``_nan_rule``).
+  rounding; a NaN operand's payload is propagated as numpy and ml_dtypes do (``_nan_rule``);
+* compare, maximum, minimum: on the widened values, results picked from the operands' bits;
+* reduction trees of add and multiply, nodes computed as the element-wise loops do.
+
+The one-byte formats' loops read tables (``gather_pairs``, ``tree_pairs``,
+``narrow_by_table``) or compute a product's factoring (``scaled_pairs``); ``select_bits``
+serves every type.
 """
 
 from __future__ import annotations

@@ -14,6 +14,10 @@ A product or quotient table also factors by exponents (:func:`scaled_form`): whe
 and result are normal, the result's code is the exponents' sum (difference) shifted, plus a
 64-entry table of rounded significand products, which the compiled loop evaluates in
 registers. The factoring is checked against the table on all 65,536 pairs before it is used.
+
+Conversions from these formats are tables too (of any destination type); float32 to a
+one-byte format is a table on the float32's top bits (:func:`tabled_narrowing`); negate and
+abs are one bitwise operation where that equals the table (:func:`by_sign_bit`).
 """
 
 from __future__ import annotations
