@@ -176,17 +176,8 @@ def binary(name: str, dt: Any, general: Fn) -> Fn | None:
     dt = np.dtype(dt)
 
     def run(x: Any, y: Any) -> Any:
-        if np.size(x) < MIN_SIZE or np.shape(x) != np.shape(y):
-            return general(x, y)
-        mod = loops()  # asked at each call: numpy_only() may be in force
-        if mod is None:
-            return general(x, y)
-        loop = mod.BINARY[(name, fmt)]
-        x, y, perm = memory_order2(np.asarray(x), np.asarray(y))
-        out = np.empty(x.shape, _U16)
-        _pool.split(loop, (_flat(x, dt).view(_U16), _flat(y, dt).view(_U16), out.reshape(-1)),
-                    PIECE)
-        return in_order(out.view(dt), perm)
+        fast = _pairwise(lambda m, f: m.BINARY[(name, f)], dt, dt, x, y)
+        return general(x, y) if fast is None else fast
 
     return run
 
@@ -310,10 +301,11 @@ def narrow_by_table(table: np.ndarray, shift: int, x: Any, dt: Any) -> np.ndarra
     return in_order(out, perm)
 
 
-def _pairwise(loop_of: Callable[[Any], Any], dt: Any, out_dt: Any, x: Any, y: Any,
+def _pairwise(loop_of: Callable[[Any, str], Any], dt: Any, out_dt: Any, x: Any, y: Any,
               *extra: Any) -> np.ndarray | None:
-    """``loop(x, y, out, *extra)`` over f16/bf16 operands of one shape (their uint16 bits) into
-    a new ``out_dt`` array, or None (small, shapes or dtypes differ, no loops)."""
+    """``loop(x, y, out, *extra)``, ``loop = loop_of(compiled module, format)``, over f16/bf16
+    operands of one shape (their uint16 bits) into a new ``out_dt`` array, or None (small,
+    shapes or dtypes differ, no loops: asked at each call, numpy_only() may be in force)."""
     fmt = half_format(dt)
     x, y = np.asarray(x), np.asarray(y)
     if fmt is None or x.size < MIN_SIZE or x.shape != y.shape or not x.dtype == y.dtype == dt:
@@ -321,7 +313,7 @@ def _pairwise(loop_of: Callable[[Any], Any], dt: Any, out_dt: Any, x: Any, y: An
     mod = loops()
     if mod is None:
         return None
-    loop = loop_of(mod)[fmt]
+    loop = loop_of(mod, fmt)
     x, y, perm = memory_order2(x, y)
     out = np.empty(x.shape, out_dt)
     flat = (_flat(x, dt).view(_U16), _flat(y, dt).view(_U16),
@@ -336,7 +328,7 @@ def compare(direction: str, x: Any, y: Any) -> np.ndarray | None:
     mod = loops()
     if mod is None:
         return None
-    return _pairwise(lambda m: m.COMPARE, np.asarray(x).dtype, np.bool_, x, y,
+    return _pairwise(lambda m, f: m.COMPARE[f], np.asarray(x).dtype, np.bool_, x, y,
                      *mod.DIRECTIONS[direction])
 
 
@@ -344,7 +336,7 @@ def max_min(is_max: bool, x: Any, y: Any) -> np.ndarray | None:
     """maximum (``is_max``) or minimum of f16/bf16 arrays through the compiled loop
     (``_half_jit.MAX_MIN``), or None."""
     dt = np.asarray(x).dtype
-    return _pairwise(lambda m: m.MAX_MIN, dt, dt, x, y, is_max)
+    return _pairwise(lambda m, f: m.MAX_MIN[f], dt, dt, x, y, is_max)
 
 
 def tree_reduce(x: Any, table: np.ndarray | None, mul: bool) -> np.ndarray | None:
@@ -366,8 +358,8 @@ def tree_reduce(x: Any, table: np.ndarray | None, mul: bool) -> np.ndarray | Non
         return None
     size = 2 * (n + n % 2 + 2)  # two halves, each even and 4-byte aligned
     if fmt:
-        loop = mod.TREE[fmt]
-        _pool.split(lambda r, o: loop(r, o, np.empty(size, _U16), mul), (rows, out), 1)
+        bf16 = fmt == "bf16"
+        _pool.split(lambda r, o: mod.tree16(r, o, np.empty(size, _U16), mul, bf16), (rows, out), 1)
     else:
         swapped = np.ascontiguousarray(table.view(_U8).reshape(256, 256).T).reshape(-1)
         _pool.split(lambda r, o: mod.tree_pairs(swapped, r, o, np.empty(size, _U8)),

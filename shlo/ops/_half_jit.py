@@ -35,7 +35,7 @@ from numba.extending import intrinsic
 
 __all__ = ["f16_to_f32", "f32_to_f16", "bf16_to_f32", "f32_to_bf16", "BINARY", "gather16",
            "gather_pairs", "scaled_pairs", "SCALED", "SCALED_SPEC", "select_bits",
-           "narrow_by_table", "COMPARE", "MAX_MIN", "DIRECTIONS", "TREE", "tree_pairs"]
+           "narrow_by_table", "COMPARE", "MAX_MIN", "DIRECTIONS", "tree16", "tree_pairs"]
 
 _JIT = dict(cache=True, nogil=True, error_model="numpy", boundscheck=False)
 
@@ -522,7 +522,13 @@ def _level_bf16(words, dst, h, mul):  # type: ignore[no-untyped-def]
 
 
 @nb.njit(**_JIT)
-def _tree_f16(x, out, scratch, mul):  # type: ignore[no-untyped-def]
+def tree16(x, out, scratch, mul, bf16):  # type: ignore[no-untyped-def]
+    """The pairwise sum (product, ``mul``) of each row of the uint16 (rows, n) f16 (``bf16``:
+    bf16) ``x`` into ``out``; ``scratch``: uint16, two halves of an even size of at least n
+    (the row is copied in first, so that pairs are read as aligned uint32 words: LLVM did not
+    vectorise the strided reads, 1.06 ms for 1e6). A node is the float32 sum (product) rounded
+    to the format, a NaN operand's payload as the element-wise loops propagate it: numpy's and
+    ml_dtypes' own element-wise results."""
     rows, n = x.shape
     half = scratch.size // 2
     for r in range(rows):
@@ -531,39 +537,15 @@ def _tree_f16(x, out, scratch, mul):  # type: ignore[no-untyped-def]
         m = n
         while m > 1:
             h = m // 2
-            _level_f16(src[:2 * h].view(np.uint32), dst, h, mul)
+            if bf16:
+                _level_bf16(src[:2 * h].view(np.uint32), dst, h, mul)
+            else:
+                _level_f16(src[:2 * h].view(np.uint32), dst, h, mul)
             if m % 2:
                 dst[h] = src[m - 1]
             src, dst = dst, src
             m = h + m % 2
         out[r] = src[0]
-
-
-@nb.njit(**_JIT)
-def _tree_bf16(x, out, scratch, mul):  # type: ignore[no-untyped-def]
-    rows, n = x.shape
-    half = scratch.size // 2
-    for r in range(rows):
-        src, dst = scratch[:half], scratch[half:]
-        src[:n] = x[r]
-        m = n
-        while m > 1:
-            h = m // 2
-            _level_bf16(src[:2 * h].view(np.uint32), dst, h, mul)
-            if m % 2:
-                dst[h] = src[m - 1]
-            src, dst = dst, src
-            m = h + m % 2
-        out[r] = src[0]
-
-
-TREE = {"f16": _tree_f16, "bf16": _tree_bf16}
-"""format -> ``(x, out, scratch, mul)``: the pairwise sum (product) of each row of the uint16
-(rows, n) ``x`` into ``out``; ``scratch``: uint16, two halves of an even size of at least n
-(the row is copied in first, so that pairs are read as aligned uint32 words: LLVM did not
-vectorise the strided reads, 1.06 ms for 1e6). A node is the
-float32 sum (product) rounded to the format, a NaN operand's payload as the element-wise
-loops propagate it: numpy's and ml_dtypes' own element-wise results."""
 
 
 @nb.njit(**_JIT)

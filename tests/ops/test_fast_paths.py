@@ -1267,7 +1267,7 @@ def test_narrow_reduce_tree_equals_the_ufunc_tree(t, op):
     their element-wise loops compute them, one-byte formats' by their op's table): the bits of
     the pairwise tree of numpy's / ml_dtypes' own ufunc, for row lengths around powers of two
     (odd elements moving up), many and few rows, with NaNs (payloads), infinities and zeros."""
-    from shlo.ops import _half, _regions
+    from shlo.ops import _regions
     from shlo.types import element_type
 
     _half_loops()

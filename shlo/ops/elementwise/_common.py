@@ -21,13 +21,14 @@ from ...types import ComplexType, ElementType, TensorType, Type
 from .. import _constraints as _c
 from .._numeric import C128, F32, F64, IntInfo, from_f64
 from .. import _pool
-from .._half import binary as half_binary, in_order, memory_order
+from .._half import binary as half_binary, half_format, in_order, memory_order
 from ._tables import tabled_binary, tabled_unary
 
 __all__ = [
     "Fn", "UNARY", "BINARY", "unary_op", "binary_op", "infer_same", "most_specific",
     "complex_part", "operand_et", "result_et", "unsupported", "one", "on_wide", "via_f64",
     "via_c128", "via_f32", "on_cores", "float_unary", "narrow_unary", "narrow_binary",
+    "narrow_pairwise",
 ]
 
 Fn = Callable[..., Any]
@@ -280,3 +281,20 @@ def narrow_binary(op: Operation, careful: Fn, dt: np.dtype) -> Fn:
     bit numpy's and ml_dtypes' own, which ``careful`` must be)."""
     return (tabled_binary(op.name, careful, dt) or
             half_binary(op.name.rpartition(".")[2], dt, careful) or careful)
+
+
+def narrow_pairwise(key: str, careful: Fn, dt: np.dtype, half_loop: Fn, out: Any = None) -> Fn:
+    """``careful`` (a binary function on floats of at most 16 bits returning ``out``, default
+    ``dt``) as a 256 x 256 table for a one-byte format; for f16/bf16 ``half_loop(x, y)`` (a
+    compiled loop of ``ops/_half.py``; None: ``careful``, for small arrays); else ``careful``."""
+    tabled = tabled_binary(key, careful, dt, out)
+    if tabled is not None:
+        return tabled
+    if half_format(dt) is None:
+        return careful
+
+    def run(x: Any, y: Any) -> Any:
+        fast = half_loop(x, y)
+        return careful(x, y) if fast is None else fast
+
+    return run

@@ -22,13 +22,12 @@ from ...ir import Operation
 from ...registry import COMMUTATIVE, DOQ, ELEMENTWISE, Kernel, define, inference, kernel, verifier
 from ...types import ElementType, QuantizedType, TensorType, Type
 from .. import _constraints as _c, _half
-from .._half import half_format
 from .._numeric import C128, F32, F64, IntInfo, int_info
 from ._common import (
-    BINARY, UNARY, Fn, binary_op, complex_part, infer_same, narrow_binary, narrow_unary, on_wide,
-    one, operand_et, unary_op, unsupported, via_c128, via_f32, via_f64,
+    BINARY, UNARY, Fn, binary_op, complex_part, infer_same, narrow_binary, narrow_pairwise,
+    narrow_unary, on_wide, one, operand_et, unary_op, unsupported, via_c128, via_f32, via_f64,
 )
-from ._tables import by_sign_bit, tabled_binary
+from ._tables import by_sign_bit
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...interpreter.evaluator import PrepareContext
@@ -272,21 +271,13 @@ def _float_max_min(dt: np.dtype, is_max: bool) -> Fn:
     zero). Where x == y the result's bits are x & y (maximum) or x | y (minimum), which only
     changes the (-0, +0) pairs. One-byte formats: a 256 x 256 table of it; f16 and bf16: the
     compiled loop (``_half.max_min``; numpy's f16 and ml_dtypes' bf16 loops are scalar)."""
-    careful = _careful_max_min(dt, is_max)
-    tabled = tabled_binary("stablehlo.maximum" if is_max else "stablehlo.minimum", careful, dt)
-    if tabled is not None:
-        return tabled
-    if half_format(dt) is None:
-        return careful
-
-    def run(x: Any, y: Any) -> Any:
-        fast = _half.max_min(is_max, x, y)
-        return careful(x, y) if fast is None else fast
-
-    return run
+    return narrow_pairwise("stablehlo.maximum" if is_max else "stablehlo.minimum",
+                           _careful_max_min(dt, is_max), dt,
+                           lambda x, y: _half.max_min(is_max, x, y))
 
 
 def _careful_max_min(dt: np.dtype, is_max: bool) -> Fn:
+    """:func:`_float_max_min` by numpy's maximum / minimum and the zeros' fix."""
     u = uint_of_size(dt.itemsize)
     pick, combine = (np.maximum, np.bitwise_and) if is_max else (np.minimum, np.bitwise_or)
     # numpy's pick is right except that it may return the wrong zero of a (-0, +0) pair: -0

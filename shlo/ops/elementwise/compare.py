@@ -18,10 +18,8 @@ from ...syntax.directives import (
 )
 from ...types import TensorType, Type, element_type
 from .. import _constraints as _c, _half
-from .._half import half_format
 from .._numeric import F32, F64, float_info, int_info, total_order_key
-from ._common import Fn, most_specific, one, operand_et, unsupported
-from ._tables import tabled_binary
+from ._common import Fn, most_specific, narrow_pairwise, one, operand_et, unsupported
 from .arithmetic import max_fn, min_fn
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -171,17 +169,8 @@ def _narrow_compare(direction: str, ufunc: Fn, dt: np.dtype) -> Fn:
     def careful(x: Any, y: Any) -> Any:
         return ufunc(np.asarray(x, F32), np.asarray(y, F32))
 
-    tabled = tabled_binary(f"stablehlo.compare {direction}", careful, dt, np.bool_)
-    if tabled is not None:
-        return tabled
-    if half_format(dt) is None:
-        return careful
-
-    def run(x: Any, y: Any) -> Any:
-        fast = _half.compare(direction, x, y)
-        return careful(x, y) if fast is None else fast
-
-    return run
+    return narrow_pairwise(f"stablehlo.compare {direction}", careful, dt,
+                           lambda x, y: _half.compare(direction, x, y), np.bool_)
 
 
 @inference("stablehlo.compare")
