@@ -195,10 +195,16 @@ def widen(x: Any) -> np.ndarray | None:
     mod = loops()
     if mod is None:
         return None
+    return _unary(mod.f16_to_f32 if fmt == "f16" else mod.bf16_to_f32, x, _U16, F32, F32)
+
+
+def _unary(loop: Fn, x: np.ndarray, view: np.dtype, out_dt: Any, out_view: np.dtype
+           ) -> np.ndarray:
+    """``loop(items, out)`` over ``x`` in its memory order (items seen as ``view``) into a new
+    ``out_dt`` array (seen as ``out_view``), the pieces spread over the cores."""
     x, perm = memory_order(x)
-    out = np.empty(x.shape, F32)
-    _pool.split(mod.f16_to_f32 if fmt == "f16" else mod.bf16_to_f32,
-                (_flat(x, x.dtype).view(_U16), out.reshape(-1)), PIECE)
+    out = np.empty(x.shape, out_dt)
+    _pool.split(loop, (_flat(x, x.dtype).view(view), out.reshape(-1).view(out_view)), PIECE)
     return in_order(out, perm)
 
 
@@ -212,11 +218,7 @@ def narrow(x: Any, dt: Any) -> np.ndarray | None:
     mod = loops()
     if mod is None:
         return None
-    x, perm = memory_order(x)
-    out = np.empty(x.shape, _U16)
-    _pool.split(mod.f32_to_f16 if fmt == "f16" else mod.f32_to_bf16,
-                (_flat(x, F32), out.reshape(-1)), PIECE)
-    return in_order(out.view(dt), perm)
+    return _unary(mod.f32_to_f16 if fmt == "f16" else mod.f32_to_bf16, x, F32, dt, _U16)
 
 
 def gather(table: np.ndarray, index: Any) -> np.ndarray | None:
@@ -230,12 +232,8 @@ def gather(table: np.ndarray, index: Any) -> np.ndarray | None:
     if mod is None:
         return None
     u = np.dtype(f"u{table.dtype.itemsize}")
-    index, perm = memory_order(index)
-    out = np.empty(index.shape, table.dtype)
     t = table.view(u)
-    _pool.split(lambda i, o: mod.gather16(t, i, o),
-                (_flat(index, index.dtype), out.reshape(-1).view(u)), PIECE)
-    return in_order(out, perm)
+    return _unary(lambda i, o: mod.gather16(t, i, o), index, index.dtype, table.dtype, u)
 
 
 def gather_pairs(table: np.ndarray, x: Any, y: Any, scaled: np.ndarray | None = None,
@@ -294,11 +292,8 @@ def narrow_by_table(table: np.ndarray, shift: int, x: Any, dt: Any) -> np.ndarra
     mod = loops()
     if mod is None:
         return None
-    x, perm = memory_order(x)
-    out = np.empty(x.shape, dt)
-    _pool.split(lambda b, o: mod.narrow_by_table(table, shift, b, o),
-                (_flat(x, F32).view(np.uint32), out.reshape(-1).view(_U8)), PIECE)
-    return in_order(out, perm)
+    return _unary(lambda b, o: mod.narrow_by_table(table, shift, b, o), x, np.dtype(np.uint32),
+                  dt, _U8)
 
 
 def _pairwise(loop_of: Callable[[Any, str], Any], dt: Any, out_dt: Any, x: Any, y: Any,
