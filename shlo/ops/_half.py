@@ -351,12 +351,12 @@ def tree_reduce(x: Any, table: np.ndarray | None, mul: bool) -> np.ndarray | Non
     out = np.empty(rows.shape[0], u)
     if sys.byteorder != "little":  # pragma: no cover - the loops read pairs as words
         return None
-    size = 2 * (n + n % 2 + 2)  # two halves, each even and 4-byte aligned
     if fmt:
+        size = 2 * (n // 2 + 2 + n // 2 % 2)  # two halves, each even: 4-byte aligned
         bf16 = fmt == "bf16"
         _pool.split(lambda r, o: mod.tree16(r, o, np.empty(size, _U16), mul, bf16), (rows, out), 1)
     else:
         swapped = np.ascontiguousarray(table.view(_U8).reshape(256, 256).T).reshape(-1)
-        _pool.split(lambda r, o: mod.tree_pairs(swapped, r, o, np.empty(size, _U8)),
+        _pool.split(lambda r, o: mod.tree_pairs(swapped, r, o, np.empty(n // 2 + 2, _U8)),
                     (rows, out), 1)
     return out.view(x.dtype).reshape(x.shape[:-1])
