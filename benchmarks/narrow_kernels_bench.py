@@ -4,7 +4,9 @@ one process: issue 17's "no narrow-float kernel more than 2x slower than its f32
     python benchmarks/narrow_kernels_bench.py [--n 1000000] [--trials 7] [--only OP]
 
 Each program is one op on ``n`` normal-distributed elements, timed through ``shlo.run`` on a
-parsed module (the best of ``--trials``, the rows alternating type by type). The float32 row
+parsed module without verification after ``--warm-up`` seconds of runs, as
+``issue17_bench.py`` times shlo (steady state: allocations reuse freed memory), the best of
+``--trials``. The float32 row
 of a conversion is the same conversion between f64 and f32. Prints a markdown table of
 microseconds and of ratios to the float32 row.
 """
@@ -62,6 +64,7 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=1_000_000)
     ap.add_argument("--trials", type=int, default=7)
     ap.add_argument("--only")
+    ap.add_argument("--warm-up", type=float, default=0.5, help="seconds before timing each")
     a = ap.parse_args()
     rng = np.random.default_rng(0)
     print(f"n = {a.n}; best of {a.trials}; ratio = type / f32\n")
@@ -70,7 +73,7 @@ def main() -> None:
     for op in OPS:
         if a.only and a.only not in op:
             continue
-        runs = {}
+        best = {}
         for t in TYPES:
             text, types = program(op, t, a.n)
             args = []
@@ -83,15 +86,15 @@ def main() -> None:
                         element_type(et).dtype))
             module = shlo.parse(text)
             with np.errstate(all="ignore"):
-                shlo.run(module, *args)
-            runs[t] = (module, args, [])
-        for _ in range(a.trials):
-            for t, (module, args, times) in runs.items():
-                start = time.perf_counter()
-                with np.errstate(all="ignore"):
-                    shlo.run(module, *args)
-                times.append(time.perf_counter() - start)
-        best = {t: min(times) * 1e6 for t, (_, _, times) in runs.items()}
+                end = time.perf_counter() + a.warm_up  # steady state, as sidebyside.py
+                while time.perf_counter() < end:
+                    shlo.run(module, *args, verify=False)
+                times = []
+                for _ in range(a.trials):
+                    start = time.perf_counter()
+                    shlo.run(module, *args, verify=False)
+                    times.append(time.perf_counter() - start)
+            best[t] = min(times) * 1e6
         cells = [f"{best[t]:.0f} us" if t == "f32" else f"{best[t] / best['f32']:.2f}x"
                  for t in TYPES]
         print(f"| {op} | " + " | ".join(cells) + " |", flush=True)

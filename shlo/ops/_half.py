@@ -176,7 +176,8 @@ def binary(name: str, dt: Any, general: Fn) -> Fn | None:
     dt = np.dtype(dt)
 
     def run(x: Any, y: Any) -> Any:
-        fast = _pairwise(lambda m, f: m.BINARY[(name, f)], dt, dt, x, y)
+        fast = _pairwise(lambda m, a, b, o: m.BINARY[(name, fmt)](a, b, o), x, y, dt,
+                         lambda d: d == dt)
         return general(x, y) if fast is None else fast
 
     return run
@@ -296,42 +297,44 @@ def narrow_by_table(table: np.ndarray, shift: int, x: Any, dt: Any) -> np.ndarra
                   dt, _U8)
 
 
-def _pairwise(loop_of: Callable[[Any, str], Any], dt: Any, out_dt: Any, x: Any, y: Any,
-              *extra: Any) -> np.ndarray | None:
-    """``loop(x, y, out, *extra)``, ``loop = loop_of(compiled module, format)``, over f16/bf16
-    operands of one shape (their uint16 bits) into a new ``out_dt`` array, or None (small,
-    shapes or dtypes differ, no loops: asked at each call, numpy_only() may be in force)."""
-    fmt = half_format(dt)
+def _pairwise(loop: Callable[[Any, Any], Any], x: Any, y: Any, out_dt: Any,
+              formats: Callable[[np.dtype], bool]) -> np.ndarray | None:
+    """``loop(mod, x, y, out)`` over operands of one shape and dtype (``formats(dtype)``; as
+    unsigned ints of their size) into a new ``out_dt`` array, ``mod`` the compiled module; or
+    None (small, shapes or dtypes differ, no loops: asked at each call, numpy_only() may be in
+    force)."""
     x, y = np.asarray(x), np.asarray(y)
-    if fmt is None or x.size < MIN_SIZE or x.shape != y.shape or not x.dtype == y.dtype == dt:
+    if x.size < MIN_SIZE or x.shape != y.shape or x.dtype != y.dtype or not formats(x.dtype):
         return None
     mod = loops()
     if mod is None:
         return None
-    loop = loop_of(mod, fmt)
+    u = np.dtype(f"u{x.dtype.itemsize}")
     x, y, perm = memory_order2(x, y)
     out = np.empty(x.shape, out_dt)
-    flat = (_flat(x, dt).view(_U16), _flat(y, dt).view(_U16),
-            out.reshape(-1).view(_U16 if out.dtype.itemsize == 2 else _U8))
-    _pool.split(lambda a, b, o: loop(a, b, o, *extra), flat, PIECE)
+    flat = (_flat(x, x.dtype).view(u), _flat(y, y.dtype).view(u),
+            out.reshape(-1).view(np.dtype(f"u{out.dtype.itemsize}")))
+    _pool.split(lambda a, b, o: loop(mod, a, b, o), flat, PIECE)
     return in_order(out, perm)
 
 
-def compare(direction: str, x: Any, y: Any) -> np.ndarray | None:
-    """The IEEE comparison ``direction`` (LT, ..., NE) of f16/bf16 arrays through the compiled
-    loop (``_half_jit.COMPARE``), or None."""
-    mod = loops()
-    if mod is None:
-        return None
-    return _pairwise(lambda m, f: m.COMPARE[f], np.asarray(x).dtype, np.bool_, x, y,
-                     *mod.DIRECTIONS[direction])
+def compare(spec: np.ndarray, direction: str, x: Any, y: Any) -> np.ndarray | None:
+    """The IEEE comparison ``direction`` (LT, ..., NE) of float arrays of at most 16 bits by
+    integer keys (``_half_jit.compare_keys``; ``spec`` from ``_tables.compare_form``), or
+    None."""
+    def loop(mod: Any, a: Any, b: Any, o: Any) -> None:
+        mod.compare_keys(a, b, o, np.concatenate([spec, mod.DIRECTIONS[direction]]))
+
+    return _pairwise(loop, x, y, np.bool_, lambda dt: dt.itemsize <= 2)
 
 
 def max_min(is_max: bool, x: Any, y: Any) -> np.ndarray | None:
     """maximum (``is_max``) or minimum of f16/bf16 arrays through the compiled loop
     (``_half_jit.MAX_MIN``), or None."""
     dt = np.asarray(x).dtype
-    return _pairwise(lambda m, f: m.MAX_MIN[f], dt, dt, x, y, is_max)
+    fmt = half_format(dt)
+    return _pairwise(lambda m, a, b, o: m.MAX_MIN[fmt](a, b, o, is_max), x, y, dt,
+                     lambda d: fmt is not None)
 
 
 def tree_reduce(x: Any, table: np.ndarray | None, mul: bool) -> np.ndarray | None:

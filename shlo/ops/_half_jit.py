@@ -35,7 +35,7 @@ from numba.extending import intrinsic
 
 __all__ = ["f16_to_f32", "f32_to_f16", "bf16_to_f32", "f32_to_bf16", "BINARY", "gather16",
            "gather_pairs", "scaled_pairs", "SCALED", "SCALED_SPEC", "select_bits",
-           "narrow_by_table", "COMPARE", "MAX_MIN", "DIRECTIONS", "tree16", "tree_pairs"]
+           "narrow_by_table", "compare_keys", "MAX_MIN", "DIRECTIONS", "tree16", "tree_pairs"]
 
 _JIT = dict(cache=True, nogil=True, error_model="numpy", boundscheck=False)
 
@@ -450,27 +450,24 @@ DIRECTIONS = {"LT": (1, 0, 0, 0), "LE": (1, 0, 1, 0), "GT": (0, 1, 0, 0), "GE": 
 quiet comparisons: NE is the only one an unordered pair, a NaN, satisfies)."""
 
 
-@nb.njit(inline="always")
-def _compared(a, b, lt, gt, eq, un):  # type: ignore[no-untyped-def]
-    unordered = (a != a) | (b != b)
-    return ((a < b) & lt) | ((a > b) & gt) | ((a == b) & eq) | (unordered & un)
-
-
 @nb.njit(**_JIT)
-def _compare_f16(x, y, out, lt, gt, eq, un):  # type: ignore[no-untyped-def]
+def compare_keys(x, y, out, spec):  # type: ignore[no-untyped-def]
+    """``out[i]`` = the IEEE comparison of the floats of bit patterns ``x[i]``, ``y[i]``
+    (uint8 or uint16) by integer keys: ``spec`` = (mask, sign bit, largest non-NaN magnitude,
+    the NaN pattern of a format without -0 or -1, then :data:`DIRECTIONS`' four flags). The
+    key of a value is its magnitude, negated when its sign bit is set (so -0 = +0); a NaN makes
+    the pair unordered. ``_tables.compare_form`` checks a spec against the widened values'
+    comparison before it is used."""
+    mask, sign, top, nan_code = spec[0], spec[1], spec[2], spec[3]
+    lt, gt, eq, un = spec[4] != 0, spec[5] != 0, spec[6] != 0, spec[7] != 0
     for i in range(x.size):
-        out[i] = _compared(_h2f(x[i]), _h2f(y[i]), lt, gt, eq, un)
-
-
-@nb.njit(**_JIT)
-def _compare_bf16(x, y, out, lt, gt, eq, un):  # type: ignore[no-untyped-def]
-    for i in range(x.size):
-        out[i] = _compared(_b2f(x[i]), _b2f(y[i]), lt, gt, eq, un)
-
-
-COMPARE = {"f16": _compare_f16, "bf16": _compare_bf16}
-"""format -> loop ``(x, y, out, *DIRECTIONS[d])`` over uint16 bit patterns, bool ``out``: the
-float32 comparison of the widened values (exact: widening is)."""
+        a, b = np.int32(x[i]) & mask, np.int32(y[i]) & mask
+        am, bm = a & ~sign, b & ~sign
+        nan = (am > top) | (bm > top) | (a == nan_code) | (b == nan_code)
+        ka = -am if a & sign else am
+        kb = -bm if b & sign else bm
+        r = ((ka < kb) & lt) | ((ka > kb) & gt) | ((ka == kb) & eq)
+        out[i] = un if nan else r
 
 
 @nb.njit(inline="always")

@@ -1140,7 +1140,8 @@ def _careful_pairs(t):
     return dt, x.view(dt), y.view(dt)
 
 
-@pytest.mark.parametrize("t", ["f16", "bf16", "f8E4M3FN", "f8E5M2", "f8E4M3FNUZ", "f4E2M1FN"])
+@pytest.mark.parametrize("t", ["f16", "bf16", "f8E4M3FN", "f8E5M2", "f8E4M3FNUZ", "f8E8M0FNU",
+                               "f4E2M1FN"])
 def test_narrow_max_min_and_compare_equal_the_careful_path(t):
     """maximum, minimum (compiled loops for f16/bf16, tables for one-byte formats) and every
     comparison direction on narrow floats: the careful computation's bits (IEEE maximum with
@@ -1164,14 +1165,38 @@ def test_narrow_max_min_and_compare_equal_the_careful_path(t):
             np.testing.assert_array_equal(got, want, err_msg=d)
 
 
-def test_half_max_min_and_compare_loops_run():
-    """The f16/bf16 loops are what runs for large arrays (not the careful fallback)."""
+@pytest.mark.parametrize("t", ["f16", "bf16", "f8E4M3FN", "f8E5M2", "f8E4M3", "f8E3M4",
+                               "f8E4M3FNUZ", "f8E5M2FNUZ", "f8E4M3B11FNUZ", "f8E8M0FNU"])
+def test_narrow_max_min_and_compare_loops_run(t):
+    """The compiled loops are what runs for large arrays (not the careful fallback): f16/bf16
+    maximum, and comparisons by integer keys, whose spec passed its check for every 8- and
+    16-bit format (f6/f4 keep their tables)."""
     from shlo.ops import _half
+    from shlo.ops.elementwise import _tables
 
     _half_loops()
-    dt, x, y = _careful_pairs("bf16")
-    assert _half.max_min(True, x, y) is not None and _half.compare("LT", x, y) is not None
-    assert _half.max_min(True, x[:10], y[:10]) is None  # small: the careful path
+    dt, x, y = _careful_pairs(t)
+    spec = _tables.compare_form(dt)
+    assert spec is not None and _half.compare(spec, "LT", x, y) is not None
+    assert _half.compare(spec, "LT", x[:10], y[:10]) is None  # small: the careful path
+    if dt.itemsize == 2:
+        assert _half.max_min(True, x, y) is not None
+    assert _tables.compare_form(np.dtype("float32")) is None
+
+
+def test_compare_form_check_rejects_a_wrong_spec():
+    """The check of a comparison spec rejects a wrong largest non-NaN magnitude and a missing
+    NaN pattern."""
+    from shlo.ops.elementwise import _tables
+    from shlo.types import element_type
+
+    mod = _half_loops()
+    for t, at, wrong in (("f8E4M3FN", 2, 127), ("f8E4M3FNUZ", 3, -1), ("bf16", 2, 0x7F81)):
+        dt = element_type(t).dtype
+        spec = _tables.compare_form(dt).copy()
+        assert _tables._compare_agrees(spec, dt, mod)
+        spec[at] = wrong
+        assert not _tables._compare_agrees(spec, dt, mod), t
 
 
 _CONVERT_TYPES = ["f32", "f64", "f16", "bf16", "f8E4M3FN", "f8E5M2", "f8E4M3FNUZ", "f8E3M4",
@@ -1237,8 +1262,9 @@ def test_narrowing_table_check_rejects_a_wrong_entry():
 def test_narrow_negate_and_abs_equal_numpy(t, op):
     """negate and abs of narrow floats (one bitwise operation on the sign bit where it equals
     numpy's / ml_dtypes' result on every bit pattern, else the table): their bits on every
-    bit pattern; f16, bf16 and the f8 formats with a -0 take the bitwise path, FNUZ formats
-    (0x80 is their NaN) and f8E8M0FNU (no sign) the table."""
+    bit pattern; f16, bf16, the f8 formats with a -0 and the FNUZ ones (whose 0x80 is their
+    NaN: the sign of nonzero magnitudes only) take the bitwise path, f8E8M0FNU (no sign) the
+    table."""
     from shlo.ops.elementwise import _tables
     from shlo.types import element_type
 
@@ -1255,8 +1281,8 @@ def test_narrow_negate_and_abs_equal_numpy(t, op):
     got = np.asarray(shlo.run(text, x)[0])
     np.testing.assert_array_equal(got.view(f"u{dt.itemsize}"), want.view(f"u{dt.itemsize}"))
     fn = _tables.by_sign_bit(f"stablehlo.{op}", ufunc, dt, flip=op == "negate")
-    if t in ("f16", "bf16", "f8E4M3FN", "f8E5M2", "f8E4M3FNUZ", "f8E8M0FNU"):
-        assert (fn.__name__ == "<lambda>") == (t in ("f16", "bf16", "f8E4M3FN", "f8E5M2"))
+    if t != "f6E2M3FN" and t != "f4E2M1FN":
+        assert (fn.__name__ == "<lambda>") == (t != "f8E8M0FNU")
     # (f16 negate itself stays numpy's operator, which the evaluator inlines in scalar loops)
 
 

@@ -32,7 +32,7 @@ from .. import _half
 from .._half import gather, gather_pairs
 
 __all__ = ["tabled_unary", "tabled_binary", "table_eligible", "scaled_form", "tabled_narrowing",
-           "by_sign_bit", "binary_table"]
+           "by_sign_bit", "binary_table", "compare_form"]
 
 Fn = Callable[..., Any]
 
@@ -239,22 +239,97 @@ def narrowing_agrees(table: np.ndarray, shift: int, dt: np.dtype, mod: Any) -> b
 
 
 def by_sign_bit(key: str, careful: Fn, dt: Any, flip: bool) -> Fn | None:
-    """``careful`` (negate, ``flip``, or abs of a float of at most 16 bits) as one bitwise
-    operation on the sign bit (xor, or and-not), when that gives ``careful``'s bits on every
-    bit pattern (f16, bf16, the f8 formats with a negative zero: NaNs and all); else its
-    table (:func:`tabled_unary`); None for other types."""
+    """``careful`` (negate, ``flip``, or abs of a float of at most 16 bits) as bitwise
+    operations on the sign bit, the first of these that gives ``careful``'s bits on every bit
+    pattern: the sign flipped (cleared) everywhere (f16, bf16, the f8 formats with a -0), or
+    everywhere but where the magnitude is zero (FNUZ formats: 0 has no sign, their 0x80 is the
+    NaN); else its table (:func:`tabled_unary`); None for other types."""
     dt = np.dtype(dt)
     table = tabled_unary(key, careful, dt)
     if table is None:
         return None
     u = uint_of_size(dt.itemsize)
+    sign = u.type(1 << (_ml_bits(dt) - 1))
+    op = np.bitwise_xor if flip else np.bitwise_and
+    bit = sign if flip else ~sign
+
+    def everywhere(b: np.ndarray) -> np.ndarray:
+        return op(b, bit)
+
+    def but_zero(b: np.ndarray) -> np.ndarray:  # the sign bit of nonzero magnitudes only
+        nonzero = np.not_equal(np.bitwise_and(b, ~sign), 0)
+        return np.bitwise_xor(b, np.multiply(nonzero, sign, dtype=u)) if flip else \
+            np.bitwise_and(b, np.bitwise_or(~sign, np.multiply(~nonzero, sign, dtype=u)))
+
+    bits = _all_values(dt).view(u)
+    want = np.asarray(table(_all_values(dt))).view(u)
+    for candidate in (everywhere, but_zero):
+        if np.array_equal(candidate(bits), want):
+            return lambda x: candidate(np.asarray(x).view(u)).view(dt)
+    return table
+
+
+_COMPARE: dict[np.dtype, np.ndarray | None] = {}
+
+
+def compare_form(dt: Any) -> np.ndarray | None:
+    """The spec of ``_half_jit.compare_keys`` for a float format of at most 16 bits: (mask of
+    its bits, sign bit or 0, largest magnitude pattern that is not a NaN, the NaN pattern of a
+    format without -0 or -1), if comparing by those keys equals comparing the values widened
+    to float32 on every pair of a one-byte format, on every 16-bit pattern against specials,
+    its own negation and random patterns; else None (and where the compiled loops do not
+    run)."""
+    dt = np.dtype(dt)
+    if dt in _COMPARE:
+        return _COMPARE[dt]
+    mod = _half.loops()
+    if not table_eligible(dt) or mod is None:
+        return None
+    bits = int(_ml_bits(dt))
+    u = uint_of_size(dt.itemsize)
+    codes = np.arange(1 << bits, dtype=np.uint32).astype(u)
+    with np.errstate(all="ignore"):
+        values = codes.view(dt).astype(np.float32)
+    sign = 1 << (bits - 1)
+    signed = not values[sign] > 0  # (f8E8M0FNU: 0x80 is 2.0; the others' is -0 or a NaN)
+    sign = sign if signed else 0
+    mags = np.arange(sign if signed else 1 << bits)
+    top = int(mags[~np.isnan(values[mags])].max())
+    nan_code = sign if signed and np.isnan(values[sign]) else -1
+    spec = np.array([(1 << bits) - 1, sign, top, nan_code], np.int64)
+    _COMPARE[dt] = spec if _compare_agrees(spec, dt, mod) else None
+    return _COMPARE[dt]
+
+
+def _ml_bits(dt: np.dtype) -> int:
+    if not is_ml_float(dt):
+        return 8 * dt.itemsize
     import ml_dtypes
 
-    sign = u.type(1 << (int(ml_dtypes.finfo(dt).bits if is_ml_float(dt) else 16) - 1))
-    bits = _all_values(dt).view(u)
-    fast = (bits ^ sign) if flip else (bits & ~sign)
-    if not np.array_equal(fast, np.asarray(table(_all_values(dt))).view(u)):
-        return table
-    if flip:
-        return lambda x: np.bitwise_xor(np.asarray(x).view(u), sign).view(dt)
-    return lambda x: np.bitwise_and(np.asarray(x).view(u), ~sign).view(dt)
+    return int(ml_dtypes.finfo(dt).bits)
+
+
+def _compare_agrees(spec: np.ndarray, dt: np.dtype, mod: Any) -> bool:
+    u = uint_of_size(dt.itemsize)
+    if dt.itemsize == 1:
+        v = np.arange(256, dtype=np.uint8)
+        x, y = np.repeat(v, 256), np.tile(v, 256)
+    else:
+        every = np.arange(1 << 16, dtype=np.uint32).astype(u)
+        specials = np.array([0, 0x8000, 0x7C00, 0xFC00, 0x7E00, 0x7C01, 0xFE01, 0x7F80, 0xFF80,
+                             0x7FC0, 0x7F81, 0x3C00, 0xBC00, 0x3F80, 1, 0x8001], u)
+        rng = np.random.default_rng(0)
+        x = np.tile(every, 3)
+        y = np.concatenate([np.resize(specials, every.size), every ^ u.type(0x8000),
+                            rng.integers(0, 1 << 16, every.size).astype(u)])
+    with np.errstate(invalid="ignore"):
+        a, b = x.view(dt).astype(np.float32), y.view(dt).astype(np.float32)
+    for direction, flags in mod.DIRECTIONS.items():
+        ufunc = {"LT": np.less, "LE": np.less_equal, "GT": np.greater, "GE": np.greater_equal,
+                 "EQ": np.equal, "NE": np.not_equal}[direction]
+        got = np.empty(x.size, np.bool_)
+        mod.compare_keys(x, y, got, np.concatenate([spec, flags]))
+        with np.errstate(invalid="ignore"):
+            if not np.array_equal(got, ufunc(a, b)):
+                return False
+    return True

@@ -19,7 +19,8 @@ from ...syntax.directives import (
 from ...types import TensorType, Type, element_type
 from .. import _constraints as _c, _half
 from .._numeric import F32, F64, float_info, int_info, total_order_key
-from ._common import Fn, most_specific, narrow_pairwise, one, operand_et, unsupported
+from ._common import Fn, most_specific, one, operand_et, unsupported
+from ._tables import compare_form, tabled_binary
 from .arithmetic import max_fn, min_fn
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -164,13 +165,21 @@ def compare(op: Operation, ctx: PrepareContext) -> Kernel:
 
 def _narrow_compare(direction: str, ufunc: Fn, dt: np.dtype) -> Fn:
     """An IEEE comparison of floats of at most 16 bits: widened to float32 (exact; ml_dtypes'
-    comparisons also warn on NaN, float32's are quiet); one-byte formats by a 256 x 256 table
-    of it, f16 and bf16 by the compiled loop (``_half.compare``)."""
+    comparisons also warn on NaN, float32's are quiet). For large arrays, integer keys of the
+    bit patterns (``_half.compare``) where ``_tables.compare_form`` has checked them for the
+    format, else (f6, f4) a 256 x 256 table of it."""
     def careful(x: Any, y: Any) -> Any:
         return ufunc(np.asarray(x, F32), np.asarray(y, F32))
 
-    return narrow_pairwise(f"stablehlo.compare {direction}", careful, dt,
-                           lambda x, y: _half.compare(direction, x, y), np.bool_)
+    spec = compare_form(dt)
+    if spec is None:
+        return tabled_binary(f"stablehlo.compare {direction}", careful, dt, np.bool_) or careful
+
+    def run(x: Any, y: Any) -> Any:
+        fast = _half.compare(spec, direction, x, y)
+        return careful(x, y) if fast is None else fast
+
+    return run
 
 
 @inference("stablehlo.compare")
