@@ -450,18 +450,77 @@ DIRECTIONS = {"LT": (1, 0, 0, 0), "LE": (1, 0, 1, 0), "GT": (0, 1, 0, 0), "GE": 
 quiet comparisons: NE is the only one an unordered pair, a NaN, satisfies)."""
 
 
+@intrinsic
+def _compare_blocks(typingctx, x, y, out, spec, n):  # type: ignore[no-untyped-def]
+    """:func:`compare_keys` on the first ``n - n % W`` elements in LLVM vector code over the
+    operands' own integer width (W = 32 one-byte or 16 two-byte lanes: numba widens small
+    integers to 64 bits, and its loop ran at 1 ms for 1e6 against float32's 0.17). Returns how
+    many elements it did."""
+    width = x.dtype.bitwidth if isinstance(x, types.Array) else 0
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        xs, ys, os_, sp = (context.make_array(t)(context, builder, a)
+                           for t, a in zip(signature.args[:4], args[:4]))
+        lanes = 256 // width
+        it, i1, i8, i32 = ir.IntType(width), ir.IntType(1), ir.IntType(8), ir.IntType(32)
+        vt, vb, vo = ir.VectorType(it, lanes), ir.VectorType(i1, lanes), ir.VectorType(i8, lanes)
+        zeros = ir.Constant(ir.VectorType(i32, lanes), [0] * lanes)
+
+        def splat(v: Any, vtype: Any) -> Any:
+            u = ir.Constant(vtype, ir.Undefined)
+            return builder.shuffle_vector(builder.insert_element(u, v, ir.Constant(i32, 0)), u,
+                                          zeros)
+
+        fields = [builder.load(builder.gep(sp.data, [ir.Constant(i32, k)])) for k in range(8)]
+        mask, sign, top, nan_code = (splat(builder.trunc(f, it), vt) for f in fields[:4])
+        lt, gt, eq, un = (splat(builder.icmp_signed("!=", f, ir.Constant(f.type, 0)), vb)
+                          for f in fields[4:])
+        n = args[4]
+        m = builder.and_(n, ir.Constant(n.type, -lanes))
+        zero = ir.Constant(vt, [0] * lanes)
+        with cgutils.for_range_slice(builder, ir.Constant(n.type, 0), m,
+                                     ir.Constant(n.type, lanes)) as (i, _):
+            a, b = (builder.and_(builder.load(builder.bitcast(builder.gep(v.data, [i]),
+                                                              vt.as_pointer()), align=1), mask)
+                    for v in (xs, ys))
+            not_sign = builder.xor(sign, ir.Constant(vt, [-1] * lanes))
+            am, bm = builder.and_(a, not_sign), builder.and_(b, not_sign)
+            nan = builder.or_(
+                builder.or_(builder.icmp_unsigned(">", am, top), builder.icmp_unsigned(">", bm, top)),
+                builder.or_(builder.icmp_unsigned("==", a, nan_code),
+                            builder.icmp_unsigned("==", b, nan_code)))
+            # keys offset by the sign bit, compared unsigned (f8E8M0FNU has no sign bit and
+            # magnitudes up to 0xFE)
+            ka, kb = (builder.add(builder.select(
+                builder.icmp_unsigned("!=", builder.and_(v, sign), zero),
+                builder.sub(zero, vm), vm), sign) for v, vm in ((a, am), (b, bm)))
+            r = builder.or_(builder.or_(builder.and_(builder.icmp_unsigned("<", ka, kb), lt),
+                                        builder.and_(builder.icmp_unsigned(">", ka, kb), gt)),
+                            builder.and_(builder.icmp_unsigned("==", ka, kb), eq))
+            r = builder.select(nan, un, r)
+            builder.store(builder.zext(r, vo), builder.bitcast(builder.gep(os_.data, [i]),
+                                                               vo.as_pointer()), align=1)
+        return m
+
+    ok = width in (8, 16) and all(
+        isinstance(t, types.Array) and t.layout == "C" for t in (x, y, out, spec)) and \
+        y.dtype == x.dtype and out.dtype in (types.boolean, types.uint8) and \
+        spec.dtype == types.int64
+    return (types.intp(x, y, out, spec, n), codegen) if ok else None
+
+
 @nb.njit(**_JIT)
 def compare_keys(x, y, out, spec):  # type: ignore[no-untyped-def]
     """``out[i]`` = the IEEE comparison of the floats of bit patterns ``x[i]``, ``y[i]``
-    (uint8 or uint16) by integer keys: ``spec`` = (mask, sign bit, largest non-NaN magnitude,
-    the NaN pattern of a format without -0 or -1, then :data:`DIRECTIONS`' four flags). The
-    key of a value is its magnitude, negated when its sign bit is set (so -0 = +0); a NaN makes
-    the pair unordered. ``_tables.compare_form`` checks a spec against the widened values'
-    comparison before it is used."""
+    (uint8 or uint16) by integer keys: ``spec`` (int64) = (mask, sign bit, largest non-NaN
+    magnitude, the NaN pattern of a format without -0, else the all-ones pattern (a NaN in
+    every 8- and 16-bit format), then :data:`DIRECTIONS`' four flags). The key of a value is
+    its magnitude, negated when its sign bit is set (so -0 = +0); a NaN makes the pair
+    unordered. ``_tables.compare_form`` checks a spec before it is used."""
     mask, sign, top, nan_code = spec[0], spec[1], spec[2], spec[3]
     lt, gt, eq, un = spec[4] != 0, spec[5] != 0, spec[6] != 0, spec[7] != 0
-    for i in range(x.size):
-        a, b = np.int32(x[i]) & mask, np.int32(y[i]) & mask
+    for i in range(_compare_blocks(x, y, out, spec, x.size), x.size):
+        a, b = np.int64(x[i]) & mask, np.int64(y[i]) & mask
         am, bm = a & ~sign, b & ~sign
         nan = (am > top) | (bm > top) | (a == nan_code) | (b == nan_code)
         ka = -am if a & sign else am

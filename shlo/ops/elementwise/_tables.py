@@ -275,7 +275,7 @@ _COMPARE: dict[np.dtype, np.ndarray | None] = {}
 def compare_form(dt: Any) -> np.ndarray | None:
     """The spec of ``_half_jit.compare_keys`` for a float format of at most 16 bits: (mask of
     its bits, sign bit or 0, largest magnitude pattern that is not a NaN, the NaN pattern of a
-    format without -0 or -1), if comparing by those keys equals comparing the values widened
+    format without -0 or the all-ones one), if comparing by those keys equals comparing the values widened
     to float32 on every pair of a one-byte format, on every 16-bit pattern against specials,
     its own negation and random patterns; else None (and where the compiled loops do not
     run)."""
@@ -295,7 +295,7 @@ def compare_form(dt: Any) -> np.ndarray | None:
     sign = sign if signed else 0
     mags = np.arange(sign if signed else 1 << bits)
     top = int(mags[~np.isnan(values[mags])].max())
-    nan_code = sign if signed and np.isnan(values[sign]) else -1
+    nan_code = sign if signed and np.isnan(values[sign]) else (1 << 8 * dt.itemsize) - 1
     spec = np.array([(1 << bits) - 1, sign, top, nan_code], np.int64)
     _COMPARE[dt] = spec if _compare_agrees(spec, dt, mod) else None
     return _COMPARE[dt]
