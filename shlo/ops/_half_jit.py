@@ -359,13 +359,54 @@ def scaled_pairs(spec, table, x, y, out, adaptive):  # type: ignore[no-untyped-d
         out[i] = table[(np.uint16(x[i]) << np.uint16(8)) | np.uint16(y[i])]
 
 
+@intrinsic
+def _narrow16(typingctx, table, shift, bits, out, n):  # type: ignore[no-untyped-def]
+    """:func:`narrow_by_table` on the first ``n - n % 16`` elements, 16 at a time: the
+    indices computed in a vector register, each entry loaded by itself into the result vector
+    (as :func:`_pairs16`; numba's loop took 862 us for 1e6, this 0.4-0.5 ms). Returns how many
+    elements it did."""
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        ts, bs, os_ = (context.make_array(t)(context, builder, a)
+                       for t, a in zip((signature.args[0], signature.args[2], signature.args[3]),
+                                       (args[0], args[2], args[3])))
+        i8, i32, i64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)
+        vb, vi = ir.VectorType(i8, 16), ir.VectorType(i32, 16)
+        u = ir.Constant(vi, ir.Undefined)
+        sh = builder.shuffle_vector(builder.insert_element(u, builder.trunc(args[1], i32),
+                                                           ir.Constant(i32, 0)),
+                                    u, ir.Constant(vi, [0] * 16))
+        low = builder.sub(builder.shl(ir.Constant(vi, [1] * 16), sh), ir.Constant(vi, [1] * 16))
+        n = args[4]
+        m = builder.and_(n, ir.Constant(n.type, ~15))
+        with cgutils.for_range_slice(builder, ir.Constant(n.type, 0), m,
+                                     ir.Constant(n.type, 16)) as (i, _):
+            b = builder.load(builder.bitcast(builder.gep(bs.data, [i]), vi.as_pointer()), align=4)
+            sticky = builder.zext(builder.icmp_unsigned("!=", builder.and_(b, low),
+                                                        ir.Constant(vi, [0] * 16)), vi)
+            index = builder.or_(builder.shl(builder.lshr(b, sh), ir.Constant(vi, [1] * 16)),
+                                sticky)
+            got = ir.Constant(vb, ir.Undefined)
+            for k in range(16):
+                at = builder.zext(builder.extract_element(index, ir.Constant(i32, k)), i64)
+                got = builder.insert_element(got, builder.load(builder.gep(ts.data, [at])),
+                                             ir.Constant(i32, k))
+            builder.store(got, builder.bitcast(builder.gep(os_.data, [i]), vb.as_pointer()),
+                          align=1)
+        return m
+
+    ok = all(isinstance(t, types.Array) and t.layout == "C" for t in (table, bits, out)) and \
+        table.dtype == types.uint8 and bits.dtype == types.uint32 and out.dtype == types.uint8 \
+        and isinstance(shift, types.Integer)
+    return (types.intp(table, shift, bits, out, n), codegen) if ok else None
+
+
 @nb.njit(**_JIT)
 def narrow_by_table(table, shift, bits, out):  # type: ignore[no-untyped-def]
     """``out[i] = table[(bits[i] >> shift) * 2 + (any bit below shift set)]`` for float32 bit
     patterns ``bits``: a rounding to a one-byte format by its table (``_tables.
-    tabled_narrowing``). Returns ``out``."""
+    tabled_narrowing``; :func:`_narrow16` does the most of it). Returns ``out``."""
     low = (np.uint32(1) << np.uint32(shift)) - np.uint32(1)
-    for i in range(bits.size):
+    for i in range(_narrow16(table, shift, bits, out, bits.size), bits.size):
         b = bits[i]
         out[i] = table[((b >> np.uint32(shift)) << np.uint32(1)) | np.uint32((b & low) != 0)]
     return out
