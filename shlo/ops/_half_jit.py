@@ -161,6 +161,18 @@ def gather16(table, idx, out):  # type: ignore[no-untyped-def]
         out[i] = table[idx[i]]
 
 
+def _lookup16(builder: Any, table: Any, index: Any) -> Any:
+    """The bytes ``table[index[k]]`` of a <16 x i32> ``index`` as a <16 x i8> vector, each
+    loaded by itself (LLVM's lowering of a gather on AMD Zen, without its 64-bit indices)."""
+    i32, i64 = ir.IntType(32), ir.IntType(64)
+    got = ir.Constant(ir.VectorType(ir.IntType(8), 16), ir.Undefined)
+    for k in range(16):
+        at = builder.zext(builder.extract_element(index, ir.Constant(i32, k)), i64)
+        got = builder.insert_element(got, builder.load(builder.gep(table, [at])),
+                                     ir.Constant(i32, k))
+    return got
+
+
 @intrinsic
 def _pairs16(typingctx, table, x, y, out, n):  # type: ignore[no-untyped-def]
     """:func:`gather_pairs` on the first ``n - n % 16`` elements, 16 at a time: both operand
@@ -172,7 +184,7 @@ def _pairs16(typingctx, table, x, y, out, n):  # type: ignore[no-untyped-def]
     def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
         ts, xs, ys, os_ = (context.make_array(t)(context, builder, a)
                            for t, a in zip(signature.args[:4], args[:4]))
-        i8, i32, i64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)
+        i8, i32 = ir.IntType(8), ir.IntType(32)
         vb, vi = ir.VectorType(i8, 16), ir.VectorType(i32, 16)
         n = args[4]
         m = builder.and_(n, ir.Constant(n.type, ~15))
@@ -182,13 +194,8 @@ def _pairs16(typingctx, table, x, y, out, n):  # type: ignore[no-untyped-def]
                                                               vb.as_pointer()), align=1), vi)
                     for v in (xs, ys))
             index = builder.or_(builder.shl(a, ir.Constant(vi, [8] * 16)), b)
-            got = ir.Constant(vb, ir.Undefined)
-            for k in range(16):
-                at = builder.zext(builder.extract_element(index, ir.Constant(i32, k)), i64)
-                got = builder.insert_element(got, builder.load(builder.gep(ts.data, [at])),
-                                             ir.Constant(i32, k))
-            builder.store(got, builder.bitcast(builder.gep(os_.data, [i]), vb.as_pointer()),
-                          align=1)
+            builder.store(_lookup16(builder, ts.data, index),
+                          builder.bitcast(builder.gep(os_.data, [i]), vb.as_pointer()), align=1)
         return m
 
     ok = all(isinstance(t, types.Array) and t.dtype == types.uint8 and t.layout == "C"
@@ -369,7 +376,7 @@ def _narrow16(typingctx, table, shift, bits, out, n):  # type: ignore[no-untyped
         ts, bs, os_ = (context.make_array(t)(context, builder, a)
                        for t, a in zip((signature.args[0], signature.args[2], signature.args[3]),
                                        (args[0], args[2], args[3])))
-        i8, i32, i64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)
+        i8, i32 = ir.IntType(8), ir.IntType(32)
         vb, vi = ir.VectorType(i8, 16), ir.VectorType(i32, 16)
         u = ir.Constant(vi, ir.Undefined)
         sh = builder.shuffle_vector(builder.insert_element(u, builder.trunc(args[1], i32),
@@ -385,13 +392,8 @@ def _narrow16(typingctx, table, shift, bits, out, n):  # type: ignore[no-untyped
                                                         ir.Constant(vi, [0] * 16)), vi)
             index = builder.or_(builder.shl(builder.lshr(b, sh), ir.Constant(vi, [1] * 16)),
                                 sticky)
-            got = ir.Constant(vb, ir.Undefined)
-            for k in range(16):
-                at = builder.zext(builder.extract_element(index, ir.Constant(i32, k)), i64)
-                got = builder.insert_element(got, builder.load(builder.gep(ts.data, [at])),
-                                             ir.Constant(i32, k))
-            builder.store(got, builder.bitcast(builder.gep(os_.data, [i]), vb.as_pointer()),
-                          align=1)
+            builder.store(_lookup16(builder, ts.data, index),
+                          builder.bitcast(builder.gep(os_.data, [i]), vb.as_pointer()), align=1)
         return m
 
     ok = all(isinstance(t, types.Array) and t.layout == "C" for t in (table, bits, out)) and \
