@@ -337,13 +337,14 @@ def max_min(is_max: bool, x: Any, y: Any) -> np.ndarray | None:
                      lambda d: fmt is not None)
 
 
-def tree_reduce(x: Any, table: np.ndarray | None, mul: bool) -> np.ndarray | None:
+def tree_reduce(x: Any, swapped: np.ndarray | None, mul: bool) -> np.ndarray | None:
     """The pairwise tree (``_regions.tree_reduce_last``) of the last axis of ``x``, f16/bf16
     add (``mul``: multiply) through the compiled tree, or a one-byte format's through its op's
-    256 x 256 ``table``; None (small, another dtype, no loops)."""
+    256 x 256 table with the operands swapped (``swapped``, entry ``y * 256 + x``); None
+    (small, another dtype, no loops)."""
     x = np.asarray(x)
     fmt = half_format(x.dtype)
-    if x.size < MIN_SIZE or x.ndim == 0 or x.shape[-1] < 2 or (fmt is None and table is None):
+    if x.size < MIN_SIZE or x.ndim == 0 or x.shape[-1] < 2 or (fmt is None and swapped is None):
         return None
     mod = loops()
     if mod is None:
@@ -359,7 +360,7 @@ def tree_reduce(x: Any, table: np.ndarray | None, mul: bool) -> np.ndarray | Non
         bf16 = fmt == "bf16"
         _pool.split(lambda r, o: mod.tree16(r, o, np.empty(size, _U16), mul, bf16), (rows, out), 1)
     else:
-        swapped = np.ascontiguousarray(table.view(_U8).reshape(256, 256).T).reshape(-1)
+        swapped = swapped.view(_U8)
         _pool.split(lambda r, o: mod.tree_pairs(swapped, r, o, np.empty(n // 2 + 2, _U8)),
                     (rows, out), 1)
     return out.view(x.dtype).reshape(x.shape[:-1])

@@ -639,6 +639,7 @@ def tree16(x, out, scratch, mul, bf16):  # type: ignore[no-untyped-def]
     element-wise loops propagate it: numpy's and ml_dtypes' own element-wise results."""
     rows, n = x.shape
     half = scratch.size // 2
+    row = np.empty(n - n % 2, np.uint16)  # (a misaligned row's copy)
     for r in range(rows):
         if n == 1:
             out[r] = x[r, 0]
@@ -648,7 +649,6 @@ def tree16(x, out, scratch, mul, bf16):  # type: ignore[no-untyped-def]
         if (r * n) % 2 == 0:
             _level16(x[r, :2 * h].view(np.uint32), src, h, mul, bf16)
         else:
-            row = np.empty(2 * h, np.uint16)
             row[:] = x[r, :2 * h]
             _level16(row.view(np.uint32), src, h, mul, bf16)
         if n % 2:

@@ -326,12 +326,13 @@ def _narrow_tree(op_name: str, uf: np.ufunc, x: np.ndarray) -> np.ndarray | None
     from .elementwise._tables import binary_table
 
     dtype = x.dtype
-    table = None
+    swapped = None
     if _half.half_format(dtype) is None:
-        table = binary_table(op_name, lambda a, b: uf(a, b).astype(dtype, copy=False), dtype)
-        if table is None:
+        swapped = binary_table(op_name, lambda a, b: uf(b, a).astype(dtype, copy=False), dtype,
+                               swapped=True)
+        if swapped is None:
             return None
-    return _half.tree_reduce(x, table, op_name == "stablehlo.multiply")
+    return _half.tree_reduce(x, swapped, op_name == "stablehlo.multiply")
 
 
 def _half_max_min(op_name: str, uf: np.ufunc, x: np.ndarray) -> np.ndarray | None:

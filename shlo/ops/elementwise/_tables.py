@@ -100,13 +100,16 @@ def tabled_binary(key: str, careful: Fn, dt: Any, out: Any = None) -> Fn | None:
     return run
 
 
-def binary_table(key: str, careful: Fn, dt: Any, out: Any = None) -> np.ndarray | None:
-    """The 256 x 256 table of :func:`tabled_binary` (entry ``x * 256 + y``), or None."""
+def binary_table(key: str, careful: Fn, dt: Any, out: Any = None,
+                 swapped: bool = False) -> np.ndarray | None:
+    """The 256 x 256 table of :func:`tabled_binary` (entry ``x * 256 + y``; ``swapped``: of
+    ``careful`` with its operands swapped, kept apart), or None."""
     dt = np.dtype(dt)
     if not table_eligible(dt, max_bytes=1):
         return None
     v = _all_values(dt)
-    return _table(key, dt, lambda: careful(np.repeat(v, 256), np.tile(v, 256)), out)
+    return _table(key + " swapped" if swapped else key, dt,
+                  lambda: careful(np.repeat(v, 256), np.tile(v, 256)), out)
 
 
 _SCALED: dict[tuple[str, np.dtype], np.ndarray | None] = {}
