@@ -516,23 +516,22 @@ def _compare_blocks(typingctx, x, y, out, spec, n):  # type: ignore[no-untyped-d
                                           zeros)
 
         fields = [builder.load(builder.gep(sp.data, [ir.Constant(i32, k)])) for k in range(8)]
-        mask, sign, top, nan_code = (splat(builder.trunc(f, it), vt) for f in fields[:4])
-        lt, gt, eq, un = (splat(builder.icmp_signed("!=", f, ir.Constant(f.type, 0)), vb)
-                          for f in fields[4:])
+        sign, top, nan_code = (splat(builder.trunc(f, it), vt) for f in fields[:3])
+        coded, lt, gt, eq, un = (splat(builder.icmp_signed("!=", f, ir.Constant(f.type, 0)), vb)
+                                 for f in fields[3:])
         n = args[4]
         m = builder.and_(n, ir.Constant(n.type, -lanes))
         zero = ir.Constant(vt, [0] * lanes)
         with cgutils.for_range_slice(builder, ir.Constant(n.type, 0), m,
                                      ir.Constant(n.type, lanes)) as (i, _):
-            a, b = (builder.and_(builder.load(builder.bitcast(builder.gep(v.data, [i]),
-                                                              vt.as_pointer()), align=1), mask)
-                    for v in (xs, ys))
+            a, b = (builder.load(builder.bitcast(builder.gep(v.data, [i]), vt.as_pointer()),
+                                 align=1) for v in (xs, ys))
             not_sign = builder.xor(sign, ir.Constant(vt, [-1] * lanes))
             am, bm = builder.and_(a, not_sign), builder.and_(b, not_sign)
             nan = builder.or_(
                 builder.or_(builder.icmp_unsigned(">", am, top), builder.icmp_unsigned(">", bm, top)),
-                builder.or_(builder.icmp_unsigned("==", a, nan_code),
-                            builder.icmp_unsigned("==", b, nan_code)))
+                builder.and_(coded, builder.or_(builder.icmp_unsigned("==", a, nan_code),
+                                                builder.icmp_unsigned("==", b, nan_code))))
             # keys offset by the sign bit, compared unsigned (f8E8M0FNU has no sign bit and
             # magnitudes up to 0xFE)
             ka, kb = (builder.add(builder.select(
@@ -556,17 +555,18 @@ def _compare_blocks(typingctx, x, y, out, spec, n):  # type: ignore[no-untyped-d
 @nb.njit(**_JIT)
 def compare_keys(x, y, out, spec):  # type: ignore[no-untyped-def]
     """``out[i]`` = the IEEE comparison of the floats of bit patterns ``x[i]``, ``y[i]``
-    (uint8 or uint16) by integer keys: ``spec`` (int64) = (mask, sign bit, largest non-NaN
-    magnitude, the NaN pattern of a format without -0, else the all-ones pattern (a NaN in
-    every 8- and 16-bit format), then :data:`DIRECTIONS`' four flags). The key of a value is
-    its magnitude, negated when its sign bit is set (so -0 = +0); a NaN makes the pair
-    unordered. ``_tables.compare_form`` checks a spec before it is used."""
-    mask, sign, top, nan_code = spec[0], spec[1], spec[2], spec[3]
+    (uint8 or uint16) by integer keys: ``spec`` (int64) = (the sign bits: every bit at or
+    above the format's sign bit, which ml_dtypes reads as the sign in the spare high bits of
+    f6/f4 bytes; the largest non-NaN magnitude; the one NaN pattern of a format without -0
+    and 1, or 0 and 0; then :data:`DIRECTIONS`' four flags). The key of a value is its
+    magnitude, negated when a sign bit is set (so -0 = +0); a NaN makes the pair unordered.
+    ``_tables.compare_form`` checks a spec before it is used."""
+    sign, top, nan_code, coded = spec[0], spec[1], spec[2], spec[3] != 0
     lt, gt, eq, un = spec[4] != 0, spec[5] != 0, spec[6] != 0, spec[7] != 0
     for i in range(_compare_blocks(x, y, out, spec, x.size), x.size):
-        a, b = np.int64(x[i]) & mask, np.int64(y[i]) & mask
+        a, b = np.int64(x[i]), np.int64(y[i])
         am, bm = a & ~sign, b & ~sign
-        nan = (am > top) | (bm > top) | (a == nan_code) | (b == nan_code)
+        nan = (am > top) | (bm > top) | (coded & ((a == nan_code) | (b == nan_code)))
         ka = -am if a & sign else am
         kb = -bm if b & sign else bm
         r = ((ka < kb) & lt) | ((ka > kb) & gt) | ((ka == kb) & eq)

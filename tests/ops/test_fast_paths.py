@@ -1141,7 +1141,7 @@ def _careful_pairs(t):
 
 
 @pytest.mark.parametrize("t", ["f16", "bf16", "f8E4M3FN", "f8E5M2", "f8E4M3FNUZ", "f8E8M0FNU",
-                               "f4E2M1FN"])
+                               "f6E2M3FN", "f4E2M1FN"])
 def test_narrow_max_min_and_compare_equal_the_careful_path(t):
     """maximum, minimum (compiled loops for f16/bf16, tables for one-byte formats) and every
     comparison direction on narrow floats: the careful computation's bits (IEEE maximum with
@@ -1166,11 +1166,12 @@ def test_narrow_max_min_and_compare_equal_the_careful_path(t):
 
 
 @pytest.mark.parametrize("t", ["f16", "bf16", "f8E4M3FN", "f8E5M2", "f8E4M3", "f8E3M4",
-                               "f8E4M3FNUZ", "f8E5M2FNUZ", "f8E4M3B11FNUZ", "f8E8M0FNU"])
+                               "f8E4M3FNUZ", "f8E5M2FNUZ", "f8E4M3B11FNUZ", "f8E8M0FNU",
+                               "f6E2M3FN", "f6E3M2FN", "f4E2M1FN"])
 def test_narrow_max_min_and_compare_loops_run(t):
     """The compiled loops are what runs for large arrays (not the careful fallback): f16/bf16
-    maximum, and comparisons by integer keys, whose spec passed its check for every 8- and
-    16-bit format (f6/f4 keep their tables)."""
+    maximum, and comparisons by integer keys, whose spec passed its check for every format of
+    at most 16 bits (f6/f4: on every byte, spare high bits included)."""
     from shlo.ops import _half
     from shlo.ops.elementwise import _tables
 
@@ -1185,13 +1186,14 @@ def test_narrow_max_min_and_compare_loops_run(t):
 
 
 def test_compare_form_check_rejects_a_wrong_spec():
-    """The check of a comparison spec rejects a wrong largest non-NaN magnitude and a missing
-    NaN pattern."""
+    """The check of a comparison spec rejects a wrong largest non-NaN magnitude, a missing
+    NaN pattern, and f4's sign bit alone (ml_dtypes reads any spare high bit as the sign)."""
     from shlo.ops.elementwise import _tables
     from shlo.types import element_type
 
     mod = _half_loops()
-    for t, at, wrong in (("f8E4M3FN", 2, 127), ("f8E4M3FNUZ", 3, -1), ("bf16", 2, 0x7F81)):
+    for t, at, wrong in (("f8E4M3FN", 1, 127), ("f8E4M3FNUZ", 3, 0), ("bf16", 1, 0x7F81),
+                         ("f4E2M1FN", 0, 0x08)):
         dt = element_type(t).dtype
         spec = _tables.compare_form(dt).copy()
         assert _tables._compare_agrees(spec, dt, mod)
@@ -1262,9 +1264,9 @@ def test_narrowing_table_check_rejects_a_wrong_entry():
 def test_narrow_negate_and_abs_equal_numpy(t, op):
     """negate and abs of narrow floats (one bitwise operation on the sign bit where it equals
     numpy's / ml_dtypes' result on every bit pattern, else the table): their bits on every
-    bit pattern; f16, bf16, the f8 formats with a -0 and the FNUZ ones (whose 0x80 is their
-    NaN: the sign of nonzero magnitudes only) take the bitwise path, f8E8M0FNU (no sign) the
-    table."""
+    bit pattern; f16, bf16, f6, f4 (abs: ml_dtypes clears a byte's spare high bits too), the
+    f8 formats with a -0 and the FNUZ ones (whose 0x80 is their NaN: the sign of nonzero
+    magnitudes only) take the bitwise path, f8E8M0FNU (no sign) the table."""
     from shlo.ops.elementwise import _tables
     from shlo.types import element_type
 
@@ -1278,12 +1280,15 @@ def test_narrow_negate_and_abs_equal_numpy(t, op):
     ufunc = np.negative if op == "negate" else np.abs
     with np.errstate(all="ignore"):
         want = ufunc(x)
-    got = np.asarray(shlo.run(text, x)[0])
+    module = shlo.parse(text)
+    got = np.asarray(shlo.run(module, x)[0])
     np.testing.assert_array_equal(got.view(f"u{dt.itemsize}"), want.view(f"u{dt.itemsize}"))
     fn = _tables.by_sign_bit(f"stablehlo.{op}", ufunc, dt, flip=op == "negate")
-    if t != "f6E2M3FN" and t != "f4E2M1FN":
-        assert (fn.__name__ == "<lambda>") == (t != "f8E8M0FNU")
-    # (f16 negate itself stays numpy's operator, which the evaluator inlines in scalar loops)
+    assert (fn.__name__ == "<lambda>") == (t != "f8E8M0FNU")
+    if t == "f16" and op == "negate":  # (the operator, inlined, only below _half.MIN_SIZE)
+        from shlo.interpreter.api import prepare_entry
+
+        assert "= -a" not in prepare_entry(module)[0].source
 
 
 @pytest.mark.parametrize("t", ["f16", "bf16", "f8E4M3FN", "f8E5M2", "f4E2M1FN"])

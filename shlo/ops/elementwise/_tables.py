@@ -244,9 +244,10 @@ def narrowing_agrees(table: np.ndarray, shift: int, dt: np.dtype, mod: Any) -> b
 def by_sign_bit(key: str, careful: Fn, dt: Any, flip: bool) -> Fn | None:
     """``careful`` (negate, ``flip``, or abs of a float of at most 16 bits) as bitwise
     operations on the sign bit, the first of these that gives ``careful``'s bits on every bit
-    pattern: the sign flipped (cleared) everywhere (f16, bf16, the f8 formats with a -0), or
-    everywhere but where the magnitude is zero (FNUZ formats: 0 has no sign, their 0x80 is the
-    NaN); else its table (:func:`tabled_unary`); None for other types."""
+    pattern: the sign flipped (abs: every bit from the sign bit up cleared, as ml_dtypes
+    clears the spare high bits of f6/f4 bytes) everywhere (f16, bf16, f6, f4, the f8 formats
+    with a -0), or everywhere but where the magnitude is zero (FNUZ formats: 0 has no sign,
+    their 0x80 is the NaN); else its table (:func:`tabled_unary`); None for other types."""
     dt = np.dtype(dt)
     table = tabled_unary(key, careful, dt)
     if table is None:
@@ -254,7 +255,7 @@ def by_sign_bit(key: str, careful: Fn, dt: Any, flip: bool) -> Fn | None:
     u = uint_of_size(dt.itemsize)
     sign = u.type(1 << (_ml_bits(dt) - 1))
     op = np.bitwise_xor if flip else np.bitwise_and
-    bit = sign if flip else ~sign
+    bit = sign if flip else u.type(sign - 1)  # (abs: ml_dtypes' f6/f4 drop spare high bits)
 
     def everywhere(b: np.ndarray) -> np.ndarray:
         return op(b, bit)
@@ -276,12 +277,13 @@ _COMPARE: dict[np.dtype, np.ndarray | None] = {}
 
 
 def compare_form(dt: Any) -> np.ndarray | None:
-    """The spec of ``_half_jit.compare_keys`` for a float format of at most 16 bits: (mask of
-    its bits, sign bit or 0, largest magnitude pattern that is not a NaN, the NaN pattern of a
-    format without -0 or the all-ones one), if comparing by those keys equals comparing the values widened
-    to float32 on every pair of a one-byte format, on every 16-bit pattern against specials,
-    its own negation and random patterns; else None (and where the compiled loops do not
-    run)."""
+    """The spec of ``_half_jit.compare_keys`` for a float format of at most 16 bits: (its
+    sign bits, every bit from the sign bit up, or 0; the largest magnitude pattern that is not
+    a NaN; the NaN pattern of a format without -0 and 1, else 0 and 0), if comparing by those
+    keys equals comparing the values widened to float32 on every pair of a one-byte format
+    (f6/f4 bytes with spare high bits set included), on every 16-bit pattern against
+    specials, its own negation and random patterns; else None (and where the compiled loops
+    do not run)."""
     dt = np.dtype(dt)
     if dt in _COMPARE:
         return _COMPARE[dt]
@@ -293,13 +295,13 @@ def compare_form(dt: Any) -> np.ndarray | None:
     codes = np.arange(1 << bits, dtype=np.uint32).astype(u)
     with np.errstate(all="ignore"):
         values = codes.view(dt).astype(np.float32)
-    sign = 1 << (bits - 1)
-    signed = not values[sign] > 0  # (f8E8M0FNU: 0x80 is 2.0; the others' is -0 or a NaN)
-    sign = sign if signed else 0
-    mags = np.arange(sign if signed else 1 << bits)
+    bit = 1 << (bits - 1)
+    signed = not values[bit] > 0  # (f8E8M0FNU: 0x80 is 2.0; the others' is -0 or a NaN)
+    sign = ((1 << 8 * dt.itemsize) - bit) if signed else 0
+    mags = np.arange(bit if signed else 1 << bits)
     top = int(mags[~np.isnan(values[mags])].max())
-    nan_code = sign if signed and np.isnan(values[sign]) else (1 << 8 * dt.itemsize) - 1
-    spec = np.array([(1 << bits) - 1, sign, top, nan_code], np.int64)
+    coded = signed and bool(np.isnan(values[bit]))
+    spec = np.array([sign, top, bit if coded else 0, int(coded)], np.int64)
     _COMPARE[dt] = spec if _compare_agrees(spec, dt, mod) else None
     return _COMPARE[dt]
 

@@ -374,6 +374,14 @@ def multiply(op: Operation, ctx: PrepareContext) -> Kernel:
 unary_op("negate", _c.INT_FP_C_Q_TENSOR, DOQ)
 
 
+def _large(op: Operation) -> bool:
+    """True when the operand has a static shape of at least ``_half.MIN_SIZE`` elements:
+    numpy's f16 negative is a scalar loop (2.7x float32's), the sign bit's xor is not; smaller
+    ones keep the operator, which the evaluator inlines in loop bodies."""
+    t = op.operands[0].type
+    return isinstance(t, TensorType) and t.is_static and t.num_elements >= _half.MIN_SIZE
+
+
 @kernel("stablehlo.negate")
 def negate(op: Operation, ctx: PrepareContext) -> Kernel:
     """spec: negate. Integers wrap (unsigned: two's complement negation)."""
@@ -384,7 +392,7 @@ def negate(op: Operation, ctx: PrepareContext) -> Kernel:
         if info.native:
             return one(operator.neg if builtin else np.negative)
         return one(on_wide(np.negative, info))
-    if et.is_float and not builtin:  # (f16: the operator, inlined in scalar loops)
+    if et.is_float and (not builtin or _large(op)):  # (small f16: the operator, inlined)
         fast = by_sign_bit(op.name, np.negative, et.dtype, flip=True)
         if fast is not None:
             return one(fast)
