@@ -238,12 +238,13 @@ def gather(table: np.ndarray, index: Any) -> np.ndarray | None:
 
 
 def gather_pairs(table: np.ndarray, x: Any, y: Any, scaled: np.ndarray | None = None,
-                 adaptive: bool = True) -> np.ndarray | None:
+                 adaptive: bool = True, nibbles: np.ndarray | None = None) -> np.ndarray | None:
     """``table[x * 256 + y]`` for a 65536-entry table of 1-byte entries and one-byte ``x``,
     ``y`` of one shape (their bit patterns), or None (small, shapes differ, no loops). With
     ``scaled``, a product or quotient table's factoring by exponents (``_half_jit.
     scaled_pairs``, checked by the caller): computed in registers where it applies
-    (``adaptive``: unless the first elements show it rarely does)."""
+    (``adaptive``: unless the first elements show it rarely does). With ``nibbles``, a 4-bit
+    format's table on its 16 codes (``_half_jit.nibble_pairs``, checked by the caller)."""
     x, y = np.asarray(x), np.asarray(y)
     if x.size < MIN_SIZE or x.shape != y.shape or table.dtype.itemsize != 1:
         return None
@@ -254,7 +255,9 @@ def gather_pairs(table: np.ndarray, x: Any, y: Any, scaled: np.ndarray | None = 
     out = np.empty(x.shape, table.dtype)
     t = table.view(_U8)
     flat = (_flat(x, x.dtype).view(_U8), _flat(y, y.dtype).view(_U8), out.reshape(-1).view(_U8))
-    if scaled is not None and mod.SCALED:
+    if nibbles is not None and mod.SCALED:
+        _pool.split(lambda a, b, o: mod.nibble_pairs(nibbles, a, b, o), flat, PIECE)
+    elif scaled is not None and mod.SCALED:
         _pool.split(lambda a, b, o: mod.scaled_pairs(scaled, t, a, b, o, adaptive), flat, PIECE)
     else:
         _pool.split(lambda a, b, o: mod.gather_pairs(t, a, b, o), flat, PIECE)

