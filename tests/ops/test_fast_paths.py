@@ -573,7 +573,6 @@ def test_f4_pairs_in_registers_equal_ml_dtypes(op):
     the 32-lane blocks; a table with one wrong entry is rejected, and so are maximum and
     minimum, whose results keep an operand's spare high bits (they keep the byte table)."""
     from shlo.ops.elementwise import _tables
-    from shlo.types import element_type
 
     _scaled_loops()
     dt, normal = _bit_patterns("f4E2M1FN", 10_003, 5)
