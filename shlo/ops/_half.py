@@ -241,10 +241,10 @@ def gather_pairs(table: np.ndarray, x: Any, y: Any, scaled: np.ndarray | None = 
                  adaptive: bool = True, nibbles: np.ndarray | None = None) -> np.ndarray | None:
     """``table[x * 256 + y]`` for a 65536-entry table of 1-byte entries and one-byte ``x``,
     ``y`` of one shape (their bit patterns), or None (small, shapes differ, no loops). With
-    ``scaled``, a product or quotient table's factoring by exponents (``_half_jit.
+    ``scaled``, a product or quotient table's factoring by exponents (``_bytes_jit.
     scaled_pairs``, checked by the caller): computed in registers where it applies
     (``adaptive``: unless the first elements show it rarely does). With ``nibbles``, a 4-bit
-    format's table on its 16 codes (``_half_jit.nibble_pairs``, checked by the caller)."""
+    format's table on its 16 codes (``_bytes_jit.nibble_pairs``, checked by the caller)."""
     x, y = np.asarray(x), np.asarray(y)
     if x.size < MIN_SIZE or x.shape != y.shape or table.dtype.itemsize != 1:
         return None
@@ -287,7 +287,7 @@ def select(pred: Any, on_true: Any, on_false: Any) -> np.ndarray | None:
 
 
 def narrow_by_table(table: np.ndarray, shift: int, x: Any, dt: Any) -> np.ndarray | None:
-    """float32 ``x`` rounded to the one-byte format ``dt`` by its table (``_half_jit.
+    """float32 ``x`` rounded to the one-byte format ``dt`` by its table (``_bytes_jit.
     narrow_by_table``; ``_tables.tabled_narrowing``), or None (small, not float32, no
     loops)."""
     x = np.asarray(x)

@@ -538,7 +538,7 @@ def _bit_patterns(t, n, seed):
 @pytest.mark.parametrize("op", ["multiply", "divide"])
 def test_factored_products_equal_the_table(t, op):
     """Products and quotients of one-byte floats by their factoring by exponents
-    (``_half_jit.scaled_pairs``): accepted for every format with 1-3 mantissa bits, and the
+    (``_bytes_jit.scaled_pairs``): accepted for every format with 1-3 mantissa bits, and the
     same bits as ml_dtypes' arithmetic on every pair (32-lane blocks and looked-up lanes), on
     normal-distributed values (mostly blocks) and at lengths around the blocks."""
     from shlo.ops.elementwise import _tables
@@ -568,7 +568,7 @@ def test_factored_products_equal_the_table(t, op):
                                 "power", "remainder", "atan2"])
 def test_f4_pairs_in_registers_equal_ml_dtypes(op):
     """f4E2M1FN binary ops by their table on the 16 codes in AVX2 registers
-    (``_half_jit.nibble_pairs``): accepted for each op, the same bits as ml_dtypes' arithmetic
+    (``_bytes_jit.nibble_pairs``): accepted for each op, the same bits as ml_dtypes' arithmetic
     (the careful path) on every byte pair, spare high bits included, and at lengths around
     the 32-lane blocks; a table with one wrong entry is rejected, and so are maximum and
     minimum, whose results keep an operand's spare high bits (they keep the byte table)."""

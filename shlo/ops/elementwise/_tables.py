@@ -132,7 +132,7 @@ _NIBBLED: dict[tuple[str, np.dtype], np.ndarray | None] = {}
 
 def _nibbled(key: str, dt: np.dtype, table: np.ndarray) -> np.ndarray | None:
     """The 16 x 16 corner of a 4-bit format's binary table (its codes' pairs) for
-    ``_half_jit.nibble_pairs``, if that equals the whole table on every byte pair (made once
+    ``_bytes_jit.nibble_pairs``, if that equals the whole table on every byte pair (made once
     per (op, dtype) while the compiled loops run, x86 with AVX2), else None."""
     if (key, dt) not in _NIBBLED:
         mod = _half.loops()
@@ -150,7 +150,7 @@ def _nibbled(key: str, dt: np.dtype, table: np.ndarray) -> np.ndarray | None:
 
 
 def scaled_form(key: str, table: np.ndarray, dt: np.dtype) -> np.ndarray | None:
-    """The spec of ``_half_jit.scaled_pairs`` for a product (``key`` ends in "multiply") or
+    """The spec of ``_bytes_jit.scaled_pairs`` for a product (``key`` ends in "multiply") or
     quotient ("divide") ``table`` of a signed 6- or 8-bit float format with 1-3 mantissa bits,
     derived from the table itself: ``R`` is the table at operands of fixed exponents. None for
     other ops and formats (and where the compiled loop cannot run)."""
