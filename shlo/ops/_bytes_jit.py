@@ -33,6 +33,14 @@ def gather16(table, idx, out):  # type: ignore[no-untyped-def]
         out[i] = table[idx[i]]
 
 
+def _on_bytes(codegen: Any, table: Any, x: Any, y: Any, out: Any, n: Any) -> Any:
+    """The typing of an intrinsic ``(table, x, y, out, n) -> done`` on contiguous uint8
+    arrays, else None (numba then reports the call)."""
+    ok = all(isinstance(t, types.Array) and t.dtype == types.uint8 and t.layout == "C"
+             for t in (table, x, y, out))
+    return (types.intp(table, x, y, out, n), codegen) if ok else None
+
+
 def _lookup16(builder: Any, table: Any, index: Any) -> Any:
     """The bytes ``table[index[k]]`` of a <16 x i32> ``index`` as a <16 x i8> vector, each
     loaded by itself (LLVM's lowering of a gather on AMD Zen, without its 64-bit indices)."""
@@ -70,9 +78,7 @@ def _pairs16(typingctx, table, x, y, out, n):  # type: ignore[no-untyped-def]
                           builder.bitcast(builder.gep(os_.data, [i]), vb.as_pointer()), align=1)
         return m
 
-    ok = all(isinstance(t, types.Array) and t.dtype == types.uint8 and t.layout == "C"
-             for t in (table, x, y, out))
-    return (types.intp(table, x, y, out, n), codegen) if ok else None
+    return _on_bytes(codegen, table, x, y, out, n)
 
 
 @nb.njit(**_JIT)
@@ -276,9 +282,7 @@ def _nibbles32(typingctx, table, x, y, out, n):  # type: ignore[no-untyped-def]
             builder.store(r, at(os_.data, i), align=1)
         return m
 
-    ok = all(isinstance(t, types.Array) and t.dtype == types.uint8 and t.layout == "C"
-             for t in (table, x, y, out))
-    return (types.intp(table, x, y, out, n), codegen) if ok else None
+    return _on_bytes(codegen, table, x, y, out, n)
 
 
 @nb.njit(**_JIT)

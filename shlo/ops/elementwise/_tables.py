@@ -90,10 +90,10 @@ def tabled_binary(key: str, careful: Fn, dt: Any, out: Any = None) -> Fn | None:
         return None
 
     def run(x: Any, y: Any) -> Any:
-        nibbles = _nibbled(key, dt, table) if np.size(x) >= _half.MIN_SIZE else None
-        scaled = _scaled(key, dt, table) if np.size(x) >= _half.MIN_SIZE and \
-            nibbles is None else None
-        fast = gather_pairs(table, x, y, scaled, nibbles=nibbles)
+        large = np.size(x) >= _half.MIN_SIZE
+        nibbles = _nibbled(key, dt, table) if large else None  # (f4; else maybe a factoring)
+        scaled = _scaled(key, dt, table) if large and nibbles is None else None
+        fast = gather_pairs(table, x, y, scaled, nibbles=nibbles)  # compiled, no index arrays
         if fast is not None:
             return fast
         hi = np.left_shift(np.asarray(x).view(np.uint8), 8, dtype=np.uint16)
