@@ -6,7 +6,8 @@ one process: issue 17's "no narrow-float kernel more than 2x slower than its f32
 Each program is one op on ``n`` normal-distributed elements, timed through ``shlo.run`` on a
 parsed module without verification after ``--warm-up`` seconds of runs, as
 ``issue17_bench.py`` times shlo (steady state: allocations reuse freed memory), the best of
-``--trials``. The float32 row
+``--trials`` in each of ``--rounds`` turns: an op's types take turns, so that a slow spell of
+this noisy machine does not fall on one cell alone. The float32 row
 of a conversion is the same conversion between f64 and f32. Prints a markdown table of
 microseconds and of ratios to the float32 row.
 """
@@ -64,16 +65,17 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=1_000_000)
     ap.add_argument("--trials", type=int, default=7)
     ap.add_argument("--only")
-    ap.add_argument("--warm-up", type=float, default=0.5, help="seconds before timing each")
+    ap.add_argument("--warm-up", type=float, default=0.3, help="seconds before each turn")
+    ap.add_argument("--rounds", type=int, default=3, help="turns of each type")
     a = ap.parse_args()
     rng = np.random.default_rng(0)
-    print(f"n = {a.n}; best of {a.trials}; ratio = type / f32\n")
+    print(f"n = {a.n}; best of {a.rounds} x {a.trials}; ratio = type / f32\n")
     print("| op | " + " | ".join(TYPES) + " |")
     print("|---|" + "---|" * len(TYPES))
     for op in OPS:
         if a.only and a.only not in op:
             continue
-        best = {}
+        runs = {}
         for t in TYPES:
             text, types = program(op, t, a.n)
             args = []
@@ -84,17 +86,19 @@ def main() -> None:
                 with np.errstate(over="ignore"):
                     args.append(rng.standard_normal(a.n).astype(np.float32).astype(
                         element_type(et).dtype))
-            module = shlo.parse(text)
-            with np.errstate(all="ignore"):
-                end = time.perf_counter() + a.warm_up  # steady state, as sidebyside.py
-                while time.perf_counter() < end:
-                    shlo.run(module, *args, verify=False)
-                times = []
-                for _ in range(a.trials):
-                    start = time.perf_counter()
-                    shlo.run(module, *args, verify=False)
-                    times.append(time.perf_counter() - start)
-            best[t] = min(times) * 1e6
+            runs[t] = (shlo.parse(text), args)
+        times: dict[str, list[float]] = {t: [] for t in TYPES}
+        with np.errstate(all="ignore"):
+            for _ in range(a.rounds):  # the types in turn: a slow spell hits more than one
+                for t, (module, args) in runs.items():
+                    end = time.perf_counter() + a.warm_up  # steady state, as sidebyside.py
+                    while time.perf_counter() < end:
+                        shlo.run(module, *args, verify=False)
+                    for _ in range(a.trials):
+                        start = time.perf_counter()
+                        shlo.run(module, *args, verify=False)
+                        times[t].append(time.perf_counter() - start)
+        best = {t: min(v) * 1e6 for t, v in times.items()}
         cells = [f"{best[t]:.0f} us" if t == "f32" else f"{best[t] / best['f32']:.2f}x"
                  for t in TYPES]
         print(f"| {op} | " + " | ".join(cells) + " |", flush=True)

@@ -237,14 +237,13 @@ def gather(table: np.ndarray, index: Any) -> np.ndarray | None:
     return _unary(lambda i, o: mod.gather16(t, i, o), index, index.dtype, table.dtype, u)
 
 
-def gather_pairs(table: np.ndarray, x: Any, y: Any, scaled: np.ndarray | None = None,
-                 adaptive: bool = True, nibbles: np.ndarray | None = None) -> np.ndarray | None:
+def gather_pairs(table: np.ndarray, x: Any, y: Any,
+                 via: Callable[[np.ndarray, np.ndarray, np.ndarray], Any] | None = None
+                 ) -> np.ndarray | None:
     """``table[x * 256 + y]`` for a 65536-entry table of 1-byte entries and one-byte ``x``,
-    ``y`` of one shape (their bit patterns), or None (small, shapes differ, no loops). With
-    ``scaled``, a product or quotient table's factoring by exponents (``_bytes_jit.
-    scaled_pairs``, checked by the caller): computed in registers where it applies
-    (``adaptive``: unless the first elements show it rarely does). With ``nibbles``, a 4-bit
-    format's table on its 16 codes (``_bytes_jit.nibble_pairs``, checked by the caller)."""
+    ``y`` of one shape (their bit patterns), or None (small, shapes differ, no loops). ``via``:
+    a compiled loop ``(x, y, out)`` on flat uint8 pieces that computes the table's entries in
+    registers (``elementwise/_pair_forms.py``, checked there), else the compiled lookup."""
     x, y = np.asarray(x), np.asarray(y)
     if x.size < MIN_SIZE or x.shape != y.shape or table.dtype.itemsize != 1:
         return None
@@ -255,12 +254,7 @@ def gather_pairs(table: np.ndarray, x: Any, y: Any, scaled: np.ndarray | None = 
     out = np.empty(x.shape, table.dtype)
     t = table.view(_U8)
     flat = (_flat(x, x.dtype).view(_U8), _flat(y, y.dtype).view(_U8), out.reshape(-1).view(_U8))
-    if nibbles is not None and mod.SCALED:
-        _pool.split(lambda a, b, o: mod.nibble_pairs(nibbles, a, b, o), flat, PIECE)
-    elif scaled is not None and mod.SCALED:
-        _pool.split(lambda a, b, o: mod.scaled_pairs(scaled, t, a, b, o, adaptive), flat, PIECE)
-    else:
-        _pool.split(lambda a, b, o: mod.gather_pairs(t, a, b, o), flat, PIECE)
+    _pool.split(via or (lambda a, b, o: mod.gather_pairs(t, a, b, o)), flat, PIECE)
     return in_order(out, perm)
 
 

@@ -541,7 +541,7 @@ def test_factored_products_equal_the_table(t, op):
     (``_bytes_jit.scaled_pairs``): accepted for every format with 1-3 mantissa bits, and the
     same bits as ml_dtypes' arithmetic on every pair (32-lane blocks and looked-up lanes), on
     normal-distributed values (mostly blocks) and at lengths around the blocks."""
-    from shlo.ops.elementwise import _tables
+    from shlo.ops.elementwise import _pair_forms
 
     mod = _scaled_loops()
     dt, normal = _bit_patterns(t, 100_003, 21)
@@ -552,12 +552,14 @@ def test_factored_products_equal_the_table(t, op):
     for x, y in cases:
         text = _PAIR_PROGRAM.format(n=x.size, t=t, op=op)
         _both_paths(lambda: [np.asarray(shlo.run(text, x, y))])
-    spec = _tables._SCALED[(f"stablehlo.{op}", dt)]
-    assert spec is not None  # the factoring passed its check, so the loop above used it
+    assert _pair_forms._FORMS[(f"stablehlo.{op}", dt)] is not None  # checked, so used above
     if not t.startswith("f8"):  # (f6: 4-8 exponents, so most products leave their range)
         return
     # Most normal-distributed f8 lanes are computed in the blocks: a table of one marker value
     # shows which lanes were looked up.
+    from shlo.ops.elementwise import _tables
+
+    spec = _pair_forms.scaled_form(f"stablehlo.{op}", _tables._TABLES[(f"stablehlo.{op}", dt)], dt)
     marker = np.full(1 << 16, 0xA5, np.uint8)
     out = np.empty(normal.shape[1], np.uint8)
     mod.scaled_pairs(spec, marker, normal[0].view(np.uint8), normal[1].view(np.uint8), out, False)
@@ -572,7 +574,7 @@ def test_f4_pairs_in_registers_equal_ml_dtypes(op):
     (the careful path) on every byte pair, spare high bits included, and at lengths around
     the 32-lane blocks; a table with one wrong entry is rejected, and so are maximum and
     minimum, whose results keep an operand's spare high bits (they keep the byte table)."""
-    from shlo.ops.elementwise import _tables
+    from shlo.ops.elementwise import _pair_forms, _tables
 
     _scaled_loops()
     dt, normal = _bit_patterns("f4E2M1FN", 10_003, 5)
@@ -582,44 +584,81 @@ def test_f4_pairs_in_registers_equal_ml_dtypes(op):
     for x, y in cases:
         text = _PAIR_PROGRAM.format(n=x.size, t="f4E2M1FN", op=op)
         _both_paths(lambda: [np.asarray(shlo.run(text, x, y))])
-    corner = _tables._NIBBLED[(f"stablehlo.{op}", dt)]
+    form = _pair_forms._FORMS[(f"stablehlo.{op}", dt)]
     if op in ("maximum", "minimum"):
-        assert corner is None
+        assert form is None
         return
-    assert corner is not None and corner.size == 256  # so the runs above used it
+    assert form is not None  # so the runs above used it
     table = _tables._TABLES[(f"stablehlo.{op}", dt)]
     wrong = np.array(table.view(np.uint8))
     wrong[3 * 256 + 0x1B] ^= 1  # a pair with spare high bits: code (3, -3)
-    _tables._NIBBLED.pop(("wrong", dt), None)
-    assert _tables._nibbled("wrong", dt, wrong) is None
+    _pair_forms._FORMS.pop(("wrong", dt), None)
+    assert _pair_forms.register_form("wrong", dt, wrong) is None
+
+
+@pytest.mark.parametrize("t", ["f8E4M3FN", "f8E5M2", "f8E4M3", "f8E4M3FNUZ", "f8E5M2FNUZ",
+                               "f8E4M3B11FNUZ", "f8E3M4", "f6E2M3FN", "f6E3M2FN"])
+@pytest.mark.parametrize("op", ["add", "subtract"])
+def test_sums_in_registers_equal_ml_dtypes(t, op):
+    """Sums and differences of one-byte floats in f16/f32 arithmetic
+    (``_bytes_jit.exact_sums``): the same bits as ml_dtypes' arithmetic on every pair (NaN and
+    infinity operands looked up, overflow, zeros of both signs, f6 bytes with spare high
+    bits), on normal-distributed values and at lengths around the 32-lane blocks; accepted
+    for every format but f8E5M2FNUZ, whose largest exponent is no finite f16's."""
+    from shlo.ops.elementwise import _pair_forms
+
+    mod = _scaled_loops()
+    dt, normal = _bit_patterns(t, 10_003, 8)
+    v = np.arange(256, dtype=np.uint8)
+    cases = [(np.repeat(v, 256).view(dt), np.tile(v, 256).view(dt))] + \
+        [(normal[0][:n], normal[1][:n]) for n in (4096, 4127, 4128, 4129, 10_003)]
+    for x, y in cases:
+        text = _PAIR_PROGRAM.format(n=x.size, t=t, op=op)
+        _both_paths(lambda: [np.asarray(shlo.run(text, x, y))])
+    form = _pair_forms._FORMS[(f"stablehlo.{op}", dt)]
+    assert (form is None) == (t == "f8E5M2FNUZ")
+    if t == "f8E4M3FN":  # a wrong overflow code is caught by the check
+        from shlo.ops.elementwise import _tables
+
+        table = _tables._TABLES[(f"stablehlo.{op}", dt)].view(np.uint8)
+        spec = np.array([0x7F, 0x80, 0, 0x8000 if op == "subtract" else 0, 0x7F], np.int64)
+        for cap, ok in ((0x7F, True), (0x7E, False)):
+            spec[4] = cap
+            assert _pair_forms.agrees(
+                lambda a, b, o: mod.exact_sums(spec, table, a, b, o, 0x83), table) == ok
 
 
 def test_factored_products_check_rejects_a_wrong_spec():
     """The check of a factoring against its table (every pair) rejects one wrong entry of the
     significand table, and a wrong exponent offset."""
-    from shlo.ops.elementwise import _tables
+    from shlo.ops.elementwise import _pair_forms
     from shlo.types import element_type
 
-    _scaled_loops()
+    mod = _scaled_loops()
     dt = element_type("f8E4M3FN").dtype
     v = np.arange(256, dtype=np.uint8)
     with np.errstate(all="ignore"):
         table = (np.repeat(v, 256).view(dt) * np.tile(v, 256).view(dt)).view(np.uint8)
-    spec = _tables.scaled_form("stablehlo.multiply", table, dt)
-    assert _tables._checked(spec, table) is spec
+    spec = _pair_forms.scaled_form("stablehlo.multiply", table, dt)
+
+    def checked(s):
+        return _pair_forms.agrees(lambda a, b, o: mod.scaled_pairs(s, table, a, b, o, False), table)
+
+    assert checked(spec)
     for at, delta in ((37, 1), (37 + 16, 1), (129, 1)):  # R[37] in both halves; the offset
         wrong = spec.copy()
         wrong[at] += delta
-        assert _tables._checked(wrong, table) is None, at
-    assert _tables.scaled_form("stablehlo.add", table, dt) is None
-    assert _tables.scaled_form("stablehlo.multiply", table, element_type("f8E3M4").dtype) is None
+        assert not checked(wrong), at
+    assert _pair_forms.scaled_form("stablehlo.add", table, dt) is None
+    assert _pair_forms.scaled_form("stablehlo.multiply", table, element_type("f8E3M4").dtype) \
+        is None
 
 
 def test_factored_products_of_random_bytes_take_the_table():
     """Uniformly random bytes (a third of the lanes off the formula) go to the plain lookup after
     the first blocks: the same bits either way."""
     mod = _scaled_loops()
-    from shlo.ops.elementwise import _tables
+    from shlo.ops.elementwise import _pair_forms
     from shlo.types import element_type
 
     dt = element_type("f8E4M3FN").dtype
@@ -628,7 +667,7 @@ def test_factored_products_of_random_bytes_take_the_table():
     with np.errstate(all="ignore"):
         table = (np.repeat(np.arange(256, dtype=np.uint8), 256).view(dt) *
                  np.tile(np.arange(256, dtype=np.uint8), 256).view(dt)).view(np.uint8)
-    spec = _tables.scaled_form("stablehlo.multiply", table, dt)
+    spec = _pair_forms.scaled_form("stablehlo.multiply", table, dt)
     want = table[(x.astype(np.intp) << 8) | y]
     for adaptive in (True, False):
         out = np.empty(x.size, np.uint8)

@@ -10,10 +10,8 @@ formats (f8, f6, f4) are 256 x 256 tables the same way. Tables are built on firs
 (op, dtype) and kept for the process (128 KiB for a 16-bit unary table, 64 KiB for a binary
 one-byte table). docs/semantics/elementwise.md ("Narrow floats").
 
-A product or quotient table also factors by exponents (:func:`scaled_form`): where operands
-and result are normal, the result's code is the exponents' sum (difference) shifted, plus a
-64-entry table of rounded significand products, which the compiled loop evaluates in
-registers. The factoring is checked against the table on all 65,536 pairs before it is used.
+Many binary tables are also computed in AVX2 registers, each form checked against its table on
+all 65,536 pairs before it is used (:mod:`._pair_forms`).
 
 Conversions from these formats are tables too (of any destination type); float32 to a
 one-byte format is a table on the float32's top bits (:func:`tabled_narrowing`); negate and
@@ -30,9 +28,10 @@ import numpy as np
 from ...dtypes import F16, is_ml_float, uint_of_size
 from .. import _half
 from .._half import gather, gather_pairs
+from ._pair_forms import register_form
 
-__all__ = ["tabled_unary", "tabled_binary", "table_eligible", "scaled_form", "tabled_narrowing",
-           "by_sign_bit", "binary_table", "compare_form"]
+__all__ = ["tabled_unary", "tabled_binary", "table_eligible", "tabled_narrowing", "by_sign_bit",
+           "binary_table", "compare_form"]
 
 Fn = Callable[..., Any]
 
@@ -90,10 +89,8 @@ def tabled_binary(key: str, careful: Fn, dt: Any, out: Any = None) -> Fn | None:
         return None
 
     def run(x: Any, y: Any) -> Any:
-        large = np.size(x) >= _half.MIN_SIZE
-        nibbles = _nibbled(key, dt, table) if large else None  # (f4; else maybe a factoring)
-        scaled = _scaled(key, dt, table) if large and nibbles is None else None
-        fast = gather_pairs(table, x, y, scaled, nibbles=nibbles)  # compiled, no index arrays
+        via = register_form(key, dt, table) if np.size(x) >= _half.MIN_SIZE else None
+        fast = gather_pairs(table, x, y, via)  # compiled: one pass, no index arrays
         if fast is not None:
             return fast
         hi = np.left_shift(np.asarray(x).view(np.uint8), 8, dtype=np.uint16)
@@ -112,86 +109,6 @@ def binary_table(key: str, careful: Fn, dt: Any, out: Any = None,
     v = _all_values(dt)
     return _table(key + " swapped" if swapped else key, dt,
                   lambda: careful(np.repeat(v, 256), np.tile(v, 256)), out)
-
-
-_SCALED: dict[tuple[str, np.dtype], np.ndarray | None] = {}
-
-
-def _scaled(key: str, dt: np.dtype, table: np.ndarray) -> np.ndarray | None:
-    """The checked :func:`scaled_form` of a binary table, made once per (op, dtype) while the
-    compiled loops run, else None."""
-    if (key, dt) not in _SCALED:
-        if _half.loops() is None:
-            return None
-        _SCALED.setdefault((key, dt), _checked(scaled_form(key, table, dt), table))
-    return _SCALED[(key, dt)]
-
-
-_NIBBLED: dict[tuple[str, np.dtype], np.ndarray | None] = {}
-
-
-def _nibbled(key: str, dt: np.dtype, table: np.ndarray) -> np.ndarray | None:
-    """The 16 x 16 corner of a 4-bit format's binary table (its codes' pairs) for
-    ``_bytes_jit.nibble_pairs``, if that equals the whole table on every byte pair (made once
-    per (op, dtype) while the compiled loops run, x86 with AVX2), else None."""
-    if (key, dt) not in _NIBBLED:
-        mod = _half.loops()
-        if mod is None:
-            return None
-        corner = None
-        if mod.SCALED and _ml_bits(dt) == 4:
-            corner = np.ascontiguousarray(table.view(np.uint8).reshape(256, 256)[:16, :16])
-            v = np.arange(256, dtype=np.uint8)
-            got = np.empty(1 << 16, np.uint8)
-            mod.nibble_pairs(corner.reshape(-1), np.repeat(v, 256), np.tile(v, 256), got)
-            corner = corner.reshape(-1) if np.array_equal(got, table.view(np.uint8)) else None
-        _NIBBLED.setdefault((key, dt), corner)
-    return _NIBBLED[(key, dt)]
-
-
-def scaled_form(key: str, table: np.ndarray, dt: np.dtype) -> np.ndarray | None:
-    """The spec of ``_bytes_jit.scaled_pairs`` for a product (``key`` ends in "multiply") or
-    quotient ("divide") ``table`` of a signed 6- or 8-bit float format with 1-3 mantissa bits,
-    derived from the table itself: ``R`` is the table at operands of fixed exponents. None for
-    other ops and formats (and where the compiled loop cannot run)."""
-    op, mod = key.rpartition(".")[2], _half.loops()
-    if op not in ("multiply", "divide") or not table_eligible(dt, max_bytes=1) or \
-            mod is None or not mod.SCALED:
-        return None
-    import ml_dtypes
-
-    info = ml_dtypes.finfo(dt)
-    m, bits = int(info.nmant), int(info.bits)
-    if not 1 <= m <= 3 or bits == 4:  # (f8E3M4: a 256-entry R; f8E8M0FNU: no mantissa, no
-        return None  # sign; f4: all 16 x 16 pairs in registers, :func:`_nibbled`)
-    bias = 1 - int(info.minexp)
-    sign = 1 << (bits - 1)
-    top = int(np.array(info.max, dt).view(np.uint8))  # the largest finite magnitude's code
-    t = table.view(np.uint8).reshape(256, 256).astype(np.int64)
-    frac = np.arange(1 << m)
-    p, q = (bias, bias) if op == "multiply" else (bias + 1, bias)  # results stay normal
-    e0 = p + q - bias if op == "multiply" else p - q + bias
-    r = t[((p << m) | frac)[:, None], ((q << m) | frac)[None, :]] - (e0 << m)
-    chunks = np.zeros(64, np.uint8)
-    chunks[:r.size] = r.reshape(-1) & 0xFF
-    spec = np.zeros(mod.SCALED_SPEC, np.uint8)
-    spec[:128] = np.repeat(chunks.reshape(4, 1, 16), 2, axis=1).reshape(-1)
-    negative_zero = float(np.array(sign, np.uint8).view(dt)) == 0.0
-    spec[128:140] = [m, (-bias if op == "multiply" else bias) & 0xFF,
-                     0 if op == "multiply" else 0xFF, (top >> m) + 1, 1 << m, top - (1 << m),
-                     sign, sign if negative_zero else 0, 0xFF if op == "multiply" else 0,
-                     (1 << m) - 1, 0xFF >> m, (0xFF << m) & 0xFF]
-    return spec
-
-
-def _checked(spec: np.ndarray | None, table: np.ndarray) -> np.ndarray | None:
-    """``spec`` if the compiled loop gives ``table``'s entry on every pair, else None."""
-    if spec is None:
-        return None
-    v = np.arange(256, dtype=np.uint8)
-    got = gather_pairs(table, np.repeat(v, 256), np.tile(v, 256), spec, adaptive=False)
-    same = got is not None and np.array_equal(got.view(np.uint8), table.view(np.uint8))
-    return spec if same else None
 
 
 def tabled_narrowing(dt: Any) -> Fn | None:

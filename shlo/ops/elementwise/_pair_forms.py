@@ -1,0 +1,150 @@
+"""Binary tables of the one-byte float formats computed in AVX2 registers instead of read.
+
+A 256 x 256 lookup costs ~1.2 cycles per element on this project's machine whatever the loop
+(docs/performance.md, "Issue 17, stop 30"), about twice a float32 kernel's time. Where a table
+has a form that registers compute, that form runs instead (``_bytes_jit``):
+
+* f4 (16 codes): its 16 x 16 table of codes as 16 byte shuffles (``nibble_pairs``);
+* sums and differences of f6/f8 formats with 2-4 mantissa bits: in f16/f32 arithmetic, the
+  operands' bits placed as f16's (``exact_sums``);
+* products and quotients of formats with 1-3 mantissa bits: the factoring by exponents
+  (``scaled_pairs``, :func:`scaled_form`).
+
+Each form is compared with its table on all 65,536 pairs before it is used, once per (op,
+dtype); a form that differs anywhere is dropped and the table is read. Same table, same
+results. docs/semantics/elementwise.md ("Narrow floats").
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Optional, Tuple
+
+import numpy as np
+
+from ...dtypes import is_ml_float
+from .. import _half
+
+__all__ = ["register_form", "scaled_form"]
+
+Loop = Callable[[np.ndarray, np.ndarray, np.ndarray], Any]
+"""``loop(x, y, out)`` on flat uint8 bit patterns."""
+
+_FORMS: dict[tuple[str, np.dtype], Loop | None] = {}
+
+
+def register_form(key: str, dt: np.dtype, table: np.ndarray) -> Loop | None:
+    """The loop computing ``table`` (of the op ``key`` on one-byte ``dt``) in registers, the
+    first form that equals it on every pair, made once per (op, dtype); None (no form, x86
+    without AVX2, no compiled loops: asked again while those are off)."""
+    if (key, dt) not in _FORMS:
+        mod = _half.loops()
+        if mod is None:
+            return None
+        found = None
+        if mod.SCALED and _format(dt) is not None:
+            for make in (_nibble_form, _sum_form, _factored_form):
+                form = make(key, dt, table, mod)
+                if form is not None and agrees(form[0], table):
+                    found = form[1]
+                    break
+        _FORMS.setdefault((key, dt), found)
+    return _FORMS[(key, dt)]
+
+
+def agrees(loop: Loop, table: np.ndarray) -> bool:
+    """Whether ``loop`` gives ``table``'s entry on all 65,536 pairs."""
+    v = np.arange(256, dtype=np.uint8)
+    got = _half.gather_pairs(table, np.repeat(v, 256), np.tile(v, 256), loop)
+    return got is not None and np.array_equal(got.view(np.uint8), table.view(np.uint8))
+
+
+def _format(dt: np.dtype) -> Any:
+    """ml_dtypes' finfo of a one-byte ml_dtypes float, else None."""
+    if np.dtype(dt).itemsize != 1 or not is_ml_float(dt):
+        return None
+    import ml_dtypes
+
+    return ml_dtypes.finfo(dt)
+
+
+Form = Optional[Tuple[Loop, Loop]]  # (the loop to check, the loop to use)
+
+
+def _nibble_form(key: str, dt: np.dtype, table: np.ndarray, mod: Any) -> Form:
+    """f4: the table's 16 x 16 corner (its codes' pairs) in registers."""
+    if int(_format(dt).bits) != 4:
+        return None
+    corner = np.ascontiguousarray(table.view(np.uint8).reshape(256, 256)[:16, :16]).reshape(-1)
+
+    def loop(a: np.ndarray, b: np.ndarray, o: np.ndarray) -> None:
+        mod.nibble_pairs(corner, a, b, o)
+
+    return loop, loop
+
+
+def _sum_form(key: str, dt: np.dtype, table: np.ndarray, mod: Any) -> Form:
+    """add/subtract of a 6- or 8-bit format with 2-4 mantissa bits in f16/f32 arithmetic
+    (``_bytes_jit.exact_sums``): its NaN and infinity operands looked up, its overflow code
+    the cast's of a large float32 (a NaN, the infinity, f6's largest finite)."""
+    op, info = key.rpartition(".")[2], _format(dt)
+    m, bits = int(info.nmant), int(info.bits)
+    form = bits << 4 | m
+    if op not in ("add", "subtract") or form not in mod.SUM_FORMS:
+        return None
+    magnitude = (1 << (bits - 1)) - 1
+    with np.errstate(all="ignore"):
+        values = np.arange(256, dtype=np.uint8).view(dt).astype(np.float32)
+        over = int(np.array(np.float32(1e30)).astype(dt).view(np.uint8))
+    special = ~np.isfinite(values[:magnitude + 1])
+    fnuz = bool(np.isnan(values[magnitude + 1]))  # (its 0x80 is the NaN, with no -0)
+    spec = np.array([np.argmax(special) if special.any() else 0xFF, magnitude + 1, int(fnuz),
+                     0x8000 if op == "subtract" else 0, over & (0xFF if fnuz else magnitude)],
+                    np.int64)
+    t = table.view(np.uint8)
+
+    def loop(a: np.ndarray, b: np.ndarray, o: np.ndarray) -> None:
+        mod.exact_sums(spec, t, a, b, o, form)
+
+    return loop, loop
+
+
+def _factored_form(key: str, dt: np.dtype, table: np.ndarray, mod: Any) -> Form:
+    """multiply/divide by the factoring by exponents: checked on every pair, then used
+    adaptively (the plain lookup when the first elements rarely fit it)."""
+    spec = scaled_form(key, table, dt)
+    if spec is None:
+        return None
+    t = table.view(np.uint8)
+    return (lambda a, b, o: mod.scaled_pairs(spec, t, a, b, o, False),
+            lambda a, b, o: mod.scaled_pairs(spec, t, a, b, o, True))
+
+
+def scaled_form(key: str, table: np.ndarray, dt: np.dtype) -> np.ndarray | None:
+    """The spec of ``_bytes_jit.scaled_pairs`` for a product (``key`` ends in "multiply") or
+    quotient ("divide") ``table`` of a signed 6- or 8-bit float format with 1-3 mantissa bits,
+    derived from the table itself: ``R`` is the table at operands of fixed exponents. None for
+    other ops and formats (and where the compiled loop cannot run)."""
+    op, mod, info = key.rpartition(".")[2], _half.loops(), _format(dt)
+    if op not in ("multiply", "divide") or info is None or mod is None or not mod.SCALED:
+        return None
+    m, bits = int(info.nmant), int(info.bits)
+    if not 1 <= m <= 3 or bits == 4:  # (f8E3M4: a 256-entry R; f8E8M0FNU: no mantissa, no
+        return None  # sign; f4: all 16 x 16 pairs in registers, :func:`_nibble_form`)
+    bias = 1 - int(info.minexp)
+    sign = 1 << (bits - 1)
+    top = int(np.array(info.max, dt).view(np.uint8))  # the largest finite magnitude's code
+    t = table.view(np.uint8).reshape(256, 256).astype(np.int64)
+    frac = np.arange(1 << m)
+    p, q = (bias, bias) if op == "multiply" else (bias + 1, bias)  # results stay normal
+    e0 = p + q - bias if op == "multiply" else p - q + bias
+    r = t[((p << m) | frac)[:, None], ((q << m) | frac)[None, :]] - (e0 << m)
+    chunks = np.zeros(64, np.uint8)
+    chunks[:r.size] = r.reshape(-1) & 0xFF
+    spec = np.zeros(mod.SCALED_SPEC, np.uint8)
+    spec[:128] = np.repeat(chunks.reshape(4, 1, 16), 2, axis=1).reshape(-1)
+    negative_zero = float(np.array(sign, np.uint8).view(dt)) == 0.0
+    spec[128:140] = [m, (-bias if op == "multiply" else bias) & 0xFF,
+                     0 if op == "multiply" else 0xFF, (top >> m) + 1, 1 << m, top - (1 << m),
+                     sign, sign if negative_zero else 0, 0xFF if op == "multiply" else 0,
+                     (1 << m) - 1, 0xFF >> m, (0xFF << m) & 0xFF]
+    return spec
