@@ -300,6 +300,24 @@ def nibble_pairs(table, x, y, out):  # type: ignore[no-untyped-def]
         out[i] = table[(np.uint16(ca) << np.uint16(4)) | np.uint16(cb)]
 
 
+def _look_up_lanes(b_: Any, mask: Any, i: Any, ts: Any, xs: Any, ys: Any, os_: Any) -> None:
+    """IR: ``out[i + k] = table[x[i + k] * 256 + y[i + k]]`` for each set bit k of the i32
+    ``mask`` (none, most often: one branch)."""
+    i1, i32, i64 = ir.IntType(1), ir.IntType(32), ir.IntType(64)
+    cttz = cgutils.get_or_insert_function(b_.module, ir.FunctionType(i32, [i32, i1]),
+                                          "llvm.cttz.i32")
+    with b_.if_then(b_.icmp_unsigned("!=", mask, ir.Constant(i32, 0)), likely=False):
+        left = cgutils.alloca_once_value(b_, mask)
+        with cgutils.loop_nest(b_, [ir.Constant(i32, 32)], i32):
+            cur = b_.load(left)
+            with b_.if_then(b_.icmp_unsigned("!=", cur, ir.Constant(i32, 0))):
+                at = b_.add(i, b_.zext(b_.call(cttz, [cur, ir.Constant(i1, 1)]), i.type))
+                xa, ya = (b_.zext(b_.load(b_.gep(v.data, [at])), i64) for v in (xs, ys))
+                index = b_.or_(b_.shl(xa, ir.Constant(i64, 8)), ya)
+                b_.store(b_.load(b_.gep(ts.data, [index])), b_.gep(os_.data, [at]))
+                b_.store(b_.and_(cur, b_.sub(cur, ir.Constant(i32, 1))), left)
+
+
 SUM_FORMS = (0x62, 0x63, 0x82, 0x83, 0x84)
 """The (bits << 4) | M of the formats :func:`exact_sums` compiles a loop for: f6 and f8 with
 2-4 mantissa bits."""
@@ -344,8 +362,6 @@ def _sums32(typingctx, spec, table, x, y, out, n, form):  # type: ignore[no-unty
                 k for half in (0, 16) for j in range(8) for k in (32, half + first + j)]))
         repack = ir.Constant(ir.VectorType(i32, 32), [
             half + 2 * j for h in (0, 16) for half in (h, 32 + h) for j in range(8)])
-        cttz = cgutils.get_or_insert_function(b_.module, ir.FunctionType(i32, [i32, i1]),
-                                              "llvm.cttz.i32")
         n = args[5]
         end = b_.and_(n, ir.Constant(n.type, -32))
         with cgutils.for_range_slice(b_, ir.Constant(n.type, 0), end,
@@ -355,10 +371,11 @@ def _sums32(typingctx, spec, table, x, y, out, n, form):  # type: ignore[no-unty
             for v in (xs, ys):
                 v = b_.load(b_.bitcast(b_.gep(v.data, [i]), vb.as_pointer()), align=1)
                 mag = b_.and_(v, c(magmask))
-                special = b_.or_(special, b_.sext(b_.or_(
-                    b_.icmp_unsigned(">=", mag, special_min),
-                    b_.and_(coded, b_.icmp_unsigned("==", v, nan_code))), vb))
-                if bits < 8:  # ml_dtypes: any bit above the magnitude is the sign
+                if bits == 8:  # (f6 has no NaN or infinity)
+                    special = b_.or_(special, b_.sext(b_.or_(
+                        b_.icmp_unsigned(">=", mag, special_min),
+                        b_.and_(coded, b_.icmp_unsigned("==", v, nan_code))), vb))
+                else:  # ml_dtypes: any bit above the magnitude is the sign
                     v = b_.or_(mag, b_.and_(b_.sext(b_.icmp_unsigned(">", v, c(magmask)), vb),
                                             c(0x80)))
                 codes.append(v)
@@ -380,17 +397,9 @@ def _sums32(typingctx, spec, table, x, y, out, n, form):  # type: ignore[no-unty
             lo, hi = (b_.bitcast(r, vb) for r in results)
             b_.store(b_.shuffle_vector(lo, hi, repack),
                      b_.bitcast(b_.gep(os_.data, [i]), vb.as_pointer()), align=1)
-            mask = b_.bitcast(b_.trunc(special, ir.VectorType(i1, 32)), i32)
-            with b_.if_then(b_.icmp_unsigned("!=", mask, ir.Constant(i32, 0)), likely=False):
-                left = cgutils.alloca_once_value(b_, mask)  # its lanes, from the table
-                with cgutils.loop_nest(b_, [ir.Constant(i32, 32)], i32):
-                    cur = b_.load(left)
-                    with b_.if_then(b_.icmp_unsigned("!=", cur, ir.Constant(i32, 0))):
-                        at = b_.add(i, b_.zext(b_.call(cttz, [cur, ir.Constant(i1, 1)]), n.type))
-                        xa, ya = (b_.zext(b_.load(b_.gep(v.data, [at])), i64) for v in (xs, ys))
-                        index = b_.or_(b_.shl(xa, ir.Constant(i64, 8)), ya)
-                        b_.store(b_.load(b_.gep(ts.data, [index])), b_.gep(os_.data, [at]))
-                        b_.store(b_.and_(cur, b_.sub(cur, ir.Constant(i32, 1))), left)
+            if bits == 8:
+                _look_up_lanes(b_, b_.bitcast(b_.trunc(special, ir.VectorType(i1, 32)), i32),
+                               i, ts, xs, ys, os_)
         return end
 
     ok = isinstance(spec, types.Array) and spec.dtype == types.int64 and all(
