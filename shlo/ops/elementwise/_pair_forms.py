@@ -28,6 +28,8 @@ __all__ = ["register_form", "scaled_form"]
 
 Loop = Callable[[np.ndarray, np.ndarray, np.ndarray], Any]
 """``loop(x, y, out)`` on flat uint8 bit patterns."""
+Form = Optional[Tuple[Loop, Loop]]
+"""A candidate: (the loop to check on every pair, the loop to use), or None."""
 
 _FORMS: dict[tuple[str, np.dtype], Loop | None] = {}
 
@@ -65,9 +67,6 @@ def _format(dt: np.dtype) -> Any:
     import ml_dtypes
 
     return ml_dtypes.finfo(dt)
-
-
-Form = Optional[Tuple[Loop, Loop]]  # (the loop to check, the loop to use)
 
 
 def _nibble_form(key: str, dt: np.dtype, table: np.ndarray, mod: Any) -> Form:
