@@ -388,7 +388,7 @@ def _sums32(typingctx, spec, table, x, y, out, n, form):  # type: ignore[no-unty
                           for v in codes)
                 total = b_.fadd(b_.fpext(b_.bitcast(ha, vh), vf),
                                 b_.fpext(b_.bitcast(b_.xor(hb, negate), vh), vf))
-                h = b_.bitcast(b_.fptrunc(total, vh), vw)  # exact, or innocuous (see below)
+                h = b_.bitcast(b_.fptrunc(total, vh), vw)  # (exact, or innocuous: exact_sums)
                 mag = b_.and_(h, w(0x7FFF))
                 lsb = b_.and_(b_.lshr(mag, w(shift)), w(1))
                 code = b_.lshr(b_.add(b_.add(mag, w((1 << (shift - 1)) - 1)), lsb), w(shift))
