@@ -20,7 +20,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 __all__ = ["gather16", "gather_pairs", "nibble_pairs", "scaled_pairs", "exact_sums", "SUM_FORMS",
-           "SCALED", "SCALED_SPEC", "narrow_by_table", "tree_pairs"]
+           "SCALED", "SCALED_SPEC", "narrow_by_table", "sign_but_zero", "tree_pairs"]
 
 _JIT = dict(cache=True, nogil=True, error_model="numpy", boundscheck=False)
 
@@ -228,9 +228,9 @@ def scaled_pairs(spec, table, x, y, out, adaptive):  # type: ignore[no-untyped-d
     lanes (subnormal operands or results, overflow, NaN, infinities) are looked up in
     ``table``. The caller checks the formula against ``table`` on every pair. 1e6 f8E4M3FN
     products of normal-distributed values (6.7% of lanes looked up): 315-340 us against the
-    table's 410 alone, 356 against 451 us in issue17_bench. With ``adaptive``, when more than 1 lane in 8 of the first
-    :data:`_SCALED_PROBE` elements had to be looked up, the rest goes to :func:`gather_pairs`
-    (uniformly random bytes: 2x slower by the formula)."""
+    table's 410 alone, 356 against 451 us in issue17_bench. With ``adaptive``, when more than
+    1 lane in 8 of the first :data:`_SCALED_PROBE` elements had to be looked up, the rest goes
+    to :func:`gather_pairs` (uniformly random bytes: 2x slower by the formula)."""
     n = x.size
     stop = (n - 1) // _SCALED_W * _SCALED_W if n > 0 else 0
     first = min(stop, _SCALED_PROBE)
@@ -356,7 +356,7 @@ def _sums32(typingctx, spec, table, x, y, out, n, form):  # type: ignore[no-unty
         coded = splat(b_.icmp_signed("!=", fields[2], ir.Constant(i64, 0)),
                       ir.VectorType(i1, 32))
         negate, cap = (splat(b_.trunc(f, i16), vw) for f in fields[3:])
-        unpack = []  # (each byte as the high byte of a 16-bit lane, lanes 0-7 + 16-23, 8-15 + 24-31)
+        unpack = []  # each byte as a 16-bit lane's high byte (lanes 0-7 + 16-23, 8-15 + 24-31)
         for first in (0, 8):
             unpack.append(ir.Constant(ir.VectorType(i32, 32), [
                 k for half in (0, 16) for j in range(8) for k in (32, half + first + j)]))
@@ -438,6 +438,17 @@ def exact_sums(spec, table, x, y, out, form):  # type: ignore[no-untyped-def]
         done = 0
     for i in range(done, x.size):
         out[i] = table[(np.uint16(x[i]) << np.uint16(8)) | np.uint16(y[i])]
+
+
+@nb.njit(**_JIT)
+def sign_but_zero(x, out, sign, flip):  # type: ignore[no-untyped-def]
+    """``out[i]`` = ``x[i]`` with its ``sign`` bit flipped (``flip``: negate) or cleared (abs)
+    where its magnitude is not zero: negate and abs of a FNUZ format, whose 0x80 is its NaN
+    (numpy's three passes for it took 1.9x float32's abs; LLVM vectorises this one)."""
+    for i in range(x.size):
+        v = x[i]
+        bit = sign if (v & ~sign) != 0 else x.dtype.type(0)
+        out[i] = v ^ bit if flip else v & ~bit
 
 
 @intrinsic

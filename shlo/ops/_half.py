@@ -38,8 +38,8 @@ from ._lazy import Once
 
 __all__ = ["MIN_SIZE", "half_format", "available", "jit_allowed", "jit_suspended", "loops",
            "numpy_only", "binary", "widen", "narrow", "gather", "gather_pairs", "memory_order",
-           "memory_order2", "in_order", "select", "narrow_by_table", "compare", "max_min",
-           "tree_reduce"]
+           "memory_order2", "in_order", "select", "narrow_by_table", "sign_but_zero", "compare",
+           "max_min", "tree_reduce"]
 
 Fn = Callable[..., Any]
 
@@ -279,6 +279,19 @@ def select(pred: Any, on_true: Any, on_false: Any) -> np.ndarray | None:
             out.reshape(-1).view(u))
     _pool.split(mod.select_bits, flat, PIECE)
     return in_order(out, perm)
+
+
+def sign_but_zero(x: np.ndarray, sign: int, flip: bool) -> np.ndarray | None:
+    """The unsigned ``x`` with its ``sign`` bit flipped (``flip``) or cleared where the rest
+    is not zero (``_bytes_jit.sign_but_zero``: FNUZ negate and abs), or None (small, no
+    loops)."""
+    if x.size < MIN_SIZE:
+        return None
+    mod = loops()
+    if mod is None:
+        return None
+    s = x.dtype.type(sign)
+    return _unary(lambda b, o: mod.sign_but_zero(b, o, s, flip), x, x.dtype, x.dtype, x.dtype)
 
 
 def narrow_by_table(table: np.ndarray, shift: int, x: Any, dt: Any) -> np.ndarray | None:

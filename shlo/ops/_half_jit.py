@@ -32,12 +32,12 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from ._bytes_jit import (_JIT, SCALED, SCALED_SPEC, SUM_FORMS, exact_sums, gather16, gather_pairs,
-                         narrow_by_table, nibble_pairs, scaled_pairs, tree_pairs)
+                         narrow_by_table, nibble_pairs, scaled_pairs, sign_but_zero, tree_pairs)
 
 __all__ = ["f16_to_f32", "f32_to_f16", "bf16_to_f32", "f32_to_bf16", "BINARY", "gather16",
            "gather_pairs", "nibble_pairs", "scaled_pairs", "exact_sums", "SUM_FORMS", "SCALED",
            "SCALED_SPEC", "select_bits", "narrow_by_table", "compare_keys", "MAX_MIN", "DIRECTIONS",
-           "tree16", "tree_pairs"]
+           "tree16", "tree_pairs", "sign_but_zero"]
 
 @intrinsic
 def _h2f(typingctx, h):  # type: ignore[no-untyped-def]
@@ -409,7 +409,8 @@ def _pair_sums_f16(typingctx, words, dst, h):  # type: ignore[no-untyped-def]
             else:  # pragma: no cover - AVX2 machines take the branch above
                 a = builder.shuffle_vector(f, f, lanes(0, 2, 4, 6, 8, 10, 12, 14))
                 b = builder.shuffle_vector(f, f, lanes(1, 3, 5, 7, 9, 11, 13, 15))
-                a_nan, b_nan = builder.fcmp_unordered("uno", a, a), builder.fcmp_unordered("uno", b, b)
+                a_nan = builder.fcmp_unordered("uno", a, a)
+                b_nan = builder.fcmp_unordered("uno", b, b)
                 pick = builder.bitcast(builder.select(b_nan, b, a), ir.VectorType(i32, 8))
                 quiet = builder.bitcast(builder.or_(pick, ir.Constant(ir.VectorType(i32, 8),
                                                                       [0x400000] * 8)), v8f)

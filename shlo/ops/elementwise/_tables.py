@@ -202,6 +202,9 @@ def by_sign_bit(key: str, careful: Fn, dt: Any, flip: bool) -> Fn | None:
         return op(b, bit)
 
     def but_zero(b: np.ndarray) -> np.ndarray:  # the sign bit of nonzero magnitudes only
+        fast = _half.sign_but_zero(b, int(sign), flip)
+        if fast is not None:
+            return fast
         nonzero = np.not_equal(np.bitwise_and(b, ~sign), 0)
         return np.bitwise_xor(b, np.multiply(nonzero, sign, dtype=u)) if flip else \
             np.bitwise_and(b, np.bitwise_or(~sign, np.multiply(~nonzero, sign, dtype=u)))
