@@ -20,7 +20,8 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 __all__ = ["gather16", "gather_pairs", "nibble_pairs", "scaled_pairs", "exact_sums", "SUM_FORMS",
-           "SCALED", "SCALED_SPEC", "narrow_by_table", "sign_but_zero", "tree_pairs"]
+           "SCALED", "SCALED_SPEC", "narrow_by_table", "sign_but_zero", "widen_bytes",
+           "tree_pairs"]
 
 _JIT = dict(cache=True, nogil=True, error_model="numpy", boundscheck=False)
 
@@ -438,6 +439,79 @@ def exact_sums(spec, table, x, y, out, form):  # type: ignore[no-untyped-def]
         done = 0
     for i in range(done, x.size):
         out[i] = table[(np.uint16(x[i]) << np.uint16(8)) | np.uint16(y[i])]
+
+
+@intrinsic
+def _widened16(typingctx, spec, table, x, out, n):  # type: ignore[no-untyped-def]
+    """:func:`widen_bytes` on the first ``n - n % 16`` elements, 16 at a time. Returns how many
+    it did."""
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        sp, ts, xs, os_ = (context.make_array(t)(context, builder, a)
+                           for t, a in zip(signature.args[:4], args[:4]))
+        b_ = builder
+        i8, i16, i32 = ir.IntType(8), ir.IntType(16), ir.IntType(32)
+        vb, vw, vi = ir.VectorType(i8, 16), ir.VectorType(i16, 16), ir.VectorType(i32, 16)
+        vf, vh = ir.VectorType(ir.FloatType(), 16), ir.VectorType(ir.HalfType(), 16)
+        zeros = ir.Constant(vi, [0] * 16)
+
+        def splat(v: Any, vt: Any) -> Any:
+            u = ir.Constant(vt, ir.Undefined)
+            return b_.shuffle_vector(b_.insert_element(u, v, ir.Constant(i32, 0)), u, zeros)
+
+        fields = [b_.load(b_.gep(sp.data, [ir.Constant(i32, j)])) for j in range(6)]
+        magmask, special_min, nan_code = (splat(b_.trunc(f, i8), vb) for f in fields[:3])
+        coded = splat(b_.icmp_signed("!=", fields[3], ir.Constant(fields[3].type, 0)),
+                      ir.VectorType(ir.IntType(1), 16))
+        shift = splat(b_.trunc(fields[4], i16), vw)
+        scale = splat(b_.bitcast(b_.trunc(fields[5], i32), ir.FloatType()), vf)
+        n = args[4]
+        end = b_.and_(n, ir.Constant(n.type, ~15))
+        with cgutils.for_range_slice(b_, ir.Constant(n.type, 0), end,
+                                     ir.Constant(n.type, 16)) as (i, _):
+            v = b_.load(b_.bitcast(b_.gep(xs.data, [i]), vb.as_pointer()), align=1)
+            mag = b_.and_(v, magmask)
+            special = b_.or_(b_.icmp_unsigned(">=", mag, special_min),
+                             b_.and_(coded, b_.icmp_unsigned("==", v, nan_code)))
+            # sign << 15 | magnitude << (10 - M): the f16 of the value times 2^(bias - 15)
+            # (ml_dtypes: any bit above the magnitude is the sign)
+            h = b_.or_(b_.shl(b_.zext(mag, vw), shift),
+                       b_.select(b_.icmp_unsigned(">", v, magmask), ir.Constant(vw, [0x8000] * 16),
+                                 ir.Constant(vw, [0] * 16)))
+            f = b_.fmul(b_.fpext(b_.bitcast(h, vh), vf), scale)  # exact: a power of two
+            b_.store(b_.bitcast(f, vi), b_.bitcast(b_.gep(os_.data, [i]), vi.as_pointer()),
+                     align=4)
+            mask = b_.zext(b_.bitcast(special, ir.IntType(16)), i32)
+            with b_.if_then(b_.icmp_unsigned("!=", mask, ir.Constant(i32, 0)), likely=False):
+                left = cgutils.alloca_once_value(b_, mask)  # its lanes, from the table
+                cttz = cgutils.get_or_insert_function(
+                    b_.module, ir.FunctionType(i32, [i32, ir.IntType(1)]), "llvm.cttz.i32")
+                with cgutils.loop_nest(b_, [ir.Constant(i32, 16)], i32):
+                    cur = b_.load(left)
+                    with b_.if_then(b_.icmp_unsigned("!=", cur, ir.Constant(i32, 0))):
+                        at = b_.add(i, b_.zext(b_.call(cttz, [cur, ir.Constant(ir.IntType(1), 1)]),
+                                               n.type))
+                        code = b_.zext(b_.load(b_.gep(xs.data, [at])), ir.IntType(64))
+                        b_.store(b_.load(b_.gep(ts.data, [code])), b_.gep(os_.data, [at]))
+                        b_.store(b_.and_(cur, b_.sub(cur, ir.Constant(i32, 1))), left)
+        return end
+
+    ok = all(isinstance(t, types.Array) and t.layout == "C" for t in (spec, table, x, out)) and \
+        spec.dtype == types.int64 and table.dtype == types.uint32 and \
+        x.dtype == types.uint8 and out.dtype == types.uint32
+    return (types.intp(spec, table, x, out, n), codegen) if ok else None
+
+
+@nb.njit(**_JIT)
+def widen_bytes(spec, table, x, out):  # type: ignore[no-untyped-def]
+    """``out[i] = table[x[i]]`` for the float32 bits ``table`` of a one-byte format's values,
+    computed in AVX2 registers: the byte's bits placed as an f16's (sign << 15 | magnitude <<
+    (10 - M): the value times 2^(bias - 15), subnormals included), widened (vcvtph2ps) and
+    scaled by 2^(15 - bias) (``spec[5]``, float32 bits). Lanes of a NaN or infinity
+    (magnitudes from ``spec[1]`` on, the pattern ``spec[2]`` when ``spec[3]``) are read from
+    ``table``; ``spec[0]`` is the magnitude mask, ``spec[4]`` is 10 - M. The caller checks it
+    against ``table`` on every byte."""
+    for i in range(_widened16(spec, table, x, out, x.size), x.size):
+        out[i] = table[x[i]]
 
 
 @nb.njit(**_JIT)

@@ -223,9 +223,13 @@ def narrow(x: Any, dt: Any) -> np.ndarray | None:
     return _unary(mod.f32_to_f16 if fmt == "f16" else mod.f32_to_bf16, x, F32, dt, _U16)
 
 
-def gather(table: np.ndarray, index: Any) -> np.ndarray | None:
+def gather(table: np.ndarray, index: Any,
+           via: Callable[[np.ndarray, np.ndarray], Any] | None = None) -> np.ndarray | None:
     """``table[index]`` for a table of 1-, 2-, 4- or 8-byte entries and uint8/uint16 indices,
-    or None (small, no loops): numpy's take first converts the indices to intp."""
+    or None (small, no loops): numpy's take first converts the indices to intp. ``via``: a
+    compiled loop ``(index, out)`` on flat pieces (``out`` as unsigned ints of the entries'
+    size) that computes the entries in registers (``elementwise/_pair_forms.py``, checked
+    there), else the compiled lookup."""
     index = np.asarray(index)
     if index.size < MIN_SIZE or table.dtype.itemsize not in (1, 2, 4, 8) or \
             index.dtype not in (_U8, _U16):
@@ -235,7 +239,8 @@ def gather(table: np.ndarray, index: Any) -> np.ndarray | None:
         return None
     u = np.dtype(f"u{table.dtype.itemsize}")
     t = table.view(u)
-    return _unary(lambda i, o: mod.gather16(t, i, o), index, index.dtype, table.dtype, u)
+    return _unary(via or (lambda i, o: mod.gather16(t, i, o)), index, index.dtype, table.dtype,
+                  u)
 
 
 def gather_pairs(table: np.ndarray, x: Any, y: Any,

@@ -32,12 +32,13 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from ._bytes_jit import (_JIT, SCALED, SCALED_SPEC, SUM_FORMS, exact_sums, gather16, gather_pairs,
-                         narrow_by_table, nibble_pairs, scaled_pairs, sign_but_zero, tree_pairs)
+                         narrow_by_table, nibble_pairs, scaled_pairs, sign_but_zero, tree_pairs,
+                         widen_bytes)
 
 __all__ = ["f16_to_f32", "f32_to_f16", "bf16_to_f32", "f32_to_bf16", "BINARY", "gather16",
            "gather_pairs", "nibble_pairs", "scaled_pairs", "exact_sums", "SUM_FORMS", "SCALED",
            "SCALED_SPEC", "select_bits", "narrow_by_table", "compare_keys", "MAX_MIN", "DIRECTIONS",
-           "tree16", "tree_pairs", "sign_but_zero"]
+           "tree16", "tree_pairs", "sign_but_zero", "widen_bytes"]
 
 @intrinsic
 def _h2f(typingctx, h):  # type: ignore[no-untyped-def]

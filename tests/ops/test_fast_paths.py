@@ -628,6 +628,40 @@ def test_sums_in_registers_equal_ml_dtypes(t, op):
                 lambda a, b, o: mod.exact_sums(spec, table, a, b, o, 0x83), table) == ok
 
 
+@pytest.mark.parametrize("t", ["f8E4M3FN", "f8E5M2", "f8E4M3", "f8E4M3FNUZ", "f8E5M2FNUZ",
+                               "f8E4M3B11FNUZ", "f8E3M4", "f8E8M0FNU", "f6E2M3FN", "f6E3M2FN",
+                               "f4E2M1FN"])
+def test_widening_in_registers_equals_ml_dtypes(t):
+    """convert of a one-byte float to f32 in registers (``_bytes_jit.widen_bytes``: the bits
+    placed as an f16's, widened, scaled): ml_dtypes' cast, bit for bit, on every byte (NaNs,
+    infinities, zeros, f6/f4 bytes with spare high bits) at lengths around the 16-lane blocks;
+    accepted for every format but f8E5M2FNUZ (its top binade is an f16 infinity) and
+    f8E8M0FNU (no sign, no mantissa); a table with one wrong entry is rejected."""
+    from shlo.ops.elementwise import _pair_forms, _tables
+    from shlo.types import element_type
+
+    _scaled_loops()
+    dt = element_type(t).dtype
+    every = np.arange(256, dtype=np.uint8)
+    for n in (4096, 4111, 5000):
+        x = np.resize(every, n).view(dt)
+        text = f"""func.func @main(%x: tensor<{n}x{t}>) -> tensor<{n}xf32> {{
+  %0 = stablehlo.convert %x : (tensor<{n}x{t}>) -> tensor<{n}xf32>
+  return %0 : tensor<{n}xf32>
+}}"""
+        got = np.asarray(shlo.run(text, x)[0])
+        with np.errstate(all="ignore"):
+            want = x.astype(np.float32)
+        np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+    key = "convert to f32"
+    form = _pair_forms._WIDENINGS.get((key, dt))
+    assert (form is None) == (t in ("f8E5M2FNUZ", "f8E8M0FNU"))
+    if form is not None:
+        wrong = np.array(_tables._TABLES[(key, dt)])
+        wrong.view(np.uint32)[0x21] ^= 1
+        assert _pair_forms.widening_form("wrong", dt, wrong) is None
+
+
 def test_factored_products_check_rejects_a_wrong_spec():
     """The check of a factoring against its table (every pair) rejects one wrong entry of the
     significand table, and a wrong exponent offset."""

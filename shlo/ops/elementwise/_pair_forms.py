@@ -1,8 +1,11 @@
-"""Binary tables of the one-byte float formats computed in AVX2 registers instead of read.
+"""Tables of the one-byte float formats computed in AVX2 registers instead of read.
 
-A 256 x 256 lookup costs ~1.2 cycles per element on this project's machine whatever the loop
+A lookup costs ~1.2 cycles per element on this project's machine whatever the loop
 (docs/performance.md, "Issue 17, stop 30"), about twice a float32 kernel's time. Where a table
 has a form that registers compute, that form runs instead (``_bytes_jit``):
+
+* the widening to float32 (``convert``): the bits placed as an f16's, widened and scaled
+  (``widen_bytes``);
 
 * f4 (16 codes): its 16 x 16 table of codes as 16 byte shuffles (``nibble_pairs``);
 * sums and differences of f6/f8 formats with 2-4 mantissa bits: in f16/f32 arithmetic, the
@@ -10,8 +13,9 @@ has a form that registers compute, that form runs instead (``_bytes_jit``):
 * products and quotients of formats with 1-3 mantissa bits: the factoring by exponents
   (``scaled_pairs``, :func:`scaled_form`).
 
-Each form is compared with its table on all 65,536 pairs before it is used, once per (op,
-dtype); a form that differs anywhere is dropped and the table is read. Same table, same
+Each form is compared with its table on every entry (all 65,536 pairs of a binary table)
+before it is used, once per (op, dtype); a form that differs anywhere is dropped and the table
+is read. Same table, same
 results. docs/semantics/elementwise.md ("Narrow floats").
 """
 
@@ -24,7 +28,7 @@ import numpy as np
 from ...dtypes import is_ml_float
 from .. import _half
 
-__all__ = ["register_form", "scaled_form"]
+__all__ = ["register_form", "widening_form", "scaled_form"]
 
 Loop = Callable[[np.ndarray, np.ndarray, np.ndarray], Any]
 """``loop(x, y, out)`` on flat uint8 bit patterns."""
@@ -51,6 +55,44 @@ def register_form(key: str, dt: np.dtype, table: np.ndarray) -> Loop | None:
                     break
         _FORMS.setdefault((key, dt), found)
     return _FORMS[(key, dt)]
+
+
+_WIDENINGS: dict[tuple[str, np.dtype], Callable[[np.ndarray, np.ndarray], Any] | None] = {}
+
+
+def widening_form(key: str, dt: np.dtype, table: np.ndarray
+                  ) -> Callable[[np.ndarray, np.ndarray], Any] | None:
+    """The loop ``(codes, out)`` computing the float32 ``table`` of one-byte ``dt`` (a
+    conversion's) in registers (``_bytes_jit.widen_bytes``), if it gives every entry; made once
+    per (key, dtype); None (another table, no form, no compiled loops)."""
+    if table.dtype != np.float32 or _format(dt) is None:
+        return None
+    if (key, dt) not in _WIDENINGS:
+        mod = _half.loops()
+        if mod is None:
+            return None
+        found = None
+        info = _format(dt)
+        m, bits, bias = int(info.nmant), int(info.bits), 1 - int(info.minexp)
+        if mod.SCALED and m >= 1:
+            magnitude = (1 << (bits - 1)) - 1
+            values = table.view(np.float32)
+            special = ~np.isfinite(values[:magnitude + 1])
+            fnuz = bool(np.isnan(values[magnitude + 1]))  # (its 0x80 is the NaN, with no -0)
+            spec = np.array([magnitude, np.argmax(special) if special.any() else 0xFF,
+                             magnitude + 1, int(fnuz), 10 - m,
+                             int(np.float32(2.0 ** (15 - bias)).view(np.uint32))], np.int64)
+            t = table.view(np.uint32)
+
+            def loop(codes: np.ndarray, out: np.ndarray) -> None:
+                mod.widen_bytes(spec, t, codes, out)
+
+            every = np.tile(np.arange(256, dtype=np.uint8), 16)  # (the vector loop's blocks)
+            got = np.empty(every.size, np.uint32)
+            loop(every, got)
+            found = loop if np.array_equal(got, t[every]) else None
+        _WIDENINGS.setdefault((key, dt), found)
+    return _WIDENINGS[(key, dt)]
 
 
 def agrees(loop: Loop, table: np.ndarray) -> bool:

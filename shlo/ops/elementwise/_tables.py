@@ -28,7 +28,7 @@ import numpy as np
 from ...dtypes import F16, is_ml_float, uint_of_size
 from .. import _half
 from .._half import gather, gather_pairs
-from ._pair_forms import register_form
+from ._pair_forms import register_form, widening_form
 
 __all__ = ["tabled_unary", "tabled_binary", "table_eligible", "tabled_narrowing", "by_sign_bit",
            "binary_table", "compare_form"]
@@ -75,7 +75,8 @@ def tabled_unary(key: str, careful: Fn, dt: Any, out: Any = None) -> Fn | None:
 
     def run(x: Any) -> Any:
         bits = np.asarray(x).view(u)
-        fast = gather(table, bits)  # compiled: no intp copy of the indices
+        via = widening_form(key, dt, table) if bits.size >= _half.MIN_SIZE else None
+        fast = gather(table, bits, via)  # compiled: no intp copy of the indices
         return np.take(table, bits) if fast is None else fast
 
     return run
