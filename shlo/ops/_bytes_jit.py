@@ -19,7 +19,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-__all__ = ["gather16", "gather_pairs", "nibble_pairs", "scaled_pairs", "exact_sums", "SUM_FORMS",
+__all__ = ["gather16", "gather_pairs", "nibble_pairs", "scaled_pairs", "exact_arithmetic", "ARITH_FORMS",
            "SCALED", "SCALED_SPEC", "narrow_by_table", "sign_but_zero", "widen_bytes",
            "tree_pairs"]
 
@@ -319,18 +319,19 @@ def _look_up_lanes(b_: Any, mask: Any, i: Any, ts: Any, xs: Any, ys: Any, os_: A
                 b_.store(b_.and_(cur, b_.sub(cur, ir.Constant(i32, 1))), left)
 
 
-SUM_FORMS = (0x62, 0x63, 0x82, 0x83, 0x84)
-"""The (bits << 4) | M of the formats :func:`exact_sums` compiles a loop for: f6 and f8 with
-2-4 mantissa bits."""
+ARITH_FORMS = (0x62, 0x63, 0x82, 0x83, 0x84, 0x162, 0x163)
+"""The op << 8 | bits << 4 | M that :func:`exact_arithmetic` compiles a loop for: sums (op 0)
+of f6 and f8 formats with 2-4 mantissa bits, products (op 1) of f6 formats (f8 products have
+their factoring by exponents, faster; quotients gained nothing: vdivps)."""
 
 
 @intrinsic(prefer_literal=True)
-def _sums32(typingctx, spec, table, x, y, out, n, form):  # type: ignore[no-untyped-def]
-    """:func:`exact_sums` on the first ``n - n % 32`` elements, 32 at a time, for the literal
-    ``form`` (:data:`SUM_FORMS`). Returns how many it did."""
-    if not isinstance(form, types.IntegerLiteral) or form.literal_value not in SUM_FORMS:
+def _arith32(typingctx, spec, table, x, y, out, n, form):  # type: ignore[no-untyped-def]
+    """:func:`exact_arithmetic` on the first ``n - n % 32`` elements, 32 at a time, for the
+    literal ``form`` (:data:`ARITH_FORMS`). Returns how many it did."""
+    if not isinstance(form, types.IntegerLiteral) or form.literal_value not in ARITH_FORMS:
         return None
-    bits, m = form.literal_value >> 4, form.literal_value & 15
+    op, bits, m = form.literal_value >> 8, form.literal_value >> 4 & 15, form.literal_value & 15
     magmask, shift = (1 << (bits - 1)) - 1, 10 - m
 
     def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
@@ -352,11 +353,12 @@ def _sums32(typingctx, spec, table, x, y, out, n, form):  # type: ignore[no-unty
         def c(v: int) -> Any:
             return ir.Constant(vb, [v] * 32)
 
-        fields = [b_.load(b_.gep(sp.data, [ir.Constant(i32, k)])) for k in range(5)]
+        fields = [b_.load(b_.gep(sp.data, [ir.Constant(i32, k)])) for k in range(6)]
         special_min, nan_code = (splat(b_.trunc(f, i8), vb) for f in fields[:2])
         coded = splat(b_.icmp_signed("!=", fields[2], ir.Constant(i64, 0)),
                       ir.VectorType(i1, 32))
-        negate, cap = (splat(b_.trunc(f, i16), vw) for f in fields[3:])
+        negate, cap = (splat(b_.trunc(f, i16), vw) for f in fields[3:5])
+        scale = splat(b_.trunc(fields[5], i32), ir.VectorType(i32, 16))
         unpack = []  # each byte as a 16-bit lane's high byte (lanes 0-7 + 16-23, 8-15 + 24-31)
         for first in (0, 8):
             unpack.append(ir.Constant(ir.VectorType(i32, 32), [
@@ -387,9 +389,12 @@ def _sums32(typingctx, spec, table, x, y, out, n, form):  # type: ignore[no-unty
                 ha, hb = (b_.and_(b_.ashr(b_.bitcast(b_.shuffle_vector(v, c(0), order), vw),
                                           w(m - 2)), w(0x8000 | magmask << shift))
                           for v in codes)
-                total = b_.fadd(b_.fpext(b_.bitcast(ha, vh), vf),
-                                b_.fpext(b_.bitcast(b_.xor(hb, negate), vh), vf))
-                h = b_.bitcast(b_.fptrunc(total, vh), vw)  # (exact, or innocuous: exact_sums)
+                fa, fb = (b_.fpext(b_.bitcast(v, vh), vf) for v in (ha, b_.xor(hb, negate)))
+                if op == 0:
+                    total = b_.fadd(fa, fb)
+                else:  # both scaled by 2^(bias - 15): the product scaled back (exact)
+                    total = b_.fmul(b_.fmul(fa, fb), b_.bitcast(scale, vf))
+                h = b_.bitcast(b_.fptrunc(total, vh), vw)  # (exact, or innocuous: exact_arithmetic)
                 mag = b_.and_(h, w(0x7FFF))
                 lsb = b_.and_(b_.lshr(mag, w(shift)), w(1))
                 code = b_.lshr(b_.add(b_.add(mag, w((1 << (shift - 1)) - 1)), lsb), w(shift))
@@ -410,31 +415,37 @@ def _sums32(typingctx, spec, table, x, y, out, n, form):  # type: ignore[no-unty
 
 
 @nb.njit(**_JIT)
-def exact_sums(spec, table, x, y, out, form):  # type: ignore[no-untyped-def]
+def exact_arithmetic(spec, table, x, y, out, form):  # type: ignore[no-untyped-def]
     """``out[i] = table[x[i] * 256 + y[i]]`` where ``table`` is a sum or difference of a
-    6- or 8-bit float format with M = 2-4 mantissa bits (``form`` = bits << 4 | M), computed
-    in AVX2 registers: each operand's bits placed as an f16's (sign << 15 | magnitude <<
-    (10 - M): its value times 2^(bias - 15), subnormals included, as both formats' exponent
-    field 0 is their subnormal binade), widened to f32 (vcvtph2ps), added (for a difference
-    the second's sign flipped), rounded to f16 (vcvtps2ph) and then to M bits on the integer
-    bits, ties to even, the magnitude capped. The f32 sum is exact (f8E5M2's largest spans
-    excepted, where it rounds) and a rounding to 11 then to M + 1 <= 5 bits is the single
-    rounding (11 >= 2(M + 1) + 1: the double-rounding theorem), so this is the careful result;
-    the caller checks it against the table on every pair all the same. Lanes with a NaN or an
-    infinity operand (``spec``: magnitudes from ``spec[0]`` on, the pattern ``spec[1]`` when
-    ``spec[2]``) are looked up in ``table``; ``spec[3]`` is 0x8000 for a difference, ``spec[4]``
-    the cap: the overflow code (a NaN, the infinity, f6's largest finite). 1e6 f8E4M3FN sums:
-    405 -> 330 us."""
+    6- or 8-bit float format with M = 2-4 mantissa bits, or a product of an f6 format
+    (``form``, one of :data:`ARITH_FORMS`), computed in AVX2 registers: each operand's bits
+    placed as an f16's (sign << 15 | magnitude << (10 - M): its value times 2^(bias - 15),
+    subnormals included, as both formats' exponent field 0 is their subnormal binade),
+    widened to f32 (vcvtph2ps), added (for a difference the second's sign flipped) or
+    multiplied and scaled back (``spec[5]``, float32 bits of 2^(15 - bias)), rounded to f16
+    (vcvtps2ph) and then to M bits on the integer bits, ties to even, the magnitude capped.
+    The f32 result is exact (f8E5M2's widest sums excepted, where it rounds) and a rounding to
+    11 then to M + 1 <= 5 bits is the single rounding (11 >= 2(M + 1) + 1: the double-rounding
+    theorem), so this is the careful result; the caller checks it against the table on every
+    pair all the same. Lanes with a NaN or an infinity operand (``spec``: magnitudes from
+    ``spec[0]`` on, the pattern ``spec[1]`` when ``spec[2]``; f6 has neither) are looked up in
+    ``table``; ``spec[3]`` is 0x8000 for a difference, ``spec[4]`` the cap: the overflow code
+    (a NaN, the infinity, f6's largest finite). 1e6 f8E4M3FN sums: 405 -> 330 us; f6E2M3FN
+    products 409 -> 357 us."""
     if form == 0x83:
-        done = _sums32(spec, table, x, y, out, x.size, 0x83)
+        done = _arith32(spec, table, x, y, out, x.size, 0x83)
     elif form == 0x82:
-        done = _sums32(spec, table, x, y, out, x.size, 0x82)
+        done = _arith32(spec, table, x, y, out, x.size, 0x82)
     elif form == 0x84:
-        done = _sums32(spec, table, x, y, out, x.size, 0x84)
+        done = _arith32(spec, table, x, y, out, x.size, 0x84)
     elif form == 0x63:
-        done = _sums32(spec, table, x, y, out, x.size, 0x63)
+        done = _arith32(spec, table, x, y, out, x.size, 0x63)
     elif form == 0x62:
-        done = _sums32(spec, table, x, y, out, x.size, 0x62)
+        done = _arith32(spec, table, x, y, out, x.size, 0x62)
+    elif form == 0x163:
+        done = _arith32(spec, table, x, y, out, x.size, 0x163)
+    elif form == 0x162:
+        done = _arith32(spec, table, x, y, out, x.size, 0x162)
     else:
         done = 0
     for i in range(done, x.size):

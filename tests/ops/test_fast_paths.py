@@ -598,13 +598,14 @@ def test_f4_pairs_in_registers_equal_ml_dtypes(op):
 
 @pytest.mark.parametrize("t", ["f8E4M3FN", "f8E5M2", "f8E4M3", "f8E4M3FNUZ", "f8E5M2FNUZ",
                                "f8E4M3B11FNUZ", "f8E3M4", "f6E2M3FN", "f6E3M2FN"])
-@pytest.mark.parametrize("op", ["add", "subtract"])
+@pytest.mark.parametrize("op", ["add", "subtract", "multiply"])
 def test_sums_in_registers_equal_ml_dtypes(t, op):
-    """Sums and differences of one-byte floats in f16/f32 arithmetic
-    (``_bytes_jit.exact_sums``): the same bits as ml_dtypes' arithmetic on every pair (NaN and
-    infinity operands looked up, overflow, zeros of both signs, f6 bytes with spare high
-    bits), on normal-distributed values and at lengths around the 32-lane blocks; accepted
-    for every format but f8E5M2FNUZ, whose largest exponent is no finite f16's."""
+    """Sums and differences of one-byte floats, products of f6 ones, in f16/f32 arithmetic
+    (``_bytes_jit.exact_arithmetic``): the same bits as ml_dtypes' arithmetic on every pair
+    (NaN and infinity operands looked up, overflow, zeros of both signs, f6 bytes with spare
+    high bits), on normal-distributed values and at lengths around the 32-lane blocks;
+    accepted for every format but f8E5M2FNUZ, whose largest exponent is no finite f16's (f8
+    products take their factoring by exponents)."""
     from shlo.ops.elementwise import _pair_forms
 
     mod = _scaled_loops()
@@ -616,16 +617,22 @@ def test_sums_in_registers_equal_ml_dtypes(t, op):
         text = _PAIR_PROGRAM.format(n=x.size, t=t, op=op)
         _both_paths(lambda: [np.asarray(shlo.run(text, x, y))])
     form = _pair_forms._FORMS[(f"stablehlo.{op}", dt)]
+    if op == "multiply":  # (only f6 products have this form)
+        arithmetic = _pair_forms._arithmetic_form(f"stablehlo.{op}", dt,
+                                                  np.zeros(1 << 16, np.uint8), mod)
+        assert (arithmetic is not None) == t.startswith("f6")
+        if arithmetic is None:
+            return
     assert (form is None) == (t == "f8E5M2FNUZ")
     if t == "f8E4M3FN":  # a wrong overflow code is caught by the check
         from shlo.ops.elementwise import _tables
 
         table = _tables._TABLES[(f"stablehlo.{op}", dt)].view(np.uint8)
-        spec = np.array([0x7F, 0x80, 0, 0x8000 if op == "subtract" else 0, 0x7F], np.int64)
+        spec = np.array([0x7F, 0x80, 0, 0x8000 if op == "subtract" else 0, 0x7F, 0], np.int64)
         for cap, ok in ((0x7F, True), (0x7E, False)):
             spec[4] = cap
             assert _pair_forms.agrees(
-                lambda a, b, o: mod.exact_sums(spec, table, a, b, o, 0x83), table) == ok
+                lambda a, b, o: mod.exact_arithmetic(spec, table, a, b, o, 0x83), table) == ok
 
 
 @pytest.mark.parametrize("t", ["f8E4M3FN", "f8E5M2", "f8E4M3", "f8E4M3FNUZ", "f8E5M2FNUZ",

@@ -8,8 +8,8 @@ has a form that registers compute, that form runs instead (``_bytes_jit``):
   (``widen_bytes``);
 
 * f4 (16 codes): its 16 x 16 table of codes as 16 byte shuffles (``nibble_pairs``);
-* sums and differences of f6/f8 formats with 2-4 mantissa bits: in f16/f32 arithmetic, the
-  operands' bits placed as f16's (``exact_sums``);
+* sums and differences of f6/f8 formats with 2-4 mantissa bits, products of f6 formats: in
+  f16/f32 arithmetic, the operands' bits placed as f16's (``exact_arithmetic``);
 * products and quotients of formats with 1-3 mantissa bits: the factoring by exponents
   (``scaled_pairs``, :func:`scaled_form`).
 
@@ -48,7 +48,7 @@ def register_form(key: str, dt: np.dtype, table: np.ndarray) -> Loop | None:
             return None
         found = None
         if mod.SCALED and _format(dt) is not None:
-            for make in (_nibble_form, _sum_form, _factored_form):
+            for make in (_nibble_form, _arithmetic_form, _factored_form):
                 form = make(key, dt, table, mod)
                 if form is not None and agrees(form[0], table):
                     found = form[1]
@@ -123,14 +123,17 @@ def _nibble_form(key: str, dt: np.dtype, table: np.ndarray, mod: Any) -> Form:
     return loop, loop
 
 
-def _sum_form(key: str, dt: np.dtype, table: np.ndarray, mod: Any) -> Form:
-    """add/subtract of a 6- or 8-bit format with 2-4 mantissa bits in f16/f32 arithmetic
-    (``_bytes_jit.exact_sums``): its NaN and infinity operands looked up, its overflow code
+_ARITH_OPS = {"add": 0, "subtract": 0, "multiply": 1}
+
+
+def _arithmetic_form(key: str, dt: np.dtype, table: np.ndarray, mod: Any) -> Form:
+    """add/subtract (f6/f8 with 2-4 mantissa bits) and multiply (f6) in f16/f32 arithmetic
+    (``_bytes_jit.exact_arithmetic``): NaN and infinity operands looked up, the overflow code
     the cast's of a large float32 (a NaN, the infinity, f6's largest finite)."""
     op, info = key.rpartition(".")[2], _format(dt)
-    m, bits = int(info.nmant), int(info.bits)
-    form = bits << 4 | m
-    if op not in ("add", "subtract") or form not in mod.SUM_FORMS:
+    m, bits, bias = int(info.nmant), int(info.bits), 1 - int(info.minexp)
+    form = _ARITH_OPS.get(op, 15) << 8 | bits << 4 | m
+    if form not in mod.ARITH_FORMS:
         return None
     magnitude = (1 << (bits - 1)) - 1
     with np.errstate(all="ignore"):
@@ -139,12 +142,12 @@ def _sum_form(key: str, dt: np.dtype, table: np.ndarray, mod: Any) -> Form:
     special = ~np.isfinite(values[:magnitude + 1])
     fnuz = bool(np.isnan(values[magnitude + 1]))  # (its 0x80 is the NaN, with no -0)
     spec = np.array([np.argmax(special) if special.any() else 0xFF, magnitude + 1, int(fnuz),
-                     0x8000 if op == "subtract" else 0, over & (0xFF if fnuz else magnitude)],
-                    np.int64)
+                     0x8000 if op == "subtract" else 0, over & (0xFF if fnuz else magnitude),
+                     int(np.float32(2.0 ** (15 - bias)).view(np.uint32))], np.int64)
     t = table.view(np.uint8)
 
     def loop(a: np.ndarray, b: np.ndarray, o: np.ndarray) -> None:
-        mod.exact_sums(spec, t, a, b, o, form)
+        mod.exact_arithmetic(spec, t, a, b, o, form)
 
     return loop, loop
 
