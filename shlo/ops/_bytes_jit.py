@@ -92,7 +92,9 @@ def gather_pairs(table, x, y, out):  # type: ignore[no-untyped-def]
 
 SCALED = platform.machine().lower() in ("x86_64", "amd64") and \
     bool(llvm.get_host_cpu_features().get("avx2"))
-"""Whether :func:`scaled_pairs` runs here (it uses AVX2's byte shuffle, vpshufb)."""
+"""Whether the loops in AVX2 registers run here (:func:`scaled_pairs`, :func:`nibble_pairs`,
+:func:`exact_arithmetic`, :func:`widen_bytes`: byte shuffles, vpshufb, and F16C's
+conversions, which every AVX2 processor has)."""
 SCALED_SPEC = 140
 """Bytes of a :func:`scaled_pairs` spec: the mantissa table ``R`` in four 16-entry chunks,
 each twice (vpshufb looks up within 16-byte halves; 128 bytes), then 12 one-byte fields:

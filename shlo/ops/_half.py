@@ -358,7 +358,7 @@ _SCRATCH_KEPT = 64 << 20
 
 
 def _scratch(nbytes: int) -> np.ndarray:
-    """A uint8 buffer of ``nbytes`` (64-byte aligned) for the trees' intermediate levels, kept
+    """A uint8 buffer of ``nbytes`` (aligned as numpy allocates) for the trees' levels, kept
     per thread up to 64 MiB and reused: a fresh half-megabyte buffer is fresh pages whenever
     the allocator has handed its last one back, and their faults cost a 1e6-element f8 sum
     ~100-300 us inside ``shlo.run`` (its kernel alone: 375 us)."""
