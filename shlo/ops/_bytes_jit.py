@@ -9,7 +9,7 @@ these loops read it; a loop computes exactly the table's entries.
 from __future__ import annotations
 
 import platform
-from typing import Any
+from typing import Any, Callable
 
 import llvmlite.binding as llvm
 import numba as nb
@@ -303,22 +303,26 @@ def nibble_pairs(table, x, y, out):  # type: ignore[no-untyped-def]
         out[i] = table[(np.uint16(ca) << np.uint16(4)) | np.uint16(cb)]
 
 
-def _look_up_lanes(b_: Any, mask: Any, i: Any, ts: Any, xs: Any, ys: Any, os_: Any) -> None:
-    """IR: ``out[i + k] = table[x[i + k] * 256 + y[i + k]]`` for each set bit k of the i32
-    ``mask`` (none, most often: one branch)."""
-    i1, i32, i64 = ir.IntType(1), ir.IntType(32), ir.IntType(64)
+def _look_up_lanes(b_: Any, mask: Any, i: Any, lanes: int, index: Callable[[Any], Any],
+                   ts: Any, os_: Any) -> None:
+    """IR: ``out[i + k] = table[index(i + k)]`` for each set bit k of the i32 ``mask`` of a
+    block of ``lanes`` (none, most often: one branch)."""
+    i1, i32 = ir.IntType(1), ir.IntType(32)
     cttz = cgutils.get_or_insert_function(b_.module, ir.FunctionType(i32, [i32, i1]),
                                           "llvm.cttz.i32")
     with b_.if_then(b_.icmp_unsigned("!=", mask, ir.Constant(i32, 0)), likely=False):
         left = cgutils.alloca_once_value(b_, mask)
-        with cgutils.loop_nest(b_, [ir.Constant(i32, 32)], i32):
+        with cgutils.loop_nest(b_, [ir.Constant(i32, lanes)], i32):
             cur = b_.load(left)
             with b_.if_then(b_.icmp_unsigned("!=", cur, ir.Constant(i32, 0))):
                 at = b_.add(i, b_.zext(b_.call(cttz, [cur, ir.Constant(i1, 1)]), i.type))
-                xa, ya = (b_.zext(b_.load(b_.gep(v.data, [at])), i64) for v in (xs, ys))
-                index = b_.or_(b_.shl(xa, ir.Constant(i64, 8)), ya)
-                b_.store(b_.load(b_.gep(ts.data, [index])), b_.gep(os_.data, [at]))
+                b_.store(b_.load(b_.gep(ts.data, [index(at)])), b_.gep(os_.data, [at]))
                 b_.store(b_.and_(cur, b_.sub(cur, ir.Constant(i32, 1))), left)
+
+
+def _byte_at(b_: Any, v: Any, at: Any) -> Any:
+    """IR: the byte ``v[at]`` of an array as an i64."""
+    return b_.zext(b_.load(b_.gep(v.data, [at])), ir.IntType(64))
 
 
 ARITH_FORMS = (0x62, 0x63, 0x82, 0x83, 0x84, 0x162, 0x163)
@@ -407,7 +411,9 @@ def _arith32(typingctx, spec, table, x, y, out, n, form):  # type: ignore[no-unt
                      b_.bitcast(b_.gep(os_.data, [i]), vb.as_pointer()), align=1)
             if bits == 8:
                 _look_up_lanes(b_, b_.bitcast(b_.trunc(special, ir.VectorType(i1, 32)), i32),
-                               i, ts, xs, ys, os_)
+                               i, 32, lambda at: b_.or_(b_.shl(_byte_at(b_, xs, at),
+                                                               ir.Constant(i64, 8)),
+                                                        _byte_at(b_, ys, at)), ts, os_)
         return end
 
     ok = isinstance(spec, types.Array) and spec.dtype == types.int64 and all(
@@ -493,19 +499,8 @@ def _widened16(typingctx, spec, table, x, out, n):  # type: ignore[no-untyped-de
             f = b_.fmul(b_.fpext(b_.bitcast(h, vh), vf), scale)  # exact: a power of two
             b_.store(b_.bitcast(f, vi), b_.bitcast(b_.gep(os_.data, [i]), vi.as_pointer()),
                      align=4)
-            mask = b_.zext(b_.bitcast(special, ir.IntType(16)), i32)
-            with b_.if_then(b_.icmp_unsigned("!=", mask, ir.Constant(i32, 0)), likely=False):
-                left = cgutils.alloca_once_value(b_, mask)  # its lanes, from the table
-                cttz = cgutils.get_or_insert_function(
-                    b_.module, ir.FunctionType(i32, [i32, ir.IntType(1)]), "llvm.cttz.i32")
-                with cgutils.loop_nest(b_, [ir.Constant(i32, 16)], i32):
-                    cur = b_.load(left)
-                    with b_.if_then(b_.icmp_unsigned("!=", cur, ir.Constant(i32, 0))):
-                        at = b_.add(i, b_.zext(b_.call(cttz, [cur, ir.Constant(ir.IntType(1), 1)]),
-                                               n.type))
-                        code = b_.zext(b_.load(b_.gep(xs.data, [at])), ir.IntType(64))
-                        b_.store(b_.load(b_.gep(ts.data, [code])), b_.gep(os_.data, [at]))
-                        b_.store(b_.and_(cur, b_.sub(cur, ir.Constant(i32, 1))), left)
+            _look_up_lanes(b_, b_.zext(b_.bitcast(special, ir.IntType(16)), i32), i, 16,
+                           lambda at: _byte_at(b_, xs, at), ts, os_)  # NaN, infinity lanes
         return end
 
     ok = all(isinstance(t, types.Array) and t.layout == "C" for t in (spec, table, x, out)) and \
