@@ -65,34 +65,48 @@ def widening_form(key: str, dt: np.dtype, table: np.ndarray
     """The loop ``(codes, out)`` computing the float32 ``table`` of one-byte ``dt`` (a
     conversion's) in registers (``_bytes_jit.widen_bytes``), if it gives every entry; made once
     per (key, dtype); None (another table, no form, no compiled loops)."""
-    if table.dtype != np.float32 or _format(dt) is None:
+    found = _WIDENINGS.get((key, dt), _UNKNOWN)
+    if found is not _UNKNOWN:
+        return found  # type: ignore[return-value]
+    mod = _half.loops()
+    if mod is None:
         return None
-    if (key, dt) not in _WIDENINGS:
-        mod = _half.loops()
-        if mod is None:
-            return None
-        found = None
-        info = _format(dt)
-        m, bits, bias = int(info.nmant), int(info.bits), 1 - int(info.minexp)
-        if mod.SCALED and m >= 1:
-            magnitude = (1 << (bits - 1)) - 1
-            values = table.view(np.float32)
-            special = ~np.isfinite(values[:magnitude + 1])
-            fnuz = bool(np.isnan(values[magnitude + 1]))  # (its 0x80 is the NaN, with no -0)
-            spec = np.array([magnitude, np.argmax(special) if special.any() else 0xFF,
-                             magnitude + 1, int(fnuz), 10 - m,
-                             int(np.float32(2.0 ** (15 - bias)).view(np.uint32))], np.int64)
-            t = table.view(np.uint32)
+    info = _format(dt) if table.dtype == np.float32 else None
+    found = None
+    if mod.SCALED and info is not None and int(info.nmant) >= 1:
+        magnitude, special_min, fnuz = _codes(dt)
+        spec = np.array([magnitude, special_min, magnitude + 1, int(fnuz), 10 - int(info.nmant),
+                         _scale(15 - (1 - int(info.minexp)))], np.int64)
+        t = table.view(np.uint32)
 
-            def loop(codes: np.ndarray, out: np.ndarray) -> None:
-                mod.widen_bytes(spec, t, codes, out)
+        def loop(codes: np.ndarray, out: np.ndarray) -> None:
+            mod.widen_bytes(spec, t, codes, out)
 
-            every = np.tile(np.arange(256, dtype=np.uint8), 16)  # (the vector loop's blocks)
-            got = np.empty(every.size, np.uint32)
-            loop(every, got)
-            found = loop if np.array_equal(got, t[every]) else None
-        _WIDENINGS.setdefault((key, dt), found)
+        every = np.tile(np.arange(256, dtype=np.uint8), 16)  # (the vector loop's blocks)
+        got = np.empty(every.size, np.uint32)
+        loop(every, got)
+        found = loop if np.array_equal(got, t[every]) else None
+    _WIDENINGS.setdefault((key, dt), found)
     return _WIDENINGS[(key, dt)]
+
+
+_UNKNOWN = object()
+
+
+def _codes(dt: np.dtype) -> tuple[int, int, bool]:
+    """(the magnitude mask, the first magnitude code of a NaN or infinity or 0xFF, whether the
+    format's 0x80 is its one NaN (FNUZ: no -0)) of a signed one-byte format."""
+    magnitude = (1 << (int(_format(dt).bits) - 1)) - 1
+    with np.errstate(all="ignore"):
+        values = np.arange(magnitude + 2, dtype=np.uint8).view(dt).astype(np.float32)
+    special = ~np.isfinite(values[:magnitude + 1])
+    return (magnitude, int(np.argmax(special)) if special.any() else 0xFF,
+            bool(np.isnan(values[magnitude + 1])))
+
+
+def _scale(k: int) -> int:
+    """The float32 bits of 2^k."""
+    return int(np.float32(2.0 ** k).view(np.uint32))
 
 
 def agrees(loop: Loop, table: np.ndarray) -> bool:
@@ -135,15 +149,11 @@ def _arithmetic_form(key: str, dt: np.dtype, table: np.ndarray, mod: Any) -> For
     form = _ARITH_OPS.get(op, 15) << 8 | bits << 4 | m
     if form not in mod.ARITH_FORMS:
         return None
-    magnitude = (1 << (bits - 1)) - 1
+    magnitude, special_min, fnuz = _codes(dt)
     with np.errstate(all="ignore"):
-        values = np.arange(256, dtype=np.uint8).view(dt).astype(np.float32)
         over = int(np.array(np.float32(1e30)).astype(dt).view(np.uint8))
-    special = ~np.isfinite(values[:magnitude + 1])
-    fnuz = bool(np.isnan(values[magnitude + 1]))  # (its 0x80 is the NaN, with no -0)
-    spec = np.array([np.argmax(special) if special.any() else 0xFF, magnitude + 1, int(fnuz),
-                     0x8000 if op == "subtract" else 0, over & (0xFF if fnuz else magnitude),
-                     int(np.float32(2.0 ** (15 - bias)).view(np.uint32))], np.int64)
+    spec = np.array([special_min, magnitude + 1, int(fnuz), 0x8000 if op == "subtract" else 0,
+                     over & (0xFF if fnuz else magnitude), _scale(15 - bias)], np.int64)
     t = table.view(np.uint8)
 
     def loop(a: np.ndarray, b: np.ndarray, o: np.ndarray) -> None:
