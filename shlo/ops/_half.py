@@ -299,18 +299,20 @@ def sign_but_zero(x: np.ndarray, sign: int, flip: bool) -> np.ndarray | None:
     return _unary(lambda b, o: mod.sign_but_zero(b, o, s, flip), x, x.dtype, x.dtype, x.dtype)
 
 
-def narrow_by_table(table: np.ndarray, shift: int, x: Any, dt: Any) -> np.ndarray | None:
+def narrow_by_table(table: np.ndarray, shift: int, x: Any, dt: Any,
+                    via: Callable[[np.ndarray, np.ndarray], Any] | None = None
+                    ) -> np.ndarray | None:
     """float32 ``x`` rounded to the one-byte format ``dt`` by its table (``_bytes_jit.
-    narrow_by_table``; ``_tables.tabled_narrowing``), or None (small, not float32, no
-    loops)."""
+    narrow_by_table``; ``_tables.tabled_narrowing``) or by ``via(bits, out)``, a loop that
+    computes it; or None (small, not float32, no loops)."""
     x = np.asarray(x)
     if x.size < MIN_SIZE or x.dtype != F32:
         return None
     mod = loops()
     if mod is None:
         return None
-    return _unary(lambda b, o: mod.narrow_by_table(table, shift, b, o), x, np.dtype(np.uint32),
-                  dt, _U8)
+    loop = via if via is not None else lambda b, o: mod.narrow_by_table(table, shift, b, o)
+    return _unary(loop, x, np.dtype(np.uint32), dt, _U8)
 
 
 def _pairwise(loop: Callable[[Any, Any], Any], x: Any, y: Any, out_dt: Any,

@@ -1368,6 +1368,57 @@ def test_narrowing_table_check_rejects_a_wrong_entry():
     assert _half.narrow_by_table(table, shift, np.ones(10, np.float32), dt) is None  # small
 
 
+@pytest.mark.parametrize("t", ["f8E4M3FN", "f8E5M2", "f8E4M3", "f8E4M3FNUZ", "f8E5M2FNUZ",
+                               "f8E4M3B11FNUZ", "f8E3M4", "f8E8M0FNU", "f6E2M3FN", "f6E3M2FN",
+                               "f4E2M1FN"])
+def test_narrowing_in_registers_equals_ml_dtypes(t):
+    """convert of float32 to a one-byte float in registers (``_bytes_jit.narrow_by_rounding``:
+    scaled onto f16's grid, rounded to odd by F16C, then to M bits): ml_dtypes' cast, bit for
+    bit, on every value of the format, the midpoints between neighbours and a float32 ulp
+    either side, +-0, overflows, infinities, NaNs, float32 subnormals, at lengths around the
+    16-lane blocks; used for every format but f8E8M0FNU (no mantissa); a wrong scale or
+    tie-breaking is rejected by the check."""
+    from shlo.ops import _half
+    from shlo.ops.elementwise import _pair_forms, _tables
+    from shlo.types import element_type
+
+    mod = _scaled_loops()
+    dt = element_type(t).dtype
+    with np.errstate(all="ignore"):
+        v = np.unique(np.abs(np.arange(256, dtype=np.uint8).view(dt).astype(np.float64)))
+        v = v[np.isfinite(v)]
+        mids = (v[:-1] + v[1:]) / 2
+        x = np.concatenate([v, mids, [v[-1] * 2, 1e30, np.inf, np.nan, 1e-45, 1e-39, 0.0]]
+                           ).astype(np.float32)
+    bits = x.view(np.uint32)
+    x = np.concatenate([bits, bits + 1, bits - 1]).view(np.float32)
+    x = np.concatenate([x, -x])
+    for n in (4096, 4111, 5000):
+        y = np.resize(x, n)
+        text = f"""func.func @main(%x: tensor<{n}xf32>) -> tensor<{n}x{t}> {{
+  %0 = stablehlo.convert %x : (tensor<{n}xf32>) -> tensor<{n}x{t}>
+  return %0 : tensor<{n}x{t}>
+}}"""
+        got = np.asarray(shlo.run(text, y)[0])
+        with np.errstate(all="ignore"):
+            want = y.astype(dt)
+        np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+    if t == "f8E8M0FNU":  # (no narrowing table either: ml_dtypes' cast)
+        assert _pair_forms.narrowing_spec(dt) is None
+        return
+    table, shift = _tables._NARROWING[dt]
+    assert _pair_forms.narrowing_form(dt, table, shift) is not None
+    spec = _pair_forms.narrowing_spec(dt)
+    for field, delta in ((0, 1 << 23), (2, -1)):  # the scale; ties
+        wrong = spec.copy()
+        wrong[field] += delta
+
+        def loop(b, o, wrong=wrong):
+            mod.narrow_by_rounding(wrong, table, shift, b, o)
+
+        assert not _pair_forms.rounding_agrees(loop, table, shift)
+
+
 @pytest.mark.parametrize("t", ["f16", "bf16", "f8E4M3FN", "f8E5M2", "f8E4M3FNUZ", "f8E8M0FNU",
                                "f6E2M3FN", "f4E2M1FN"])
 @pytest.mark.parametrize("op", ["negate", "abs"])

@@ -5,7 +5,8 @@ A lookup costs ~1.2 cycles per element on this project's machine whatever the lo
 has a form that registers compute, that form runs instead (``_bytes_jit``):
 
 * the widening to float32 (``convert``): the bits placed as an f16's, widened and scaled
-  (``widen_bytes``);
+  (``widen_bytes``); the narrowing from float32: scaled onto f16's grid, converted to f16 by
+  rounding to odd and rounded to M bits on the integer bits (``narrow_by_rounding``);
 
 * f4 (16 codes): its 16 x 16 table of codes as 16 byte shuffles (``nibble_pairs``);
 * sums and differences of f6/f8 formats with 2-4 mantissa bits, products of f6 formats: in
@@ -28,7 +29,7 @@ import numpy as np
 from ...dtypes import is_ml_float
 from .. import _half
 
-__all__ = ["register_form", "widening_form", "scaled_form"]
+__all__ = ["register_form", "widening_form", "narrowing_form", "scaled_form"]
 
 Loop = Callable[[np.ndarray, np.ndarray, np.ndarray], Any]
 """``loop(x, y, out)`` on flat uint8 bit patterns."""
@@ -91,6 +92,59 @@ def widening_form(key: str, dt: np.dtype, table: np.ndarray
 
 
 _UNKNOWN = object()
+
+
+def narrowing_spec(dt: np.dtype) -> np.ndarray | None:
+    """The spec of ``_bytes_jit.narrow_by_rounding`` for one-byte ``dt``, or None (no mantissa
+    or more than 8 bits of it, more than 5 exponent bits: not on f16's grid)."""
+    info = _format(dt)
+    m, bits = int(info.nmant), int(info.bits)
+    if not 1 <= m <= 8 or bits - 1 - m > 5:
+        return None
+    magnitude, special_min, fnuz = _codes(dt)
+    top = min(magnitude if special_min == 0xFF else special_min - 1, 0x7BFF >> (10 - m))
+    return np.array([_scale(1 - int(info.minexp) - 15), 10 - m, (1 << (9 - m)) - 1, top,
+                     16 - bits, 0 if fnuz else 0xFFFF], np.int64)
+
+
+def rounding_agrees(loop: Callable[[np.ndarray, np.ndarray], Any], table: np.ndarray,
+                     shift: int) -> bool:
+    """Whether ``loop(bits, out)`` gives the narrowing table's entry on four float32s of each
+    entry: its low ``shift`` bits 0, 1, the first dropped bit alone, all ones."""
+    mod = _half.loops()
+    entry = np.arange(table.size >> 1, dtype=np.uint32) << shift
+    low = np.array([0, 1, 1 << (shift - 1), (1 << shift) - 1], np.uint32)
+    every = (entry[:, None] | low[None, :]).reshape(-1)
+    got = np.empty(every.size, np.uint8)
+    loop(every, got)
+    return bool(np.array_equal(
+        got, mod.narrow_by_table(table, shift, every, np.empty(every.size, np.uint8))))
+
+
+_NARROWINGS: dict[np.dtype, Callable[[np.ndarray, np.ndarray], Any] | None] = {}
+
+
+def narrowing_form(dt: np.dtype, table: np.ndarray, shift: int
+                   ) -> Callable[[np.ndarray, np.ndarray], Any] | None:
+    """The loop ``(bits, out)`` computing the narrowing table (``_tables.tabled_narrowing``:
+    float32 bits -> one-byte ``dt``, ``shift`` its low bits) in registers
+    (``_bytes_jit.narrow_by_rounding``) if :func:`rounding_agrees`; made once per dtype; None
+    (no :func:`narrowing_spec`, no compiled loops)."""
+    found = _NARROWINGS.get(dt, _UNKNOWN)
+    if found is not _UNKNOWN:
+        return found  # type: ignore[return-value]
+    mod = _half.loops()
+    if mod is None:
+        return None
+    spec = narrowing_spec(dt) if mod.SCALED else None
+    found = None
+    if spec is not None:
+        def loop(b: np.ndarray, out: np.ndarray) -> None:
+            mod.narrow_by_rounding(spec, table, shift, b, out)
+
+        found = loop if rounding_agrees(loop, table, shift) else None
+    _NARROWINGS.setdefault(dt, found)
+    return _NARROWINGS[dt]
 
 
 def _codes(dt: np.dtype) -> tuple[int, int, bool]:

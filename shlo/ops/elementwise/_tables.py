@@ -28,7 +28,7 @@ import numpy as np
 from ...dtypes import F16, is_ml_float, uint_of_size
 from .. import _half
 from .._half import gather, gather_pairs
-from ._pair_forms import register_form, widening_form
+from ._pair_forms import narrowing_form, register_form, widening_form
 
 __all__ = ["tabled_unary", "tabled_binary", "table_eligible", "tabled_narrowing", "by_sign_bit",
            "binary_table", "compare_form"]
@@ -134,7 +134,8 @@ def tabled_narrowing(dt: Any) -> Fn | None:
     table, shift = entry
 
     def run(x: Any) -> Any:
-        fast = _half.narrow_by_table(table, shift, x, dt)
+        via = narrowing_form(dt, table, shift) if np.size(x) >= _half.MIN_SIZE else None
+        fast = _half.narrow_by_table(table, shift, x, dt, via)
         if fast is None:
             with np.errstate(over="ignore", invalid="ignore"):
                 return np.asarray(x, np.float32).astype(dt)
