@@ -1378,7 +1378,6 @@ def test_narrowing_in_registers_equals_ml_dtypes(t):
     either side, +-0, overflows, infinities, NaNs, float32 subnormals, at lengths around the
     16-lane blocks; used for every format but f8E8M0FNU (no mantissa); a wrong scale or
     tie-breaking is rejected by the check."""
-    from shlo.ops import _half
     from shlo.ops.elementwise import _pair_forms, _tables
     from shlo.types import element_type
 
