@@ -15,7 +15,7 @@ import llvmlite.binding as llvm
 import numba as nb
 import numpy as np
 from llvmlite import ir
-from numba import types
+from numba import literal_unroll, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
@@ -325,10 +325,12 @@ def _byte_at(b_: Any, v: Any, at: Any) -> Any:
     return b_.zext(b_.load(b_.gep(v.data, [at])), ir.IntType(64))
 
 
-ARITH_FORMS = (0x62, 0x63, 0x82, 0x83, 0x84, 0x162, 0x163)
+ARITH_FORMS = (0x62, 0x63, 0x82, 0x83, 0x84, 0x362, 0x363, 0x382, 0x383, 0x384, 0x162, 0x163,
+               0x262, 0x263)
 """The op << 8 | bits << 4 | M that :func:`exact_arithmetic` compiles a loop for: sums (op 0)
-of f6 and f8 formats with 2-4 mantissa bits, products (op 1) of f6 formats (f8 products have
-their factoring by exponents, faster; quotients gained nothing: vdivps)."""
+and differences (op 3) of f6 and f8 formats with 2-4 mantissa bits, products (op 1) and
+quotients (op 2) of f6 formats (f8 products and quotients have their factoring by exponents,
+as fast or faster)."""
 
 
 @intrinsic(prefer_literal=True)
@@ -360,11 +362,12 @@ def _arith32(typingctx, spec, table, x, y, out, n, form):  # type: ignore[no-unt
             return ir.Constant(vb, [v] * 32)
 
         fields = [b_.load(b_.gep(sp.data, [ir.Constant(i32, k)])) for k in range(6)]
-        special_min, nan_code = (splat(b_.trunc(f, i8), vb) for f in fields[:2])
+        special_min, nan_code, zero_by_zero = (splat(b_.trunc(f, i8), vb)
+                                               for f in (*fields[:2], fields[5]))
         coded = splat(b_.icmp_signed("!=", fields[2], ir.Constant(i64, 0)),
                       ir.VectorType(i1, 32))
-        negate, cap = (splat(b_.trunc(f, i16), vw) for f in fields[3:5])
-        scale = splat(b_.trunc(fields[5], i32), ir.VectorType(i32, 16))
+        cap = splat(b_.trunc(fields[3], i16), vw)
+        scale = splat(b_.trunc(fields[4], i32), ir.VectorType(i32, 16))
         unpack = []  # each byte as a 16-bit lane's high byte (lanes 0-7 + 16-23, 8-15 + 24-31)
         for first in (0, 8):
             unpack.append(ir.Constant(ir.VectorType(i32, 32), [
@@ -375,11 +378,12 @@ def _arith32(typingctx, spec, table, x, y, out, n, form):  # type: ignore[no-unt
         end = b_.and_(n, ir.Constant(n.type, -32))
         with cgutils.for_range_slice(b_, ir.Constant(n.type, 0), end,
                                      ir.Constant(n.type, 32)) as (i, _):
-            special = c(0)
+            special, zero = c(0), ir.Constant(ir.VectorType(i1, 32), [1] * 32)
             codes = []
             for v in (xs, ys):
                 v = b_.load(b_.bitcast(b_.gep(v.data, [i]), vb.as_pointer()), align=1)
                 mag = b_.and_(v, c(magmask))
+                zero = b_.and_(zero, b_.icmp_unsigned("==", mag, c(0)))
                 if bits == 8:  # (f6 has no NaN or infinity)
                     special = b_.or_(special, b_.sext(b_.or_(
                         b_.icmp_unsigned(">=", mag, special_min),
@@ -395,9 +399,13 @@ def _arith32(typingctx, spec, table, x, y, out, n, form):  # type: ignore[no-unt
                 ha, hb = (b_.and_(b_.ashr(b_.bitcast(b_.shuffle_vector(v, c(0), order), vw),
                                           w(m - 2)), w(0x8000 | magmask << shift))
                           for v in codes)
-                fa, fb = (b_.fpext(b_.bitcast(v, vh), vf) for v in (ha, b_.xor(hb, negate)))
-                if op == 0:
+                if op == 3:  # a difference: the second's sign flipped
+                    hb = b_.xor(hb, w(0x8000))
+                fa, fb = (b_.fpext(b_.bitcast(v, vh), vf) for v in (ha, hb))
+                if op in (0, 3):
                     total = b_.fadd(fa, fb)
+                elif op == 2:  # the quotient placed by 2^(bias - 15)
+                    total = b_.fmul(b_.fdiv(fa, fb), b_.bitcast(scale, vf))
                 else:  # both scaled by 2^(bias - 15): the product scaled back (exact)
                     total = b_.fmul(b_.fmul(fa, fb), b_.bitcast(scale, vf))
                 h = b_.bitcast(b_.fptrunc(total, vh), vw)  # (exact, or innocuous: exact_arithmetic)
@@ -407,8 +415,10 @@ def _arith32(typingctx, spec, table, x, y, out, n, form):  # type: ignore[no-unt
                 code = b_.select(b_.icmp_unsigned("<", code, cap), code, cap)
                 results.append(b_.or_(code, b_.lshr(b_.and_(h, w(0x8000)), w(16 - bits))))
             lo, hi = (b_.bitcast(r, vb) for r in results)
-            b_.store(b_.shuffle_vector(lo, hi, repack),
-                     b_.bitcast(b_.gep(os_.data, [i]), vb.as_pointer()), align=1)
+            result = b_.shuffle_vector(lo, hi, repack)
+            if op == 2:  # 0 / 0, a NaN: the table's entry (ml_dtypes' for f6 is a zero)
+                result = b_.select(zero, zero_by_zero, result)
+            b_.store(result, b_.bitcast(b_.gep(os_.data, [i]), vb.as_pointer()), align=1)
             if bits == 8:
                 _look_up_lanes(b_, b_.bitcast(b_.trunc(special, ir.VectorType(i1, 32)), i32),
                                i, 32, lambda at: b_.or_(b_.shl(_byte_at(b_, xs, at),
@@ -425,37 +435,26 @@ def _arith32(typingctx, spec, table, x, y, out, n, form):  # type: ignore[no-unt
 @nb.njit(**_JIT)
 def exact_arithmetic(spec, table, x, y, out, form):  # type: ignore[no-untyped-def]
     """``out[i] = table[x[i] * 256 + y[i]]`` where ``table`` is a sum or difference of a
-    6- or 8-bit float format with M = 2-4 mantissa bits, or a product of an f6 format
-    (``form``, one of :data:`ARITH_FORMS`), computed in AVX2 registers: each operand's bits
-    placed as an f16's (sign << 15 | magnitude << (10 - M): its value times 2^(bias - 15),
-    subnormals included, as both formats' exponent field 0 is their subnormal binade),
-    widened to f32 (vcvtph2ps), added (for a difference the second's sign flipped) or
-    multiplied and scaled back (``spec[5]``, float32 bits of 2^(15 - bias)), rounded to f16
-    (vcvtps2ph) and then to M bits on the integer bits, ties to even, the magnitude capped.
-    The f32 result is exact (f8E5M2's widest sums excepted, where it rounds) and a rounding to
-    11 then to M + 1 <= 5 bits is the single rounding (11 >= 2(M + 1) + 1: the double-rounding
+    6- or 8-bit float format with M = 2-4 mantissa bits, or a product or quotient of an f6
+    format (``form``, one of :data:`ARITH_FORMS`), computed in AVX2 registers: each operand's
+    bits placed as an f16's (sign << 15 | magnitude << (10 - M): its value times
+    2^(bias - 15), subnormals included, as both formats' exponent field 0 is their subnormal
+    binade), widened to f32 (vcvtph2ps), added (for a difference the second's sign flipped),
+    or multiplied or divided and scaled (``spec[4]``, float32 bits of 2^(15 - bias), of
+    2^(bias - 15) for a quotient), rounded to f16 (vcvtps2ph) and then to M bits on the
+    integer bits, ties to even, the magnitude capped at ``spec[3]``, the overflow code (a NaN,
+    the infinity, f6's largest finite). A sum or product in f32 is exact (f8E5M2's widest sums
+    excepted, where it rounds), a quotient correctly rounded; rounding to 24, to 11 then to
+    M + 1 <= 5 bits is the single rounding (p >= 2q + 2 at each step: the double-rounding
     theorem), so this is the careful result; the caller checks it against the table on every
-    pair all the same. Lanes with a NaN or an infinity operand (``spec``: magnitudes from
-    ``spec[0]`` on, the pattern ``spec[1]`` when ``spec[2]``; f6 has neither) are looked up in
-    ``table``; ``spec[3]`` is 0x8000 for a difference, ``spec[4]`` the cap: the overflow code
-    (a NaN, the infinity, f6's largest finite). 1e6 f8E4M3FN sums: 405 -> 330 us; f6E2M3FN
-    products 409 -> 357 us."""
-    if form == 0x83:
-        done = _arith32(spec, table, x, y, out, x.size, 0x83)
-    elif form == 0x82:
-        done = _arith32(spec, table, x, y, out, x.size, 0x82)
-    elif form == 0x84:
-        done = _arith32(spec, table, x, y, out, x.size, 0x84)
-    elif form == 0x63:
-        done = _arith32(spec, table, x, y, out, x.size, 0x63)
-    elif form == 0x62:
-        done = _arith32(spec, table, x, y, out, x.size, 0x62)
-    elif form == 0x163:
-        done = _arith32(spec, table, x, y, out, x.size, 0x163)
-    elif form == 0x162:
-        done = _arith32(spec, table, x, y, out, x.size, 0x162)
-    else:
-        done = 0
+    pair all the same. Lanes with a NaN or an infinity operand (magnitudes from ``spec[0]``
+    on, the pattern ``spec[1]`` when ``spec[2]``; f6 has neither) are looked up in ``table``;
+    0 / 0 gives ``spec[5]``. 1e6 f8E4M3FN sums: 405 -> 330 us; f6E2M3FN products
+    409 -> 357 us, quotients 447 -> 414 us."""
+    done = 0
+    for literal in literal_unroll(ARITH_FORMS):  # (numba: a loop compiled per literal form)
+        if form == literal:
+            done = _arith32(spec, table, x, y, out, x.size, literal)
     for i in range(done, x.size):
         out[i] = table[(np.uint16(x[i]) << np.uint16(8)) | np.uint16(y[i])]
 

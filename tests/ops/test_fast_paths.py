@@ -598,14 +598,15 @@ def test_f4_pairs_in_registers_equal_ml_dtypes(op):
 
 @pytest.mark.parametrize("t", ["f8E4M3FN", "f8E5M2", "f8E4M3", "f8E4M3FNUZ", "f8E5M2FNUZ",
                                "f8E4M3B11FNUZ", "f8E3M4", "f6E2M3FN", "f6E3M2FN"])
-@pytest.mark.parametrize("op", ["add", "subtract", "multiply"])
+@pytest.mark.parametrize("op", ["add", "subtract", "multiply", "divide"])
 def test_sums_in_registers_equal_ml_dtypes(t, op):
-    """Sums and differences of one-byte floats, products of f6 ones, in f16/f32 arithmetic
-    (``_bytes_jit.exact_arithmetic``): the same bits as ml_dtypes' arithmetic on every pair
-    (NaN and infinity operands looked up, overflow, zeros of both signs, f6 bytes with spare
-    high bits), on normal-distributed values and at lengths around the 32-lane blocks;
+    """Sums and differences of one-byte floats, products and quotients of f6 ones, in f16/f32
+    arithmetic (``_bytes_jit.exact_arithmetic``): the same bits as ml_dtypes' arithmetic on
+    every pair (NaN and infinity operands looked up, overflow, zeros of both signs, 0 / 0, f6
+    bytes with spare high bits), on normal-distributed values and at lengths around the
+    32-lane blocks;
     accepted for every format but f8E5M2FNUZ, whose largest exponent is no finite f16's (f8
-    products take their factoring by exponents)."""
+    products and quotients take their factoring by exponents)."""
     from shlo.ops.elementwise import _pair_forms
 
     mod = _scaled_loops()
@@ -617,7 +618,7 @@ def test_sums_in_registers_equal_ml_dtypes(t, op):
         text = _PAIR_PROGRAM.format(n=x.size, t=t, op=op)
         _both_paths(lambda: [np.asarray(shlo.run(text, x, y))])
     form = _pair_forms._FORMS[(f"stablehlo.{op}", dt)]
-    if op == "multiply":  # (only f6 products have this form)
+    if op in ("multiply", "divide"):  # (only f6 products and quotients have this form)
         arithmetic = _pair_forms._arithmetic_form(f"stablehlo.{op}", dt,
                                                   np.zeros(1 << 16, np.uint8), mod)
         assert (arithmetic is not None) == t.startswith("f6")
@@ -628,11 +629,12 @@ def test_sums_in_registers_equal_ml_dtypes(t, op):
         from shlo.ops.elementwise import _tables
 
         table = _tables._TABLES[(f"stablehlo.{op}", dt)].view(np.uint8)
-        spec = np.array([0x7F, 0x80, 0, 0x8000 if op == "subtract" else 0, 0x7F, 0], np.int64)
+        spec = np.array([0x7F, 0x80, 0, 0x7F, 0, 0], np.int64)
+        form = (3 if op == "subtract" else 0) << 8 | 0x83
         for cap, ok in ((0x7F, True), (0x7E, False)):
-            spec[4] = cap
+            spec[3] = cap
             assert _pair_forms.agrees(
-                lambda a, b, o: mod.exact_arithmetic(spec, table, a, b, o, 0x83), table) == ok
+                lambda a, b, o: mod.exact_arithmetic(spec, table, a, b, o, form), table) == ok
 
 
 @pytest.mark.parametrize("t", ["f8E4M3FN", "f8E5M2", "f8E4M3", "f8E4M3FNUZ", "f8E5M2FNUZ",

@@ -9,8 +9,8 @@ has a form that registers compute, that form runs instead (``_bytes_jit``):
   rounding to odd and rounded to M bits on the integer bits (``narrow_by_rounding``);
 
 * f4 (16 codes): its 16 x 16 table of codes as 16 byte shuffles (``nibble_pairs``);
-* sums and differences of f6/f8 formats with 2-4 mantissa bits, products of f6 formats: in
-  f16/f32 arithmetic, the operands' bits placed as f16's (``exact_arithmetic``);
+* sums and differences of f6/f8 formats with 2-4 mantissa bits, products and quotients of f6
+  formats: in f16/f32 arithmetic, the operands' bits placed as f16's (``exact_arithmetic``);
 * products and quotients of formats with 1-3 mantissa bits: the factoring by exponents
   (``scaled_pairs``, :func:`scaled_form`).
 
@@ -191,24 +191,25 @@ def _nibble_form(key: str, dt: np.dtype, table: np.ndarray, mod: Any) -> Form:
     return loop, loop
 
 
-_ARITH_OPS = {"add": 0, "subtract": 0, "multiply": 1}
+_ARITH_OPS = {"add": 0, "multiply": 1, "divide": 2, "subtract": 3}
 
 
 def _arithmetic_form(key: str, dt: np.dtype, table: np.ndarray, mod: Any) -> Form:
-    """add/subtract (f6/f8 with 2-4 mantissa bits) and multiply (f6) in f16/f32 arithmetic
-    (``_bytes_jit.exact_arithmetic``): NaN and infinity operands looked up, the overflow code
-    the cast's of a large float32 (a NaN, the infinity, f6's largest finite)."""
+    """add/subtract (f6/f8 with 2-4 mantissa bits), multiply and divide (f6) in f16/f32
+    arithmetic (``_bytes_jit.exact_arithmetic``): NaN and infinity operands looked up, the
+    overflow code the cast's of a large float32 (a NaN, the infinity, f6's largest finite),
+    0 / 0 the table's."""
     op, info = key.rpartition(".")[2], _format(dt)
     m, bits, bias = int(info.nmant), int(info.bits), 1 - int(info.minexp)
     form = _ARITH_OPS.get(op, 15) << 8 | bits << 4 | m
     if form not in mod.ARITH_FORMS:
         return None
     magnitude, special_min, fnuz = _codes(dt)
+    t = table.view(np.uint8)
     with np.errstate(all="ignore"):
         over = int(np.array(np.float32(1e30)).astype(dt).view(np.uint8))
-    spec = np.array([special_min, magnitude + 1, int(fnuz), 0x8000 if op == "subtract" else 0,
-                     over & (0xFF if fnuz else magnitude), _scale(15 - bias)], np.int64)
-    t = table.view(np.uint8)
+    spec = np.array([special_min, magnitude + 1, int(fnuz), over & (0xFF if fnuz else magnitude),
+                     _scale(bias - 15 if op == "divide" else 15 - bias), t[0]], np.int64)
 
     def loop(a: np.ndarray, b: np.ndarray, o: np.ndarray) -> None:
         mod.exact_arithmetic(spec, t, a, b, o, form)
