@@ -1374,12 +1374,12 @@ def test_narrowing_table_check_rejects_a_wrong_entry():
                                "f8E4M3B11FNUZ", "f8E3M4", "f8E8M0FNU", "f6E2M3FN", "f6E3M2FN",
                                "f4E2M1FN"])
 def test_narrowing_in_registers_equals_ml_dtypes(t):
-    """convert of float32 to a one-byte float in registers (``_bytes_jit.narrow_by_rounding``:
-    scaled onto f16's grid, rounded to odd by F16C, then to M bits): ml_dtypes' cast, bit for
+    """convert of float32 to a one-byte float computed (``_bytes_jit.narrow_by_rounding``:
+    subnormal results by the float32 adder, normal ones on the bits): ml_dtypes' cast, bit for
     bit, on every value of the format, the midpoints between neighbours and a float32 ulp
     either side, +-0, overflows, infinities, NaNs, float32 subnormals, at lengths around the
-    16-lane blocks; used for every format but f8E8M0FNU (no mantissa); a wrong scale or
-    tie-breaking is rejected by the check."""
+    16-lane blocks; used for every format but f8E8M0FNU (no mantissa); a wrong subnormal step
+    or tie-breaking is rejected by the check."""
     from shlo.ops.elementwise import _pair_forms, _tables
     from shlo.types import element_type
 
@@ -1410,7 +1410,7 @@ def test_narrowing_in_registers_equals_ml_dtypes(t):
     table, shift = _tables._NARROWING[dt]
     assert _pair_forms.narrowing_form(dt, table, shift) is not None
     spec = _pair_forms.narrowing_spec(dt)
-    for field, delta in ((0, 1 << 23), (2, -1)):  # the scale; ties
+    for field, delta in ((0, 1 << 23), (3, -1)):  # the subnormal step; ties
         wrong = spec.copy()
         wrong[field] += delta
 

@@ -5,8 +5,8 @@ A lookup costs ~1.2 cycles per element on this project's machine whatever the lo
 has a form that registers compute, that form runs instead (``_bytes_jit``):
 
 * the widening to float32 (``convert``): the bits placed as an f16's, widened and scaled
-  (``widen_bytes``); the narrowing from float32: scaled onto f16's grid, converted to f16 by
-  rounding to odd and rounded to M bits on the integer bits (``narrow_by_rounding``);
+  (``widen_bytes``); the narrowing from float32: subnormal results rounded by the float32
+  adder, normal ones on the integer bits (``narrow_by_rounding``);
 
 * f4 (16 codes): its 16 x 16 table of codes as 16 byte shuffles (``nibble_pairs``);
 * sums and differences of f6/f8 formats with 2-4 mantissa bits, products and quotients of f6
@@ -96,15 +96,16 @@ _UNKNOWN = object()
 
 def narrowing_spec(dt: np.dtype) -> np.ndarray | None:
     """The spec of ``_bytes_jit.narrow_by_rounding`` for one-byte ``dt``, or None (no mantissa
-    or more than 8 bits of it, more than 5 exponent bits: not on f16's grid)."""
+    bits: f8E8M0FNU)."""
     info = _format(dt)
-    m, bits = int(info.nmant), int(info.bits)
-    if not 1 <= m <= 8 or bits - 1 - m > 5:
+    m, bits, bias = int(info.nmant), int(info.bits), 1 - int(info.minexp)
+    if m < 1:
         return None
     magnitude, special_min, fnuz = _codes(dt)
-    top = min(magnitude if special_min == 0xFF else special_min - 1, 0x7BFF >> (10 - m))
-    return np.array([_scale(1 - int(info.minexp) - 15), 10 - m, (1 << (9 - m)) - 1, top,
-                     16 - bits, 0 if fnuz else 0xFFFF], np.int64)
+    top = magnitude if special_min == 0xFF else special_min - 1
+    offset = (1 << (22 - m)) - 1 - ((127 - bias) << 23)
+    return np.array([_scale(24 - bias - m), _scale(1 - bias), 23 - m, offset & 0xFFFFFFFF,
+                     top, 32 - bits, 0 if fnuz else 0xFFFFFFFF], np.int64)
 
 
 def rounding_agrees(loop: Callable[[np.ndarray, np.ndarray], Any], table: np.ndarray,
@@ -136,7 +137,7 @@ def narrowing_form(dt: np.dtype, table: np.ndarray, shift: int
     mod = _half.loops()
     if mod is None:
         return None
-    spec = narrowing_spec(dt) if mod.SCALED else None
+    spec = narrowing_spec(dt)
     found = None
     if spec is not None:
         def loop(b: np.ndarray, out: np.ndarray) -> None:
