@@ -271,6 +271,19 @@ class CompiledBlock:
         return s
 
     @property
+    def per_element(self) -> bool:
+        """Whether the block must run one element at a time when a region op applies it to
+        whole arrays (``_regions.call_body``): it holds control flow (an op with regions:
+        `while`, `if`, `case`, ...) or calls a function, whose branching on a predicate needs
+        one predicate, not an array of them."""
+        found = self.__dict__.get("_per_element")
+        if found is None:
+            found = self.__dict__["_per_element"] = any(
+                inner.regions or inner.name == "func.call"
+                for op in self.block.operations for inner in op.walk())
+        return found
+
+    @property
     def single_op(self) -> str | None:
         """The op name when the body is `return op(arg0, arg1)` (or `op(arg1, arg0)`).
 

@@ -58,8 +58,11 @@ def call_body(body: Body, args: Sequence[Any], shape: tuple[int, ...],
     """``body(*args)``, each result an array of ``shape`` and of the matching ``dtypes`` entry.
 
     A body may return 0-d values (a constant, or ops on constants only) or numpy scalars: they
-    are broadcast to ``shape``.
+    are broadcast to ``shape``. A body holding control flow (``per_element``: a `while` whose
+    condition would be an array) is called on each element in turn instead.
     """
+    if shape and getattr(body, "per_element", False):
+        return _per_element(body, args, shape, dtypes)
     out = body(*args)
     res = []
     for r, dt in zip(out, dtypes):
@@ -69,6 +72,18 @@ def call_body(body: Body, args: Sequence[Any], shape: tuple[int, ...],
         if a.shape != shape:
             a = np.array(np.broadcast_to(a, shape))
         res.append(a)
+    return res
+
+
+def _per_element(body: Body, args: Sequence[Any], shape: tuple[int, ...],
+                 dtypes: Sequence[np.dtype]) -> list[np.ndarray]:
+    """:func:`call_body` one position of ``shape`` at a time (each argument broadcast to it,
+    each call on 0-d arrays): a Python loop over the elements, for bodies that branch."""
+    full = [np.broadcast_to(np.asarray(a), shape) for a in args]
+    res = [np.empty(shape, dt) for dt in dtypes]
+    for at in np.ndindex(*shape):
+        for r, v in zip(res, body(*(np.array(a[at]) for a in full))):
+            r[at] = np.asarray(v)
     return res
 
 

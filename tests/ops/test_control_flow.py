@@ -166,3 +166,86 @@ def test_error_inside_nested_region_names_the_innermost_op():
                  custom_calls={"boom": boom})
     assert str(info.value).startswith("m.mlir:9:")
     assert "custom_call" in str(info.value) and "bad value" in str(info.value)
+
+
+# --- control flow inside the bodies of region ops ----------------------------------------------
+# reduce, map, sort, reduce_window... apply their body to whole arrays of elements at once
+# (_regions.call_body); a body that branches (while, if, case, func.call) runs one element at
+# a time instead (CompiledBlock.per_element): its predicate would otherwise be an array.
+
+_ADD_BY_LOOP = """
+    %c0 = stablehlo.constant dense<0> : tensor<i32>
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %w:2 = stablehlo.while(%i = %c0, %acc = %a) : tensor<i32>, tensor<i32>
+     cond {
+      %p = stablehlo.compare LT, %i, %b : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %p : tensor<i1>
+    } do {
+      %ni = stablehlo.add %i, %one : tensor<i32>
+      %nacc = stablehlo.add %acc, %one : tensor<i32>
+      stablehlo.return %ni, %nacc : tensor<i32>, tensor<i32>
+    }
+    stablehlo.return %w#1 : tensor<i32>"""
+"""A body computing a + b for b >= 0 by counting b up from 0: the loop's trip count is the
+element's own."""
+
+
+def test_reduce_body_with_a_data_dependent_while():
+    text = f"""func.func @main(%x: tensor<4x3xi32>) -> tensor<3xi32> {{
+  %z = stablehlo.constant dense<0> : tensor<i32>
+  %0 = stablehlo.reduce(%x init: %z) across dimensions = [0] : (tensor<4x3xi32>, tensor<i32>) -> tensor<3xi32>
+   reducer(%a: tensor<i32>, %b: tensor<i32>) {{{_ADD_BY_LOOP}
+  }}
+  return %0 : tensor<3xi32>
+}}"""
+    x = np.arange(1, 13, dtype=np.int32).reshape(4, 3)
+    (got,) = run_text(text, x)
+    np.testing.assert_array_equal(got, [22, 26, 30])
+
+
+def test_reduce_window_body_with_a_data_dependent_while():
+    text = f"""func.func @main(%x: tensor<4xi32>) -> tensor<3xi32> {{
+  %z = stablehlo.constant dense<0> : tensor<i32>
+  %0 = "stablehlo.reduce_window"(%x, %z) ({{
+   ^bb0(%a: tensor<i32>, %b: tensor<i32>):{_ADD_BY_LOOP}
+  }}) {{window_dimensions = array<i64: 2>}} : (tensor<4xi32>, tensor<i32>) -> tensor<3xi32>
+  return %0 : tensor<3xi32>
+}}"""
+    (got,) = run_text(text, np.array([1, 2, 3, 4], np.int32))
+    np.testing.assert_array_equal(got, [3, 5, 7])
+
+
+def test_map_body_with_if_and_sort_comparator_with_case():
+    """map: |a - b| through an `if` on a > b; sort: descending through a `case` on the
+    compare's result."""
+    text = """func.func @main(%x: tensor<4xi32>, %y: tensor<4xi32>) -> (tensor<4xi32>, tensor<4xi32>) {
+  %0 = "stablehlo.map"(%x, %y) ({
+   ^bb0(%a: tensor<i32>, %b: tensor<i32>):
+    %gt = stablehlo.compare GT, %a, %b : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    %r = "stablehlo.if"(%gt) ({
+      %d = stablehlo.subtract %a, %b : tensor<i32>
+      stablehlo.return %d : tensor<i32>
+    }, {
+      %d = stablehlo.subtract %b, %a : tensor<i32>
+      stablehlo.return %d : tensor<i32>
+    }) : (tensor<i1>) -> tensor<i32>
+    stablehlo.return %r : tensor<i32>
+  }) {dimensions = array<i64: 0>} : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  %1 = "stablehlo.sort"(%x) ({
+   ^bb0(%a: tensor<i32>, %b: tensor<i32>):
+    %gt = stablehlo.compare GT, %a, %b : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    %k = stablehlo.convert %gt : (tensor<i1>) -> tensor<i32>
+    %r = "stablehlo.case"(%k) ({
+      %f = stablehlo.constant dense<false> : tensor<i1>
+      stablehlo.return %f : tensor<i1>
+    }, {
+      %t = stablehlo.constant dense<true> : tensor<i1>
+      stablehlo.return %t : tensor<i1>
+    }) : (tensor<i32>) -> tensor<i1>
+    stablehlo.return %r : tensor<i1>
+  }) {dimension = 0 : i64, is_stable = true} : (tensor<4xi32>) -> tensor<4xi32>
+  return %0, %1 : tensor<4xi32>, tensor<4xi32>
+}"""
+    got = run_text(text, np.array([1, 5, 3, 8], np.int32), np.array([4, 2, 3, 1], np.int32))
+    np.testing.assert_array_equal(got[0], [3, 3, 0, 7])
+    np.testing.assert_array_equal(got[1], [8, 5, 3, 1])
