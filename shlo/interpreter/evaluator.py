@@ -274,14 +274,21 @@ class CompiledBlock:
     def per_element(self) -> bool:
         """Whether the block must run one element at a time when a region op applies it to
         whole arrays (``_regions.call_body``): it holds control flow (an op with regions:
-        `while`, `if`, `case`, ...) or calls a function, whose branching on a predicate needs
-        one predicate, not an array of them."""
+        `while`, `if`, `case`, ...), itself or in a function it calls; branching on a
+        predicate needs one predicate, not an array of them."""
         found = self.__dict__.get("_per_element")
         if found is None:
+            self.__dict__["_per_element"] = False  # (a recursive call: decided by the rest)
             found = self.__dict__["_per_element"] = any(
-                inner.regions or inner.name == "func.call"
+                inner.regions or (inner.name == "func.call" and self._branching_callee(inner))
                 for op in self.block.operations for inner in op.walk())
         return found
+
+    def _branching_callee(self, call: Operation) -> bool:
+        """Whether the function ``call`` calls is :attr:`per_element` (or unknown here)."""
+        callee = call.attr("callee")
+        fn = self.ctx._functions.get(getattr(callee, "name", str(callee)))
+        return fn is None or fn.per_element
 
     @property
     def single_op(self) -> str | None:

@@ -249,3 +249,39 @@ def test_map_body_with_if_and_sort_comparator_with_case():
     got = run_text(text, np.array([1, 5, 3, 8], np.int32), np.array([4, 2, 3, 1], np.int32))
     np.testing.assert_array_equal(got[0], [3, 3, 0, 7])
     np.testing.assert_array_equal(got[1], [8, 5, 3, 1])
+
+
+def test_bodies_calling_functions_batch_unless_the_callee_branches():
+    """A reduce body calling an element-wise function runs over whole arrays; one calling a
+    function that holds a `while` runs per element, and both sum right."""
+    from shlo.interpreter.evaluator import PrepareContext
+
+    text = f"""func.func private @plain(%a: tensor<i32>, %b: tensor<i32>) -> tensor<i32> {{
+  %s = stablehlo.add %a, %b : tensor<i32>
+  return %s : tensor<i32>
+}}
+func.func private @looping(%a: tensor<i32>, %b: tensor<i32>) -> tensor<i32> {{{_ADD_BY_LOOP.replace("stablehlo.return %w#1", "func.return %w#1")}
+}}
+func.func @main(%x: tensor<4x3xi32>) -> (tensor<3xi32>, tensor<3xi32>) {{
+  %z = stablehlo.constant dense<0> : tensor<i32>
+  %0 = stablehlo.reduce(%x init: %z) across dimensions = [0] : (tensor<4x3xi32>, tensor<i32>) -> tensor<3xi32>
+   reducer(%a: tensor<i32>, %b: tensor<i32>) {{
+    %r = func.call @plain(%a, %b) : (tensor<i32>, tensor<i32>) -> tensor<i32>
+    stablehlo.return %r : tensor<i32>
+  }}
+  %1 = stablehlo.reduce(%x init: %z) across dimensions = [0] : (tensor<4x3xi32>, tensor<i32>) -> tensor<3xi32>
+   reducer(%a: tensor<i32>, %b: tensor<i32>) {{
+    %r = func.call @looping(%a, %b) : (tensor<i32>, tensor<i32>) -> tensor<i32>
+    stablehlo.return %r : tensor<i32>
+  }}
+  return %0, %1 : tensor<3xi32>, tensor<3xi32>
+}}"""
+    x = np.arange(1, 13, dtype=np.int32).reshape(4, 3)
+    got = run_text(text, x)
+    np.testing.assert_array_equal(got[0], [22, 26, 30])
+    np.testing.assert_array_equal(got[1], [22, 26, 30])
+    module = shlo.parse(text)
+    ctx = PrepareContext(module)
+    main = ctx.function("main")
+    bodies = [r for rs in main.regions for r in rs]
+    assert [b.per_element for b in bodies] == [False, True]
