@@ -12,6 +12,7 @@ import pytest
 import scipy.special as sc
 
 import shlo
+from shlo.errors import ShloError
 from shlo.ops.chlo import mulhi, next_after, ragged_dot, round_from_wide, top_k
 from shlo.testing import oracles
 from shlo.types import element_type
@@ -476,6 +477,21 @@ def test_broadcast_dimensions_map_the_lower_rank_operand():
     }"""
     (r,) = run_text(text, np.ones((2, 3), np.float32), np.array([1, 2], np.float32))
     assert r.tolist() == [[0, 0, 0], [-1, -1, -1]]
+
+
+@pytest.mark.parametrize("dims", ["-1", "-9223372036854775808", "2"])
+def test_broadcast_dimensions_out_of_range_are_a_clear_error(dims):
+    """broadcast_dimensions outside the result's rank (the verifier accepts them, as upstream:
+    they leave the result type unknown) stop the run with a message naming them: -1 once
+    indexed from the end, INT64_MIN raised an IndexError."""
+    text = f"""
+    func.func @main(%a: tensor<3x3xf32>, %b: tensor<3xf32>) -> tensor<3x3xf32> {{
+      %0 = chlo.broadcast_add %a, %b {{broadcast_dimensions = array<i64: {dims}>}}
+          : (tensor<3x3xf32>, tensor<3xf32>) -> tensor<3x3xf32>
+      func.return %0 : tensor<3x3xf32>
+    }}"""
+    with pytest.raises(ShloError, match=r"broadcast_dimensions \[.*\] must be distinct"):
+        run_text(text, np.ones((3, 3), np.float32), np.ones((3,), np.float32))
 
 
 def test_broadcast_degenerate_dims_and_integer_semantics():

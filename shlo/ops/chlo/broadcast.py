@@ -82,6 +82,10 @@ def _expand_plan(rank: int, result_rank: int, dims: tuple[int, ...] | None) -> t
         if len(dims) != rank:
             raise ExecutionError(f"broadcast_dimensions {list(dims)} do not match an operand of "
                                  f"rank {rank}")
+        if any(not 0 <= d < result_rank for d in dims) or len(set(dims)) != len(dims):
+            raise ExecutionError(f"broadcast_dimensions {list(dims)} must be distinct "
+                                 f"dimensions of the rank-{result_rank} result, in "
+                                 f"[0, {result_rank})")
         return dims
     return tuple(range(result_rank - rank, result_rank))
 
