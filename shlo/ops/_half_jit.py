@@ -36,10 +36,10 @@ from ._bytes_jit import (_JIT, ARITH_FORMS, SCALED, SCALED_SPEC, exact_arithmeti
                          scaled_pairs, sign_but_zero, tree_pairs, widen_bytes)
 
 __all__ = ["f16_to_f32", "f32_to_f16", "bf16_to_f32", "f32_to_bf16", "BINARY", "gather16",
-           "gather_pairs", "nibble_pairs", "scaled_pairs", "exact_arithmetic", "ARITH_FORMS", "SCALED",
-           "SCALED_SPEC", "select_bits", "narrow_by_table", "narrow_by_rounding",
-           "compare_keys", "MAX_MIN", "DIRECTIONS",
-           "tree16", "tree_pairs", "sign_but_zero", "widen_bytes"]
+           "gather_pairs", "nibble_pairs", "scaled_pairs", "exact_arithmetic", "ARITH_FORMS",
+           "SCALED", "SCALED_SPEC", "select_bits", "narrow_by_table", "narrow_by_rounding",
+           "compare_keys", "MAX_MIN", "DIRECTIONS", "tree16", "tree_pairs", "sign_but_zero",
+           "widen_bytes"]
 
 @intrinsic
 def _h2f(typingctx, h):  # type: ignore[no-untyped-def]

@@ -109,7 +109,7 @@ def narrowing_spec(dt: np.dtype) -> np.ndarray | None:
 
 
 def rounding_agrees(loop: Callable[[np.ndarray, np.ndarray], Any], table: np.ndarray,
-                     shift: int) -> bool:
+                    shift: int) -> bool:
     """Whether ``loop(bits, out)`` gives the narrowing table's entry on four float32s of each
     entry: its low ``shift`` bits 0, 1, the first dropped bit alone, all ones."""
     mod = _half.loops()
@@ -128,7 +128,7 @@ _NARROWINGS: dict[np.dtype, Callable[[np.ndarray, np.ndarray], Any] | None] = {}
 def narrowing_form(dt: np.dtype, table: np.ndarray, shift: int
                    ) -> Callable[[np.ndarray, np.ndarray], Any] | None:
     """The loop ``(bits, out)`` computing the narrowing table (``_tables.tabled_narrowing``:
-    float32 bits -> one-byte ``dt``, ``shift`` its low bits) in registers
+    float32 bits -> one-byte ``dt``, ``shift`` its low bits) on the float32 bits
     (``_bytes_jit.narrow_by_rounding``) if :func:`rounding_agrees`; made once per dtype; None
     (no :func:`narrowing_spec`, no compiled loops)."""
     found = _NARROWINGS.get(dt, _UNKNOWN)
