@@ -5,6 +5,7 @@ runs with `stablehlo-opt` replaced by `shlo opt`; shlo's own `--pass PIPELINE` w
 
     shlo opt [FILE|-] [--pass PIPELINE]... [--NAME[=OPTIONS]]... [--pass-pipeline=PIPELINE]
              [--split-input-file[=MARKER]] [--verify-diagnostics] [-verify-each]
+             [--mlir-very-unsafe-disable-verifier-on-parsing]
              [--mlir-print-op-generic|--generic] [--mlir-print-debuginfo]
              [--mlir-print-local-scope] [--allow-unregistered-dialect] [-emit-bytecode]
              [-o FILE] [--list]
@@ -17,8 +18,11 @@ runs with `stablehlo-opt` replaced by `shlo opt`; shlo's own `--pass PIPELINE` w
   `// -----`, or `--output-split-marker=M`);
 * `--verify-diagnostics`: the `expected-error/warning/remark` annotations must match what is
   reported (shlo.testing.diagnostics), and nothing else may be;
-* `-verify-each`: the module is verified after parsing and after each pass (MLIR's default; shlo
-  verifies only when asked, its verifier not knowing every foreign op);
+* the input is verified after parsing, as MLIR's parser does (its errors are diagnostics, and
+  `--verify-diagnostics` matches them); `--mlir-very-unsafe-disable-verifier-on-parsing` skips
+  that, as in MLIR;
+* `-verify-each`: the module is also verified after each pass (MLIR's default; shlo verifies
+  after passes only when asked);
 * `--mlir-print-debuginfo`: op locations printed, as `loc(#loc1)` with the aliases
   (`#loc1 = loc(...)`) after the module, or in place with `--mlir-print-local-scope`;
   `--strip-debuginfo` is the pass of that name;
@@ -65,6 +69,7 @@ class OptArgs:
     split: str | None = None  # the chunk marker with --split-input-file
     output_marker: str = "// -----"  # what joins the chunks' outputs
     verify_diagnostics: bool = False
+    verify_input: bool = True  # (MLIR's parser verifies)
     verify_each: bool = False
     debuginfo: bool = False
     local_scope: bool = False
@@ -107,6 +112,8 @@ def parse_opt(argv: Sequence[str]) -> OptArgs:
             a.verify_diagnostics = True
         elif k == "verify-each":
             a.verify_each = _bool(v)
+        elif k == "mlir-very-unsafe-disable-verifier-on-parsing":
+            a.verify_input = not _bool(v)
         elif k == "mlir-print-debuginfo":
             a.debuginfo = _bool(v)
         elif k == "mlir-print-local-scope":
@@ -208,7 +215,7 @@ def _run(a: OptArgs, data: bytes, name: str, out: BinaryIO, err: TextIO) -> int:
             raw = chunk if isinstance(chunk, bytes) else chunk.encode("utf-8", "surrogateescape")
             module = load_bytes(raw, name, keep_vhlo=True)
             implicit = _implicit_module_loc(module, chunk)
-            if a.verify_each:
+            if a.verify_input or a.verify_each:
                 _verify(module)
             for spec in a.pipeline:
                 module = run_passes(module, spec, after)

@@ -327,12 +327,15 @@ BUILTINS: dict[str, Tool] = {
 # --- running -------------------------------------------------------------------------------------
 
 
-def _run_pipeline(seq: list[_Cmd], tools: dict[str, Tool]) -> tuple[int, str, str]:
-    """Run one pipeline; (exit code, the failing command's name, its output)."""
+def _run_pipeline(seq: list[_Cmd], tools: dict[str, Tool]) -> tuple[int, str, str, bool]:
+    """Run one pipeline; (exit code: the last failing command's, as with pipefail; the failing
+    command to report and its output: the first one but FileCheck, else FileCheck; whether a
+    command but FileCheck failed)."""
     data = b""
     status = 0
     failed = ""
     failed_out = ""
+    others = False
     for c in seq:
         name = c.argv[0]
         fn = tools.get(name) or BUILTINS.get(name)
@@ -358,10 +361,13 @@ def _run_pipeline(seq: list[_Cmd], tools: dict[str, Tool]) -> tuple[int, str, st
             rc = 0 if rc != 0 else 1
         if rc != 0:
             status = rc
-            failed = " ".join(c.argv)
-            failed_out = (err + out.decode("utf-8", "replace"))[-4000:]
+            checker = name in ("FileCheck", "filecheck")
+            if not others:  # (the root cause: FileCheck only fails after it when nothing else)
+                failed = " ".join(c.argv)
+                failed_out = (err + out.decode("utf-8", "replace"))[-4000:]
+            others = others or not checker
         data = out
-    return status, failed, failed_out
+    return status, failed, failed_out, others
 
 
 _SPLIT_RE = re.compile(r"^// -----\s*$", re.M)
@@ -385,13 +391,16 @@ def _run_one(lineno: int, cmd: str, full: str, tools: dict[str, Tool],
     try:
         status = 0
         failed = out = ""
+        others = False
         for seq in _pipelines(_tokens(full)):
-            status, failed, out = _run_pipeline(seq, tools)
+            status, failed, out, others = _run_pipeline(seq, tools)
             if status != 0:
                 break
         if status == 0:
             return LineResult(lineno, cmd, "passed", chunk=chunk)
-        if chunk is not None and "No check strings found" in out:
+        if chunk is not None and not others and "No check strings found" in out:
+            # (only FileCheck failed, for want of this chunk's CHECK lines: the tools before
+            # it, -verify-diagnostics included, passed)
             return LineResult(lineno, cmd, "passed", "no CHECK lines in this chunk", chunk=chunk)
         return LineResult(lineno, cmd, "failed", f"'{failed}' exited with {status}", out,
                           chunk=chunk)

@@ -127,3 +127,25 @@ CASES = [
 @pytest.mark.parametrize("name,text,expected", CASES, ids=[c[0] for c in CASES])
 def test_linalg_constraints(name, text, expected):
     assert_verdict(text, expected)
+
+
+def test_quantized_dot_storage_ranges_may_differ():
+    """C14 of dot_general (C29 of convolution) asks storage_type(lhs) = storage_type(rhs):
+    i8 and i8<-127:127> are one storage type (upstream's pass tests use the pair), i8 and i16
+    are not."""
+    import shlo
+    from shlo.errors import ShloError
+
+    text = """func.func @main(%a: tensor<2x2x!quant.uniform<i8:f32, 2.0:3>>,
+                 %b: tensor<2x2x!quant.uniform<RHS:f32, 3.0>>)
+    -> tensor<2x2x!quant.uniform<i32:f32, 6.0>> {
+  %0 = "stablehlo.dot_general"(%a, %b) {dot_dimension_numbers = #stablehlo.dot<
+      lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>}
+    : (tensor<2x2x!quant.uniform<i8:f32, 2.0:3>>, tensor<2x2x!quant.uniform<RHS:f32, 3.0>>)
+    -> tensor<2x2x!quant.uniform<i32:f32, 6.0>>
+  return %0 : tensor<2x2x!quant.uniform<i32:f32, 6.0>>
+}
+"""
+    shlo.verify(shlo.parse(text.replace("RHS", "i8<-127:127>")))
+    with pytest.raises(ShloError, match="mismatched lhs and rhs quantization storage types"):
+        shlo.verify(shlo.parse(text.replace("RHS", "i16")))

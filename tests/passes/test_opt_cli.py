@@ -467,6 +467,31 @@ func.func @bad(%a: tensor<1x4xf32>, %b: tensor<4xf32>) -> tensor<1x4xf32> {
     # chunk 2 prints nothing and has no CHECK line: FileCheck's "no check strings" (a pass
     # for one chunk of a split file), not "empty input"
     assert [x.status for x in r.lines] == ["passed", "passed"], [x.output for x in r.lines]
+    # but not when the tool before FileCheck failed: an expected error that is not reported
+    path.write_text(path.read_text().replace("failed to legalize operation",
+                                             "an error nobody reports"))
+    r = run_file(str(path), lit_tools(), chunks=True)
+    assert [x.status for x in r.lines] == ["passed", "failed"], [x.output for x in r.lines]
+    assert "stablehlo-opt" in r.lines[1].reason
+    assert 'expected error "an error nobody reports" was not produced' in r.lines[1].output
+
+
+def test_input_is_verified_as_mlir_parses():
+    """The input is verified before any pass, as MLIR's parser does (-verify-each adds the
+    checks after passes): its errors are diagnostics --verify-diagnostics matches;
+    --mlir-very-unsafe-disable-verifier-on-parsing skips it."""
+    bad = """func.func @main(%a: tensor<2xf32>) -> tensor<2xf64> {
+  %0 = stablehlo.add %a, %a : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf64>
+  return %0 : tensor<2xf64>
+}
+"""
+    rc, out, err = opt(["--cse"], bad)
+    assert rc == 1 and out == "" and "'stablehlo.add' op" in err
+    rc, out, err = opt(["--cse", "--mlir-very-unsafe-disable-verifier-on-parsing"], bad)
+    assert rc == 0 and err == "" and "tensor<2xf64>" in out
+    expected = bad.replace("  %0", "  // expected-error @+1 {{'stablehlo.add' op}}\n  %0")
+    rc, out, err = opt(["--cse", "--verify-diagnostics"], expected)
+    assert (rc, err) == (0, "")
 
 
 # --- the shape canonicalizations the chlo lowering relies on ---------------------------------------
