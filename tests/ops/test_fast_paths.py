@@ -625,6 +625,7 @@ def test_sums_in_registers_equal_ml_dtypes(t, op):
         if arithmetic is None:
             return
     assert (form is None) == (t == "f8E5M2FNUZ")
+    assert form is None or "_arithmetic_form" in form.__qualname__  # (not a later candidate)
     if t == "f8E4M3FN":  # a wrong overflow code is caught by the check
         from shlo.ops.elementwise import _tables
 
