@@ -675,36 +675,64 @@ def narrow_by_rounding(spec, table, shift, bits, out):  # type: ignore[no-untype
     return out
 
 
+@intrinsic
+def _quads(typingctx, swapped, src, dst, h):  # type: ignore[no-untyped-def]
+    """``dst[i] = swapped[src[2i] | src[2i + 1] << 8]`` (:func:`tree_pairs`' nodes) for the
+    first ``h - h % 4``: four pairs a 64-bit load, four results a 32-bit store (unaligned;
+    ``dst`` may be ``src``: each step loads its pairs before it stores below them), one memory
+    access per result besides the lookup. Returns how many it did."""
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        ts, ss, ds = (context.make_array(t)(context, builder, a)
+                      for t, a in zip(signature.args[:3], args[:3]))
+        b_ = builder
+        i32, i64 = ir.IntType(32), ir.IntType(64)
+        h = args[3]
+        quads = b_.lshr(h, ir.Constant(h.type, 2))
+        with cgutils.for_range(b_, quads) as loop:
+            j = loop.index
+            at = b_.gep(ss.data, [b_.shl(j, ir.Constant(j.type, 3))])
+            pairs = b_.load(b_.bitcast(at, i64.as_pointer()), align=1)
+            four = ir.Constant(i32, 0)
+            for k in range(4):
+                index = b_.and_(b_.lshr(pairs, ir.Constant(i64, 16 * k)),
+                                ir.Constant(i64, 0xFFFF))
+                node = b_.zext(b_.load(b_.gep(ts.data, [index])), i32)
+                four = b_.or_(four, b_.shl(node, ir.Constant(i32, 8 * k)))
+            at = b_.gep(ds.data, [b_.shl(j, ir.Constant(j.type, 2))])
+            b_.store(four, b_.bitcast(at, i32.as_pointer()), align=1)
+        return b_.shl(quads, ir.Constant(h.type, 2))
+
+    ok = all(isinstance(t, types.Array) and t.dtype == types.uint8 and t.layout == "C"
+             for t in (swapped, src, dst)) and isinstance(h, types.Integer)
+    return (types.intp(swapped, src, dst, h), codegen) if ok else None
+
+
 @nb.njit(**_JIT)
 def tree_pairs(swapped, x, out, scratch):  # type: ignore[no-untyped-def]
     """The pairwise tree of each row of the uint8 (rows, n) ``x`` into ``out`` by the 256 x 256
     table of a one-byte format's op with its operands swapped (entry ``y * 256 + x``: a pair
-    of adjacent bytes read as one little-endian uint16 is its index); ``scratch``: uint8, an
-    even n // 2 + 2 elements. The first level reads the row (as pairs when it starts on an even
-    address), the others work in place: node i is written after every pair below 2i + 2 was
-    read."""
+    of adjacent bytes read as one little-endian word is its index); ``scratch``: uint8, an
+    even n // 2 + 2 elements. The first level reads the row, the others work in place; four
+    nodes at a time (:func:`_quads`: 1e6-element f8 trees 376 -> ~330 us, rows of 1000
+    560 -> 360 us)."""
     rows, n = x.shape
     for r in range(rows):
         if n == 1:
             out[r] = x[r, 0]
             continue
         h = n // 2
-        if (r * n) % 2 == 0:
-            pairs = x[r, :2 * h].view(np.uint16)
-            for i in range(h):
-                scratch[i] = swapped[pairs[i]]
-        else:
-            for i in range(h):
-                scratch[i] = swapped[(np.uint16(x[r, 2 * i + 1]) << np.uint16(8)) |
-                                     np.uint16(x[r, 2 * i])]
+        row = x[r]
+        for i in range(_quads(swapped, row, scratch, h), h):
+            scratch[i] = swapped[(np.uint16(row[2 * i + 1]) << np.uint16(8)) |
+                                 np.uint16(row[2 * i])]
         if n % 2:
-            scratch[h] = x[r, n - 1]
+            scratch[h] = row[n - 1]
         m = h + n % 2
         while m > 1:
             h = m // 2
-            pairs = scratch[:2 * h].view(np.uint16)
-            for i in range(h):
-                scratch[i] = swapped[pairs[i]]
+            for i in range(_quads(swapped, scratch, scratch, h), h):
+                scratch[i] = swapped[(np.uint16(scratch[2 * i + 1]) << np.uint16(8)) |
+                                     np.uint16(scratch[2 * i])]
             if m % 2:
                 scratch[h] = scratch[m - 1]
             m = h + m % 2
