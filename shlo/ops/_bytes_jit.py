@@ -707,6 +707,14 @@ def _quads(typingctx, swapped, src, dst, h):  # type: ignore[no-untyped-def]
     return (types.intp(swapped, src, dst, h), codegen) if ok else None
 
 
+@nb.njit(inline="always", **_JIT)
+def _tree_level(swapped, src, dst, h):  # type: ignore[no-untyped-def]
+    """One level of :func:`tree_pairs`: ``dst[i] = swapped[src[2i] | src[2i + 1] << 8]`` for
+    ``i < h``, four at a time (:func:`_quads`), the rest one by one."""
+    for i in range(_quads(swapped, src, dst, h), h):
+        dst[i] = swapped[(np.uint16(src[2 * i + 1]) << np.uint16(8)) | np.uint16(src[2 * i])]
+
+
 @nb.njit(**_JIT)
 def tree_pairs(swapped, x, out, scratch):  # type: ignore[no-untyped-def]
     """The pairwise tree of each row of the uint8 (rows, n) ``x`` into ``out`` by the 256 x 256
@@ -721,18 +729,13 @@ def tree_pairs(swapped, x, out, scratch):  # type: ignore[no-untyped-def]
             out[r] = x[r, 0]
             continue
         h = n // 2
-        row = x[r]
-        for i in range(_quads(swapped, row, scratch, h), h):
-            scratch[i] = swapped[(np.uint16(row[2 * i + 1]) << np.uint16(8)) |
-                                 np.uint16(row[2 * i])]
+        _tree_level(swapped, x[r], scratch, h)
         if n % 2:
-            scratch[h] = row[n - 1]
+            scratch[h] = x[r, n - 1]
         m = h + n % 2
         while m > 1:
             h = m // 2
-            for i in range(_quads(swapped, scratch, scratch, h), h):
-                scratch[i] = swapped[(np.uint16(scratch[2 * i + 1]) << np.uint16(8)) |
-                                     np.uint16(scratch[2 * i])]
+            _tree_level(swapped, scratch, scratch, h)
             if m % 2:
                 scratch[h] = scratch[m - 1]
             m = h + m % 2
