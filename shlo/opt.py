@@ -215,7 +215,7 @@ def _run(a: OptArgs, data: bytes, name: str, out: BinaryIO, err: TextIO) -> int:
             raw = chunk if isinstance(chunk, bytes) else chunk.encode("utf-8", "surrogateescape")
             module = load_bytes(raw, name, keep_vhlo=True)
             implicit = _implicit_module_loc(module, chunk)
-            if a.verify_input or a.verify_each:
+            if a.verify_input:
                 _verify(module)
             for spec in a.pipeline:
                 module = run_passes(module, spec, after)

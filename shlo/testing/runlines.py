@@ -361,11 +361,10 @@ def _run_pipeline(seq: list[_Cmd], tools: dict[str, Tool]) -> tuple[int, str, st
             rc = 0 if rc != 0 else 1
         if rc != 0:
             status = rc
-            checker = name in ("FileCheck", "filecheck")
-            if not others:  # (the root cause: FileCheck only fails after it when nothing else)
+            if not others:  # keep the first failing tool's report: FileCheck's comes after it
                 failed = " ".join(c.argv)
                 failed_out = (err + out.decode("utf-8", "replace"))[-4000:]
-            others = others or not checker
+            others = others or name not in ("FileCheck", "filecheck")
         data = out
     return status, failed, failed_out, others
 
