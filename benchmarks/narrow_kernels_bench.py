@@ -1,15 +1,17 @@
 """Every element-wise kernel (and a sum) on narrow floats against its float32 counterpart, in
 one process: issue 17's "no narrow-float kernel more than 2x slower than its f32 counterpart".
 
-    python benchmarks/narrow_kernels_bench.py [--n 1000000] [--trials 7] [--only OP]
+    python benchmarks/narrow_kernels_bench.py [--n 1000000] [--trials 5] [--rounds 6] [--only OP]
 
 Each program is one op on ``n`` normal-distributed elements, timed through ``shlo.run`` on a
 parsed module without verification after ``--warm-up`` seconds of runs, as
 ``issue17_bench.py`` times shlo (steady state: allocations reuse freed memory), the best of
 ``--trials`` in each of ``--rounds`` turns: an op's types take turns, so that a slow spell of
-this noisy machine does not fall on one cell alone. The float32 row
-of a conversion is the same conversion between f64 and f32. Prints a markdown table of
-microseconds and of ratios to the float32 row.
+this noisy machine does not fall on one cell alone (such spells last seconds, and slow every
+kernel bound by its instructions ~1.6x: more, shorter turns make the best of them the
+kernel's own speed more often). The float32 row of a conversion is the same conversion
+between f64 and f32. Prints a markdown table of microseconds and of ratios to the float32
+row.
 """
 
 from __future__ import annotations
@@ -63,10 +65,10 @@ def main() -> None:
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--n", type=int, default=1_000_000)
-    ap.add_argument("--trials", type=int, default=7)
+    ap.add_argument("--trials", type=int, default=5)
     ap.add_argument("--only")
-    ap.add_argument("--warm-up", type=float, default=0.3, help="seconds before each turn")
-    ap.add_argument("--rounds", type=int, default=3, help="turns of each type")
+    ap.add_argument("--warm-up", type=float, default=0.15, help="seconds before each turn")
+    ap.add_argument("--rounds", type=int, default=6, help="turns of each type")
     a = ap.parse_args()
     rng = np.random.default_rng(0)
     print(f"n = {a.n}; best of {a.rounds} x {a.trials}; ratio = type / f32\n")

@@ -209,7 +209,11 @@ def _arithmetic_form(key: str, dt: np.dtype, table: np.ndarray, mod: Any) -> For
     t = table.view(np.uint8)
     with np.errstate(all="ignore"):
         over = int(np.array(np.float32(1e30)).astype(dt).view(np.uint8))
-    spec = np.array([special_min, magnitude + 1, int(fnuz), over & (0xFF if fnuz else magnitude),
+    # lanes looked up: a magnitude above spec[0], or the byte spec[1] (FNUZ's NaN; else a
+    # code that is above spec[0] already)
+    nan_code = magnitude + 1 if fnuz or special_min > magnitude else special_min
+    spec = np.array([min(special_min, magnitude + 1) - 1, nan_code,
+                     over & (0xFF if fnuz else magnitude),
                      _scale(bias - 15 if op == "divide" else 15 - bias), t[0]], np.int64)
 
     def loop(a: np.ndarray, b: np.ndarray, o: np.ndarray) -> None:
