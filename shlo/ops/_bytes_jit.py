@@ -99,7 +99,8 @@ SCALED = platform.machine().lower() in ("x86_64", "amd64") and \
 conversions, which every AVX2 processor has)."""
 SCALED_SPEC = 140
 """Bytes of a :func:`scaled_pairs` spec: the mantissa table ``R`` in four 16-entry chunks,
-each twice (vpshufb looks up within 16-byte halves; 128 bytes), then 12 one-byte fields:
+each but the last xor the next one, each twice (vpshufb looks up within 16-byte halves;
+128 bytes), then 12 one-byte fields:
 ``shift`` (mantissa bits M), ``offset`` (added to the exponent fields: -bias for a product,
 +bias for a quotient), ``flip`` (0, or 0xFF to negate the second exponent), ``top`` (largest
 exponent sum kept), ``low`` (smallest normal magnitude code), ``span`` (largest finite
@@ -171,10 +172,12 @@ def _scaled32(typingctx, spec, table, x, y, out, start, stop):  # type: ignore[n
             not_sign = b_.xor(sign, c(0xFF))
             am, bm = b_.and_(a, not_sign), b_.and_(b, not_sign)
             index = b_.or_(shl(b_.and_(a, mant)), b_.and_(b, mant))
-            r = b_.call(pshufb, [chunks[0], index])
-            for k in (1, 2, 3):
-                r = b_.select(b_.icmp_unsigned(">=", index, c(16 * k)),
-                              b_.call(pshufb, [chunks[k], index]), r)
+            # R[index] for index < 64: chunk k is read at index + 0x70 - 16k, whose bit 7
+            # (vpshufb: a zero) is clear for the chunks from index's on; as each chunk is
+            # stored xor the next, their xor is index's own chunk's entry
+            r = b_.call(pshufb, [chunks[3], index])
+            for k in (0, 1, 2):
+                r = b_.xor(r, b_.call(pshufb, [chunks[k], b_.add(index, c(0x70 - 16 * k))]))
             e = b_.add(b_.add(shr(am), offset), b_.sub(b_.xor(shr(bm), flip), flip))
             code = b_.add(shl(e), r)
             a_normal, b_normal = normal(am), normal(bm)
@@ -188,7 +191,7 @@ def _scaled32(typingctx, spec, table, x, y, out, start, stop):  # type: ignore[n
             s = b_.and_(b_.xor(a, b), sign)
             b_.store(b_.select(ok, b_.or_(code, s), b_.and_(s, zero_sign)), at(os_.data, i),
                      align=1)
-            bad = b_.bitcast(b_.not_(b_.or_(ok, zero)), i32)
+            bad = b_.not_(b_.bitcast(b_.or_(ok, zero), i32))
             b_.store(b_.add(b_.load(fell), b_.zext(b_.call(ctpop, [bad]), i64)), fell)
             mask = bad
             for _ in range(_SCALED_K):  # an exhausted mask's cttz is 32: element i + 32

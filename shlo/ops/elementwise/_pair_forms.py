@@ -252,10 +252,11 @@ def scaled_form(key: str, table: np.ndarray, dt: np.dtype) -> np.ndarray | None:
     p, q = (bias, bias) if op == "multiply" else (bias + 1, bias)  # results stay normal
     e0 = p + q - bias if op == "multiply" else p - q + bias
     r = t[((p << m) | frac)[:, None], ((q << m) | frac)[None, :]] - (e0 << m)
-    chunks = np.zeros(64, np.uint8)
-    chunks[:r.size] = r.reshape(-1) & 0xFF
+    chunks = np.zeros((4, 16), np.uint8)
+    chunks.reshape(-1)[:r.size] = r.reshape(-1) & 0xFF
+    chunks[:3] ^= chunks[1:]  # each chunk xor the next (the loop's lookup undoes it)
     spec = np.zeros(mod.SCALED_SPEC, np.uint8)
-    spec[:128] = np.repeat(chunks.reshape(4, 1, 16), 2, axis=1).reshape(-1)
+    spec[:128] = np.repeat(chunks[:, None, :], 2, axis=1).reshape(-1)
     negative_zero = float(np.array(sign, np.uint8).view(dt)) == 0.0
     spec[128:140] = [m, (-bias if op == "multiply" else bias) & 0xFF,
                      0 if op == "multiply" else 0xFF, (top >> m) + 1, 1 << m, top - (1 << m),
