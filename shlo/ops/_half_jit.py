@@ -11,7 +11,8 @@ wide side) and computes what numpy / ml_dtypes compute element by element, in th
 * bf16 <-> f32: a shift; round to nearest even on the bits, every NaN to the quiet NaN 0x7fc0
   with its sign (ml_dtypes' conversion);
 * add, subtract, multiply, divide: the two operands widened to f32, one f32 operation, one
-  rounding; a NaN operand's payload is propagated as numpy and ml_dtypes do (``_nan_rule``);
+  rounding; a NaN operand's payload is propagated as numpy and ml_dtypes do (``_nan_rule``,
+  in a second pass over arrays with a NaN result);
 * compare, maximum, minimum: on the widened values, results picked from the operands' bits;
 * reduction trees of add and multiply, nodes computed as the element-wise loops do.
 
@@ -67,22 +68,44 @@ def _b2f(typingctx, h):  # type: ignore[no-untyped-def]
     return types.float32(types.uint16), codegen
 
 
+def _bf16_rounding(nan: bool) -> Any:
+    """An intrinsic: the bf16 bit pattern (uint16) nearest to a float32 (ties to even), and
+    with ``nan`` a NaN as the quiet NaN 0x7fc0 with its sign, as ml_dtypes (without, a NaN's
+    pattern is meaningless). In 32-bit integer operations (numba's own integer arithmetic
+    would widen them to 64 bits and vectorise half as well)."""
+    @intrinsic
+    def f2b(typingctx, f):  # type: ignore[no-untyped-def]
+        def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+            i32 = ir.IntType(32)
+            c = lambda v: ir.Constant(i32, v)  # noqa: E731
+            u = builder.bitcast(args[0], i32)
+            hi = builder.lshr(u, c(16))
+            lsb = builder.and_(hi, c(1))
+            r = builder.lshr(builder.add(builder.add(u, c(0x7FFF)), lsb), c(16))
+            if nan:
+                quiet = builder.or_(builder.and_(hi, c(0x8000)), c(0x7FC0))
+                is_nan = builder.icmp_unsigned(">", builder.and_(u, c(0x7FFFFFFF)),
+                                               c(0x7F800000))
+                r = builder.select(is_nan, quiet, r)
+            return builder.trunc(r, ir.IntType(16))
+        return types.uint16(types.float32), codegen
+    return f2b
+
+
+_f2b = _bf16_rounding(True)
+_f2b_even = _bf16_rounding(False)
+
+
 @intrinsic
-def _f2b(typingctx, f):  # type: ignore[no-untyped-def]
-    """The bf16 bit pattern (uint16) nearest to float32 ``f`` (ties to even); a NaN becomes
-    the quiet NaN 0x7fc0 with its sign, as ml_dtypes. In 32-bit integer operations (numba's
-    own integer arithmetic would widen them to 64 bits and vectorise half as well)."""
+def _magnitude32(typingctx, f):  # type: ignore[no-untyped-def]
+    """The bits of float32 ``f`` without its sign (uint32): above ``_F32_INF`` for a NaN."""
     def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
         i32 = ir.IntType(32)
-        c = lambda v: ir.Constant(i32, v)  # noqa: E731
-        u = builder.bitcast(args[0], i32)
-        hi = builder.lshr(u, c(16))
-        lsb = builder.and_(hi, c(1))
-        r = builder.lshr(builder.add(builder.add(u, c(0x7FFF)), lsb), c(16))
-        nan = builder.or_(builder.and_(hi, c(0x8000)), c(0x7FC0))
-        is_nan = builder.icmp_unsigned(">", builder.and_(u, c(0x7FFFFFFF)), c(0x7F800000))
-        return builder.trunc(builder.select(is_nan, nan, r), ir.IntType(16))
-    return types.uint16(types.float32), codegen
+        return builder.and_(builder.bitcast(args[0], i32), ir.Constant(i32, 0x7FFFFFFF))
+    return types.uint32(types.float32), codegen
+
+
+_F16_MAGNITUDE, _F16_INF, _F32_INF = np.uint16(0x7FFF), np.uint16(0x7C00), np.uint32(0x7F800000)
 
 
 def _nan_rule(second: bool) -> Any:
@@ -163,60 +186,114 @@ def select_bits(pred, x, y, out):  # type: ignore[no-untyped-def]
         out[i] = y[i] ^ ((x[i] ^ y[i]) & -x.dtype.type(pred[i]))
 
 
+# The binary loops compute the plain operation first, noting the largest magnitude; only when
+# it shows a NaN do they run again with the NaN rule (``_nan_rule``; bf16: with the NaN
+# pattern), which per element cost the loops 1.5-3x (1e6 sums: f16 276 -> 91 us, bf16
+# 280 -> 183 us).
+
+
 @nb.njit(**_JIT)
 def _add_f16(x, y, out):  # type: ignore[no-untyped-def]
+    top = np.uint16(0)
     for i in range(x.size):
-        a, b = _h2f(x[i]), _h2f(y[i])
-        out[i] = _f2h(_nan_second(a + b, a, b))
+        h = _f2h(_h2f(x[i]) + _h2f(y[i]))
+        out[i] = h
+        top = max(top, np.uint16(h & _F16_MAGNITUDE))
+    if top > _F16_INF:
+        for i in range(x.size):
+            a, b = _h2f(x[i]), _h2f(y[i])
+            out[i] = _f2h(_nan_second(a + b, a, b))
 
 
 @nb.njit(**_JIT)
 def _subtract_f16(x, y, out):  # type: ignore[no-untyped-def]
+    top = np.uint16(0)
     for i in range(x.size):
-        a, b = _h2f(x[i]), _h2f(y[i])
-        out[i] = _f2h(_nan_first(a - b, a, b))
+        h = _f2h(_h2f(x[i]) - _h2f(y[i]))
+        out[i] = h
+        top = max(top, np.uint16(h & _F16_MAGNITUDE))
+    if top > _F16_INF:
+        for i in range(x.size):
+            a, b = _h2f(x[i]), _h2f(y[i])
+            out[i] = _f2h(_nan_first(a - b, a, b))
 
 
 @nb.njit(**_JIT)
 def _multiply_f16(x, y, out):  # type: ignore[no-untyped-def]
+    top = np.uint16(0)
     for i in range(x.size):
-        a, b = _h2f(x[i]), _h2f(y[i])
-        out[i] = _f2h(_nan_second(a * b, a, b))
+        h = _f2h(_h2f(x[i]) * _h2f(y[i]))
+        out[i] = h
+        top = max(top, np.uint16(h & _F16_MAGNITUDE))
+    if top > _F16_INF:
+        for i in range(x.size):
+            a, b = _h2f(x[i]), _h2f(y[i])
+            out[i] = _f2h(_nan_second(a * b, a, b))
 
 
 @nb.njit(**_JIT)
 def _divide_f16(x, y, out):  # type: ignore[no-untyped-def]
+    top = np.uint16(0)
     for i in range(x.size):
-        a, b = _h2f(x[i]), _h2f(y[i])
-        out[i] = _f2h(_nan_first(a / b, a, b))
+        h = _f2h(_h2f(x[i]) / _h2f(y[i]))
+        out[i] = h
+        top = max(top, np.uint16(h & _F16_MAGNITUDE))
+    if top > _F16_INF:
+        for i in range(x.size):
+            a, b = _h2f(x[i]), _h2f(y[i])
+            out[i] = _f2h(_nan_first(a / b, a, b))
 
 
 @nb.njit(**_JIT)
 def _add_bf16(x, y, out):  # type: ignore[no-untyped-def]
+    top = np.uint32(0)
     for i in range(x.size):
-        a, b = _b2f(x[i]), _b2f(y[i])
-        out[i] = _f2b(_nan_second(a + b, a, b))
+        r = _b2f(x[i]) + _b2f(y[i])
+        out[i] = _f2b_even(r)
+        top = max(top, _magnitude32(r))
+    if top > _F32_INF:
+        for i in range(x.size):
+            a, b = _b2f(x[i]), _b2f(y[i])
+            out[i] = _f2b(_nan_second(a + b, a, b))
 
 
 @nb.njit(**_JIT)
 def _subtract_bf16(x, y, out):  # type: ignore[no-untyped-def]
+    top = np.uint32(0)
     for i in range(x.size):
-        a, b = _b2f(x[i]), _b2f(y[i])
-        out[i] = _f2b(_nan_first(a - b, a, b))
+        r = _b2f(x[i]) - _b2f(y[i])
+        out[i] = _f2b_even(r)
+        top = max(top, _magnitude32(r))
+    if top > _F32_INF:
+        for i in range(x.size):
+            a, b = _b2f(x[i]), _b2f(y[i])
+            out[i] = _f2b(_nan_first(a - b, a, b))
 
 
 @nb.njit(**_JIT)
 def _multiply_bf16(x, y, out):  # type: ignore[no-untyped-def]
+    top = np.uint32(0)
     for i in range(x.size):
-        a, b = _b2f(x[i]), _b2f(y[i])
-        out[i] = _f2b(_nan_second(a * b, a, b))
+        r = _b2f(x[i]) * _b2f(y[i])
+        out[i] = _f2b_even(r)
+        top = max(top, _magnitude32(r))
+    if top > _F32_INF:
+        for i in range(x.size):
+            a, b = _b2f(x[i]), _b2f(y[i])
+            out[i] = _f2b(_nan_second(a * b, a, b))
 
 
 @nb.njit(**_JIT)
 def _divide_bf16(x, y, out):  # type: ignore[no-untyped-def]
+    top = np.uint32(0)
     for i in range(x.size):
-        a, b = _b2f(x[i]), _b2f(y[i])
-        out[i] = _f2b(_nan_first(a / b, a, b))
+        r = _b2f(x[i]) / _b2f(y[i])
+        out[i] = _f2b_even(r)
+        top = max(top, _magnitude32(r))
+    if top > _F32_INF:
+        for i in range(x.size):
+            a, b = _b2f(x[i]), _b2f(y[i])
+            out[i] = _f2b(_nan_first(a / b, a, b))
 
 
 BINARY = {

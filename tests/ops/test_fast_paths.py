@@ -373,13 +373,18 @@ def _some_half_bits(t):
 @pytest.mark.parametrize("name", ["add", "subtract", "multiply", "divide"])
 def test_half_binary_loops_equal_numpy(t, name):
     """Every bit pattern against 64 second operands (specials, NaN payloads, random), both
-    orders: the compiled loop's bits are numpy's / ml_dtypes' own, NaN payloads included."""
+    orders: the compiled loop's bits are numpy's / ml_dtypes' own, NaN payloads included;
+    also without the pairs whose result is a NaN, which the loop's first pass computes alone
+    (a NaN result sends it to a second pass with the operands' NaN rule)."""
     loops = _half_loops()
     dt = _half_dtypes()[t]
     x, ys = _all_half_bits(), _some_half_bits(t)
     a = np.repeat(x, ys.size)
     b = np.tile(ys, x.size)
-    for lhs, rhs in ((a, b), (b, a)):
+    with np.errstate(all="ignore"):
+        keep = ~np.isnan(getattr(np, name)(a.view(dt), b.view(dt)).astype(np.float32))
+    assert 0.5 < keep.mean() < 1
+    for lhs, rhs in ((a, b), (b, a), (a[keep], b[keep]), (b[keep], a[keep])):
         got = np.empty(lhs.size, np.uint16)
         loops.BINARY[(name, t)](lhs, rhs, got)
         with np.errstate(all="ignore"):
