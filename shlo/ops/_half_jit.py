@@ -529,16 +529,33 @@ def _pair_sums_f16(typingctx, words, dst, h):  # type: ignore[no-untyped-def]
 def _level_f16(words, dst, h, mul):  # type: ignore[no-untyped-def]
     """One level of the tree: ``dst[i]`` = the f16 sum (product) of the two halves of
     ``words[i]`` (two adjacent elements read as one little-endian uint32)."""
-    for i in range(0 if mul else _pair_sums_f16(words, dst, h), h):
+    start = 0 if mul else _pair_sums_f16(words, dst, h)
+    top = np.uint16(0)  # (as the binary loops: the NaN rule in a second pass)
+    for i in range(start, h):
         a, b = _h2f(np.uint16(words[i] & np.uint32(0xFFFF))), _h2f(np.uint16(words[i] >> 16))
-        dst[i] = _f2h(_nan_second(a * b if mul else a + b, a, b))
+        d = _f2h(a * b if mul else a + b)
+        dst[i] = d
+        top = max(top, np.uint16(d & _F16_MAGNITUDE))
+    if top > _F16_INF:
+        for i in range(start, h):
+            a = _h2f(np.uint16(words[i] & np.uint32(0xFFFF)))
+            b = _h2f(np.uint16(words[i] >> 16))
+            dst[i] = _f2h(_nan_second(a * b if mul else a + b, a, b))
 
 
 @nb.njit(inline="always")
 def _level_bf16(words, dst, h, mul):  # type: ignore[no-untyped-def]
+    top = np.uint32(0)
     for i in range(h):
         a, b = _b2f(np.uint16(words[i] & np.uint32(0xFFFF))), _b2f(np.uint16(words[i] >> 16))
-        dst[i] = _f2b(_nan_second(a * b if mul else a + b, a, b))
+        r = a * b if mul else a + b
+        dst[i] = _f2b_even(r)
+        top = max(top, _magnitude32(r))
+    if top > _F32_INF:
+        for i in range(h):
+            a = _b2f(np.uint16(words[i] & np.uint32(0xFFFF)))
+            b = _b2f(np.uint16(words[i] >> 16))
+            dst[i] = _f2b(_nan_second(a * b if mul else a + b, a, b))
 
 
 @nb.njit(inline="always")
