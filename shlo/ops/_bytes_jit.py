@@ -2,8 +2,8 @@
 (numba; imported only through ``_half_jit``, on first use): lookups in their ops' tables
 (``gather16``, ``gather_pairs``, ``tree_pairs``, ``narrow_by_table``), some of them in AVX2
 registers (f4's 16 x 16 table, ``nibble_pairs``; a product's factoring by exponents,
-``scaled_pairs``), and tables computed instead (``exact_arithmetic``, ``widen_bytes``,
-``narrow_by_rounding``). Each table is checked by its caller (``elementwise/_tables.py``)
+``scaled_pairs``), and tables computed instead (``exact_arithmetic``, ``fixed_sums``,
+``widen_bytes``, ``narrow_by_rounding``). Each table is checked by its caller (``elementwise/_tables.py``)
 before these loops read it, each computed form against its table
 (``elementwise/_pair_forms.py``); a loop computes exactly the table's entries.
 """
@@ -23,7 +23,7 @@ from numba.extending import intrinsic
 
 __all__ = ["gather16", "gather_pairs", "nibble_pairs", "scaled_pairs", "exact_arithmetic",
            "ARITH_FORMS", "SCALED", "SCALED_SPEC", "narrow_by_table", "narrow_by_rounding",
-           "sign_but_zero", "widen_bytes", "tree_pairs"]
+           "sign_but_zero", "widen_bytes", "tree_pairs", "fixed_sums", "FIXED_SPEC"]
 
 _JIT = dict(cache=True, nogil=True, error_model="numpy", boundscheck=False)
 
@@ -54,6 +54,17 @@ def _lookup16(builder: Any, table: Any, index: Any) -> Any:
         got = builder.insert_element(got, builder.load(builder.gep(table, [at])),
                                      ir.Constant(i32, k))
     return got
+
+
+def _chained(b_: Any, pshufb: Any, chunks: list[Any], index: Any, c: Callable[[int], Any]
+             ) -> Any:
+    """IR: ``table[index]`` (``index`` < 16 * len(chunks)) of a table stored as xor-chained
+    16-entry chunks: chunk k is read at index + 0x80 - 16 (k + 1), whose bit 7 (a zero for
+    vpshufb) is clear for the chunks from index's on; their xor is index's own entry."""
+    r = b_.call(pshufb, [chunks[-1], index])
+    for k in range(len(chunks) - 1):
+        r = b_.xor(r, b_.call(pshufb, [chunks[k], b_.add(index, c(0x70 - 16 * k))]))
+    return r
 
 
 @intrinsic
@@ -172,12 +183,7 @@ def _scaled32(typingctx, spec, table, x, y, out, start, stop):  # type: ignore[n
             not_sign = b_.xor(sign, c(0xFF))
             am, bm = b_.and_(a, not_sign), b_.and_(b, not_sign)
             index = b_.or_(shl(b_.and_(a, mant)), b_.and_(b, mant))
-            # R[index] for index < 64: chunk k is read at index + 0x70 - 16k, whose bit 7
-            # (vpshufb: a zero) is clear for the chunks from index's on; as each chunk is
-            # stored xor the next, their xor is index's own chunk's entry
-            r = b_.call(pshufb, [chunks[3], index])
-            for k in (0, 1, 2):
-                r = b_.xor(r, b_.call(pshufb, [chunks[k], b_.add(index, c(0x70 - 16 * k))]))
+            r = _chained(b_, pshufb, chunks, index, c)  # R[index], index < 64
             e = b_.add(b_.add(shr(am), offset), b_.sub(b_.xor(shr(bm), flip), flip))
             code = b_.add(shl(e), r)
             a_normal, b_normal = normal(am), normal(bm)
@@ -476,6 +482,87 @@ def exact_arithmetic(spec, table, x, y, out, form):  # type: ignore[no-untyped-d
     for literal in literal_unroll(ARITH_FORMS):  # (numba: a loop compiled per literal form)
         if form == literal:
             done = _arith32(spec, table, x, y, out, x.size, literal)
+    for i in range(done, x.size):
+        out[i] = table[(np.uint16(x[i]) << np.uint16(8)) | np.uint16(y[i])]
+
+
+FIXED_SPEC = 2 * 32 + 8 * 32
+"""Bytes of a :func:`fixed_sums` spec: the decoding table (magnitude code -> multiple of the
+least subnormal) in 2 chunks, then the encoding table (such a multiple, 0-127 -> magnitude
+code) in 8; 16-entry chunks, each but the last xor the next one, each twice (vpshufb looks
+up within 16-byte halves)."""
+
+
+@intrinsic
+def _fixed32(typingctx, spec, x, y, out, n, subtract):  # type: ignore[no-untyped-def]
+    """:func:`fixed_sums` on the first ``n - n % 32`` elements, 32 at a time. Returns how
+    many it did."""
+    if not isinstance(subtract, types.BooleanLiteral):
+        return None
+    minus = subtract.literal_value
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        sp, xs, ys, os_ = (context.make_array(t)(context, builder, a)
+                           for t, a in zip(signature.args[:4], args[:4]))
+        b_ = builder
+        i32 = ir.IntType(32)
+        vb = ir.VectorType(ir.IntType(8), 32)
+        pshufb = cgutils.get_or_insert_function(
+            b_.module, ir.FunctionType(vb, [vb, vb]), "llvm.x86.avx2.pshuf.b")
+
+        def c(v: int) -> Any:
+            return ir.Constant(vb, [v] * 32)
+
+        def at(base: Any, i: Any) -> Any:
+            return b_.bitcast(b_.gep(base, [i]), vb.as_pointer())
+
+        tables = [b_.load(at(sp.data, ir.Constant(i32, 32 * k)), align=1) for k in range(10)]
+        decode, encode = tables[:2], tables[2:]
+        n = args[4]
+        end = b_.and_(n, ir.Constant(n.type, -32))
+        with cgutils.for_range_slice(b_, ir.Constant(n.type, 0), end,
+                                     ir.Constant(n.type, 32)) as (i, _):
+            values, signs = [], []
+            for v in (xs, ys):
+                v = b_.load(at(v.data, i), align=1)
+                # ml_dtypes: any bit above the 5-bit magnitude is the sign
+                negative = b_.sext(b_.icmp_unsigned(">", v, c(0x1F)), vb)
+                units = _chained(b_, pshufb, decode, b_.and_(v, c(0x1F)), c)
+                values.append(b_.sub(b_.xor(units, negative), negative))
+                signs.append(negative)
+            if minus:
+                total, b_negative = b_.sub(*values), b_.not_(signs[1])
+            else:
+                total, b_negative = b_.add(*values), signs[1]
+            below = b_.icmp_signed("<", total, c(0))
+            magnitude = b_.select(below, b_.sub(c(0), total), total)
+            code = _chained(b_, pshufb, encode, magnitude, c)
+            # an exact zero is -0 only when both operands are (ties to even: IEEE 754 6.3)
+            zero = b_.and_(b_.icmp_unsigned("==", total, c(0)),
+                           b_.icmp_unsigned("!=", b_.and_(signs[0], b_negative), c(0)))
+            sign = b_.and_(b_.sext(b_.or_(below, zero), vb), c(0x20))
+            b_.store(b_.or_(code, sign), at(os_.data, i), align=1)
+        return end
+
+    ok = all(isinstance(t, types.Array) and t.dtype == types.uint8 and t.layout == "C"
+             for t in (spec, x, y, out))
+    return (types.intp(spec, x, y, out, n, subtract), codegen) if ok else None
+
+
+@nb.njit(**_JIT)
+def fixed_sums(spec, table, x, y, out, subtract):  # type: ignore[no-untyped-def]
+    """``out[i] = table[x[i] * 256 + y[i]]`` where ``table`` is the sum (``subtract``: the
+    difference) of an f6 format whose values are multiples of its least subnormal q up to
+    63 q (f6E2M3FN: 60 q), in AVX2 registers as signed bytes: each operand's magnitude code
+    decoded to its multiple of q (``spec``, :data:`FIXED_SPEC`; vpshufb), signed, added (at
+    most 126 q: no overflow), and the exact sum's magnitude encoded back by the table of the
+    float32 cast of each multiple (ties to even), with the result's sign, -0 only from two
+    negative zeros. The caller checks it against ``table`` on every pair."""
+    done = 0
+    if subtract:
+        done = _fixed32(spec, x, y, out, x.size, True)
+    else:
+        done = _fixed32(spec, x, y, out, x.size, False)
     for i in range(done, x.size):
         out[i] = table[(np.uint16(x[i]) << np.uint16(8)) | np.uint16(y[i])]
 

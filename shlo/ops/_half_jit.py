@@ -32,15 +32,15 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from ._bytes_jit import (_JIT, ARITH_FORMS, SCALED, SCALED_SPEC, exact_arithmetic, gather16,
-                         gather_pairs, narrow_by_rounding, narrow_by_table, nibble_pairs,
-                         scaled_pairs, sign_but_zero, tree_pairs, widen_bytes)
+from ._bytes_jit import (_JIT, ARITH_FORMS, FIXED_SPEC, SCALED, SCALED_SPEC, exact_arithmetic,
+                         fixed_sums, gather16, gather_pairs, narrow_by_rounding, narrow_by_table,
+                         nibble_pairs, scaled_pairs, sign_but_zero, tree_pairs, widen_bytes)
 
 __all__ = ["f16_to_f32", "f32_to_f16", "bf16_to_f32", "f32_to_bf16", "BINARY", "gather16",
            "gather_pairs", "nibble_pairs", "scaled_pairs", "exact_arithmetic", "ARITH_FORMS",
            "SCALED", "SCALED_SPEC", "select_bits", "narrow_by_table", "narrow_by_rounding",
            "compare_keys", "MAX_MIN", "DIRECTIONS", "tree16", "tree_pairs", "sign_but_zero",
-           "widen_bytes"]
+           "widen_bytes", "fixed_sums", "FIXED_SPEC"]
 
 @intrinsic
 def _h2f(typingctx, h):  # type: ignore[no-untyped-def]

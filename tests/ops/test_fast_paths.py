@@ -635,7 +635,9 @@ def test_sums_in_registers_equal_ml_dtypes(t, op):
         if arithmetic is None:
             return
     assert (form is None) == (t == "f8E5M2FNUZ")
-    assert form is None or "_arithmetic_form" in form.__qualname__  # (not a later candidate)
+    # (not a later candidate; f6E2M3FN's sums and differences are signed bytes, below)
+    fixed = t == "f6E2M3FN" and op in ("add", "subtract")
+    assert form is None or f"_{'fixed' if fixed else 'arithmetic'}_form" in form.__qualname__
     if t == "f8E4M3FN":  # a wrong overflow code is caught by the check
         from shlo.ops.elementwise import _tables
 
@@ -646,6 +648,34 @@ def test_sums_in_registers_equal_ml_dtypes(t, op):
             spec[2] = cap
             assert _pair_forms.agrees(
                 lambda a, b, o: mod.exact_arithmetic(spec, table, a, b, o, form), table) == ok
+
+
+@pytest.mark.parametrize("op", ["add", "subtract"])
+def test_f6_sums_as_signed_bytes(op):
+    """f6E2M3FN sums and differences as signed bytes (``_bytes_jit.fixed_sums``): its values
+    are multiples of 1/8 up to 60/8, so each sum is exact in a byte. Offered for that format
+    alone (f6E3M2FN reaches 448 sixteenths; f4 has its 16 x 16 table); equal to the table on
+    every pair (spare high bits, both zeros: -0 only from -0 + -0 or -0 - +0), and one wrong
+    entry of either of its tables is caught."""
+    from shlo.ops.elementwise import _pair_forms
+    from shlo.types import element_type
+
+    mod = _scaled_loops()
+    key = f"stablehlo.{op}"
+    for t in ("f6E3M2FN", "f4E2M1FN", "f8E4M3FN"):
+        assert _pair_forms.fixed_spec(key, element_type(t).dtype) is None, t
+    dt = element_type("f6E2M3FN").dtype
+    v = np.arange(256, dtype=np.uint8)
+    with np.errstate(all="ignore"):
+        table = getattr(np, op)(np.repeat(v, 256).view(dt), np.tile(v, 256).view(dt))
+    table = table.view(np.uint8)
+    spec = _pair_forms.fixed_spec(key, dt)
+    for at, ok in ((None, True), (5, False), (64 + 16 * 3 + 7, False)):
+        s = spec.copy()  # a decoded magnitude; an encoded sum (chunk 1, upper copy, entry 7)
+        if at is not None:
+            s[at] ^= 1
+        assert _pair_forms.agrees(
+            lambda a, b, o: mod.fixed_sums(s, table, a, b, o, op == "subtract"), table) == ok
 
 
 @pytest.mark.parametrize("t", ["f8E4M3FN", "f8E5M2", "f8E4M3", "f8E4M3FNUZ", "f8E5M2FNUZ",

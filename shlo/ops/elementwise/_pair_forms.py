@@ -9,8 +9,11 @@ has a form that registers compute, that form runs instead (``_bytes_jit``):
   adder, normal ones on the integer bits (``narrow_by_rounding``);
 
 * f4 (16 codes): its 16 x 16 table of codes as 16 byte shuffles (``nibble_pairs``);
-* sums and differences of f6/f8 formats with 2-4 mantissa bits, products and quotients of f6
-  formats: in f16/f32 arithmetic, the operands' bits placed as f16's (``exact_arithmetic``);
+* sums and differences of f6E2M3FN as signed bytes, its values being multiples of 1/8 up to
+  60/8 (``fixed_sums``, :func:`fixed_spec`);
+* sums and differences of other f6/f8 formats with 2-4 mantissa bits, products and quotients
+  of f6 formats: in f16/f32 arithmetic, the operands' bits placed as f16's
+  (``exact_arithmetic``);
 * products and quotients of formats with 1-3 mantissa bits: the factoring by exponents
   (``scaled_pairs``, :func:`scaled_form`).
 
@@ -29,7 +32,7 @@ import numpy as np
 from ...dtypes import is_ml_float
 from .. import _half
 
-__all__ = ["register_form", "widening_form", "narrowing_form", "scaled_form"]
+__all__ = ["register_form", "widening_form", "narrowing_form", "scaled_form", "fixed_spec"]
 
 Loop = Callable[[np.ndarray, np.ndarray, np.ndarray], Any]
 """``loop(x, y, out)`` on flat uint8 bit patterns."""
@@ -49,7 +52,7 @@ def register_form(key: str, dt: np.dtype, table: np.ndarray) -> Loop | None:
             return None
         found = None
         if mod.SCALED and _format(dt) is not None:
-            for make in (_nibble_form, _arithmetic_form, _factored_form):
+            for make in (_nibble_form, _fixed_form, _arithmetic_form, _factored_form):
                 form = make(key, dt, table, mod)
                 if form is not None and agrees(form[0], table):
                     found = form[1]
@@ -233,6 +236,45 @@ def _factored_form(key: str, dt: np.dtype, table: np.ndarray, mod: Any) -> Form:
             lambda a, b, o: mod.scaled_pairs(spec, t, a, b, o, True))
 
 
+def _chained(entries: np.ndarray, chunks: int) -> np.ndarray:
+    """A table of up to 16 * ``chunks`` byte ``entries`` as ``_bytes_jit._chained`` reads
+    it: 16-entry chunks, each but the last xor the next one, each twice."""
+    table = np.zeros((chunks, 16), np.uint8)
+    table.reshape(-1)[:entries.size] = entries
+    table[:-1] ^= table[1:]
+    return np.repeat(table[:, None, :], 2, axis=1).reshape(-1)
+
+
+def fixed_spec(key: str, dt: np.dtype) -> np.ndarray | None:
+    """The spec of ``_bytes_jit.fixed_sums`` for add/subtract (``key``) of an f6 format whose
+    values are multiples of its least subnormal q up to 63 q (f6E2M3FN), else None: each
+    magnitude code's multiple of q, and each multiple's code (the float32 cast's, ties to
+    even)."""
+    op, info = key.rpartition(".")[2], _format(dt)
+    if op not in ("add", "subtract") or info is None or int(info.bits) != 6:
+        return None
+    q = float(info.smallest_subnormal)
+    units = np.arange(32, dtype=np.uint8).view(dt).astype(np.float64) / q
+    if not (np.isfinite(units).all() and (units == np.round(units)).all() and units.max() <= 63):
+        return None
+    with np.errstate(all="ignore"):
+        encode = (np.arange(128) * q).astype(np.float32).astype(dt).view(np.uint8) & 0x1F
+    return np.concatenate([_chained(units.astype(np.uint8), 2), _chained(encode, 8)])
+
+
+def _fixed_form(key: str, dt: np.dtype, table: np.ndarray, mod: Any) -> Form:
+    """add/subtract of f6E2M3FN as signed bytes (:func:`fixed_spec`)."""
+    spec = fixed_spec(key, dt)
+    if spec is None:
+        return None
+    t, subtract = table.view(np.uint8), key.endswith("subtract")
+
+    def loop(a: np.ndarray, b: np.ndarray, o: np.ndarray) -> None:
+        mod.fixed_sums(spec, t, a, b, o, subtract)
+
+    return loop, loop
+
+
 def scaled_form(key: str, table: np.ndarray, dt: np.dtype) -> np.ndarray | None:
     """The spec of ``_bytes_jit.scaled_pairs`` for a product (``key`` ends in "multiply") or
     quotient ("divide") ``table`` of a signed 6- or 8-bit float format with 1-3 mantissa bits,
@@ -252,11 +294,8 @@ def scaled_form(key: str, table: np.ndarray, dt: np.dtype) -> np.ndarray | None:
     p, q = (bias, bias) if op == "multiply" else (bias + 1, bias)  # results stay normal
     e0 = p + q - bias if op == "multiply" else p - q + bias
     r = t[((p << m) | frac)[:, None], ((q << m) | frac)[None, :]] - (e0 << m)
-    chunks = np.zeros((4, 16), np.uint8)
-    chunks.reshape(-1)[:r.size] = r.reshape(-1) & 0xFF
-    chunks[:3] ^= chunks[1:]  # each chunk xor the next (the loop's lookup undoes it)
     spec = np.zeros(mod.SCALED_SPEC, np.uint8)
-    spec[:128] = np.repeat(chunks[:, None, :], 2, axis=1).reshape(-1)
+    spec[:128] = _chained(r.reshape(-1) & 0xFF, 4)
     negative_zero = float(np.array(sign, np.uint8).view(dt)) == 0.0
     spec[128:140] = [m, (-bias if op == "multiply" else bias) & 0xFF,
                      0 if op == "multiply" else 0xFF, (top >> m) + 1, 1 << m, top - (1 << m),
