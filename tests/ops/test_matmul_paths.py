@@ -5,6 +5,7 @@
   interpreter and XLA's naive loops use). This pins numpy's row-by-row add of an outer axis.
 * Integer contractions through float32 BLAS must equal exact integer arithmetic.
 * BLAS threads are decided per GEMM.
+* The compiled small product (loop bodies) gives the numpy path's bits.
 """
 
 from __future__ import annotations
@@ -141,3 +142,88 @@ def test_i8_contraction_of_1024_reaches_two_to_the_24_exactly() -> None:
     assert got.dtype == np.int32
     np.testing.assert_array_equal(got, a.astype(np.int64) @ b.astype(np.int64))
     assert got[0, 0, 0] == 2 ** 24
+
+
+def _compiled_sequential():
+    from shlo.ops import _half
+
+    if not _half.available():
+        pytest.skip("numba is not installed (or SHLO_NO_JIT is set)")
+    f = mm._SEQUENTIAL.get()
+    assert f is not None  # (its load checks it on a few values first)
+    return f
+
+
+@pytest.mark.parametrize("shape", [s for s in SHAPES if s[0] == 1])
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_compiled_small_product_equals_numpy(shape, dt) -> None:
+    """The compiled sequential product (``_dot_jit.sequential_matmul``): the bits of
+    matmul's numpy path, signed zeros and infinities included, wherever no result is a NaN;
+    and it says when one is (its caller then takes numpy's path)."""
+    f = _compiled_sequential()
+    _, m, k, n = shape
+    rng = np.random.default_rng(sum(shape) + 1)
+    with np.errstate(all="ignore"):
+        a, b = _operands(1, m, k, n, dt, rng)
+        for x in (a, np.where(np.isnan(a), dt(-0.0), a)):  # with NaNs, and without
+            out = np.empty((m, n), dt)
+            nan = f(np.ascontiguousarray(x[0]), np.ascontiguousarray(b[0]), out)
+            want = mm._float_matmul(x, b)[0]
+            assert nan == bool(np.isnan(want).any())
+            if not nan:
+                np.testing.assert_array_equal(out.view(f"u{out.itemsize}"),
+                                              want.view(f"u{want.itemsize}"))
+
+
+def test_compiled_small_product_loads_when_worth_it(monkeypatch) -> None:
+    """The compiled product is asked for only after SWITCH_CALLS small products through
+    numpy, or at once where numba is already imported; within ``numpy_only`` never."""
+    import sys
+
+    from shlo.ops import _half
+
+    f = _compiled_sequential()
+    monkeypatch.setattr(mm._SEQUENTIAL, "value", None)
+    monkeypatch.delitem(sys.modules, "numba")
+    monkeypatch.setattr(mm, "_cold_calls", mm.SWITCH_CALLS - 2)
+    assert mm.compiled_sequential() is None and mm.compiled_sequential() is None
+    assert mm._cold_calls == mm.SWITCH_CALLS and mm._SEQUENTIAL.value is None
+    assert mm.compiled_sequential() is f
+    with _half.numpy_only():
+        assert mm.compiled_sequential() is None
+
+
+@pytest.mark.parametrize("dims", ["[1] x [0]", "[0] x [0]", "[1] x [1]"])
+def test_dot_general_in_a_loop_takes_the_compiled_product(dims) -> None:
+    """dot_general of small static shapes (a matrix times a vector, transposed operands):
+    the compiled product's bits are the numpy path's (``numpy_only``), and it is the one
+    that ran."""
+    import shlo
+    from shlo.ops import _half
+
+    f = _compiled_sequential()
+    rng = np.random.default_rng(5)
+    lhs = rng.standard_normal((16, 12)).astype(np.float32)
+    lhs[2, 3], lhs[4, 0] = -0.0, np.inf
+    rhs_shape = {"[1] x [0]": (12, 7), "[0] x [0]": (16, 7), "[1] x [1]": (7, 12)}[dims]
+    rhs = rng.standard_normal(rhs_shape).astype(np.float32)
+    out = {"[1] x [0]": "16x7", "[0] x [0]": "12x7", "[1] x [1]": "16x7"}[dims]
+    text = f"""func.func @main(%a: tensor<16x12xf32>, %b: tensor<{rhs_shape[0]}x{rhs_shape[1]}xf32>) -> tensor<{out}xf32> {{
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = {dims} : (tensor<16x12xf32>, tensor<{rhs_shape[0]}x{rhs_shape[1]}xf32>) -> tensor<{out}xf32>
+  return %0 : tensor<{out}xf32>
+}}"""
+    module = shlo.parse(text)
+    with _half.numpy_only():
+        want = np.asarray(shlo.run(module, lhs, rhs))
+    calls = []
+
+    def spy(a, b, o):
+        calls.append(a.shape)
+        return f(a, b, o)
+
+    import unittest.mock
+
+    with unittest.mock.patch.object(mm._SEQUENTIAL, "value", spy):
+        got = np.asarray(shlo.run(module, lhs, rhs))
+    assert calls
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))

@@ -25,7 +25,7 @@ from ...syntax.parser import canonical_struct_params
 from ...types import QuantizedType, TensorType, Type
 from .. import _constraints as _c
 from .contraction_checks import precision_config_ok, quantized_dot_like_ok, result_shape_ok
-from .matmul import DotAlgorithm, Matmul, product_for, sequential_slabs
+from .matmul import DotAlgorithm, Matmul, compiled_sequential, product_for, sequential_slabs
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...errors import Diagnostics
@@ -239,6 +239,8 @@ def _sequential_product(matmul: Matmul, m: int, k: int, n: int, lhs_shape: tuple
     products shaped (K, N) when M = 1 and (K, M) when N = 1. ``lhs_shape``/``rhs_shape``: the
     operand's shape when it needs no transpose (None: transpose by the perm first)."""
     zero, add_reduce, multiply = matmul.compute.type(0), np.add.reduce, np.multiply
+    dtype, contiguous = matmul.compute, np.ascontiguousarray
+    compilable = dtype in (np.float32, np.float64)
     # the operand shapes the product takes: A.T as (K, M) (a transposed view), B as (K, N)
     if m == 1:
         lshape, rshape, at = (k, 1), (k, n), False
@@ -252,10 +254,19 @@ def _sequential_product(matmul: Matmul, m: int, k: int, n: int, lhs_shape: tuple
     lperm = None if lhs_shape is not None else lhs_perm
     rperm = None if rhs_shape is not None else rhs_perm
     general = m > 1 and n > 1
+    # the compiled product's (M, K), (K, N) and (M, N) arrays: reshaped unless already so
+    mk, kn, mn = lhs_shape == (m, k), rhs_shape == (k, n), out_shape == (m, n)
 
     def direct(lhs: Any, rhs: Any) -> Any:
         a = lhs if lperm is None else lhs.transpose(lperm)
         b = rhs if rperm is None else rhs.transpose(rperm)
+        compiled = compiled_sequential() if compilable else None
+        if compiled is not None:  # one compiled call (no NaN in the result: numpy's bits)
+            out = np.empty(out_shape, dtype)
+            if not compiled(contiguous(a) if mk else contiguous(a).reshape(m, k),
+                            contiguous(b) if kn else contiguous(b).reshape(k, n),
+                            out if mn else out.reshape(m, n)):
+                return out
         if not lkeep:
             a = a.reshape(lshape)
         if at:

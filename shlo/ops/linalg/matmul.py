@@ -19,6 +19,7 @@ It knows no op: the ops' kernels (``dot.py``, ``convolution.py``) bring their op
 
 from __future__ import annotations
 
+import sys
 import threading
 from typing import Any, Callable
 
@@ -29,6 +30,7 @@ from ...dtypes import F32, F64, finfo, float_compute_dtype
 from ...types import ComplexType, ElementType, FloatType, IntegerType, TensorType, element_type
 from .. import _half, _pool
 from .._half import half_format
+from .._lazy import Once
 from .._numeric import from_f64, int_to_float, round_f64_to
 
 __all__ = ["Matmul", "DotAlgorithm", "blas_matmul", "finisher", "wrap_integers"]
@@ -336,6 +338,49 @@ def sequential_slabs(matmul: Matmul, m: int, k: int, n: int, lhs: np.dtype,
     starting from +0 is the same as adding +0 at the end, see :func:`_float_matmul`)."""
     return (plain_float(matmul, lhs, rhs) and m * n > 1 and 0 < k <= _SEQUENTIAL_MAX_K and
             m * n * k <= _SEQUENTIAL_MAX_WORK)
+
+
+SWITCH_CALLS = 100_000
+"""Small products a process computes through numpy (~5 us each: ~0.5 s) before it loads the
+compiled one (:mod:`._dot_jit`; numba's import ~0.5 s), at once where numba is loaded."""
+_cold_calls = 0
+
+
+def compiled_sequential() -> Callable[[np.ndarray, np.ndarray, np.ndarray], bool] | None:
+    """:func:`._dot_jit.sequential_matmul` (``(a, b, out) -> whether out holds a NaN``), the
+    sequential product of :func:`_float_matmul` for one (M, K) x (K, N) product of f32 or f64
+    C-contiguous operands, where compiled code may run and the process has computed
+    :data:`SWITCH_CALLS` small products or loaded numba already; else None (take numpy's)."""
+    global _cold_calls
+    f = _SEQUENTIAL.value
+    if f is None:
+        if _cold_calls < SWITCH_CALLS and "numba" not in sys.modules:
+            _cold_calls += 1
+            return None
+        if not _half.jit_allowed():
+            return None
+        f = _SEQUENTIAL.get()
+    return f if f and not _half.jit_suspended() else None
+
+
+def _load_sequential() -> Any:
+    try:
+        from ._dot_jit import sequential_matmul
+
+        # compiled (or read from numba's cache) for both dtypes, and checked once
+        for dt in (np.float32, np.float64):
+            a = np.array([[-0.0, 1.5, 3.0], [2.0, -0.0, 0.25]], dt)
+            b = np.array([[1.0, -0.0], [-2.0, 4.0], [0.5, 1e-30]], dt)
+            out = np.empty((2, 2), dt)
+            want = _float_matmul(a[None], b[None])[0]
+            if sequential_matmul(a, b, out) or out.tobytes() != want.tobytes():
+                return False
+        return sequential_matmul
+    except Exception:  # numba absent, or a compile error on this platform
+        return False
+
+
+_SEQUENTIAL = Once(_load_sequential)
 
 
 def _float_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
