@@ -16,9 +16,9 @@ wide side) and computes what numpy / ml_dtypes compute element by element, in th
 * compare, maximum, minimum: on the widened values, results picked from the operands' bits;
 * reduction trees of add and multiply, nodes computed as the element-wise loops do.
 
-The one-byte formats' loops (tables, f4's in registers, a product's factoring by exponents)
-are in :mod:`._bytes_jit`, whose names this module gives :mod:`._half` too; ``select_bits``
-serves every type.
+The one-byte formats' loops (tables, conversions) are in :mod:`._bytes_jit`, their binary ops
+computed in registers in :mod:`._pairs_jit`; this module gives :mod:`._half` their names too.
+``select_bits`` serves every type.
 """
 
 from __future__ import annotations
@@ -32,9 +32,10 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from ._bytes_jit import (_JIT, ARITH_FORMS, FIXED_SPEC, SCALED, SCALED_SPEC, exact_arithmetic,
-                         fixed_sums, gather16, gather_pairs, narrow_by_rounding, narrow_by_table,
-                         nibble_pairs, scaled_pairs, sign_but_zero, tree_pairs, widen_bytes)
+from ._bytes_jit import (_JIT, SCALED, gather16, gather_pairs, narrow_by_rounding,
+                         narrow_by_table, sign_but_zero, tree_pairs, widen_bytes)
+from ._pairs_jit import (ARITH_FORMS, FIXED_SPEC, SCALED_SPEC, exact_arithmetic, fixed_sums,
+                         nibble_pairs, scaled_pairs)
 
 __all__ = ["f16_to_f32", "f32_to_f16", "bf16_to_f32", "f32_to_bf16", "BINARY", "gather16",
            "gather_pairs", "nibble_pairs", "scaled_pairs", "exact_arithmetic", "ARITH_FORMS",

@@ -548,7 +548,7 @@ def _bit_patterns(t, n, seed):
 @pytest.mark.parametrize("op", ["multiply", "divide"])
 def test_factored_products_equal_the_table(t, op):
     """Products and quotients of one-byte floats by their factoring by exponents
-    (``_bytes_jit.scaled_pairs``): accepted for every format with 1-3 mantissa bits, and the
+    (``_pairs_jit.scaled_pairs``): accepted for every format with 1-3 mantissa bits, and the
     same bits as ml_dtypes' arithmetic on every pair (32-lane blocks and looked-up lanes), on
     normal-distributed values (mostly blocks) and at lengths around the blocks."""
     from shlo.ops.elementwise import _pair_forms
@@ -580,7 +580,7 @@ def test_factored_products_equal_the_table(t, op):
                                 "power", "remainder", "atan2"])
 def test_f4_pairs_in_registers_equal_ml_dtypes(op):
     """f4E2M1FN binary ops by their table on the 16 codes in AVX2 registers
-    (``_bytes_jit.nibble_pairs``): accepted for each op, the same bits as ml_dtypes' arithmetic
+    (``_pairs_jit.nibble_pairs``): accepted for each op, the same bits as ml_dtypes' arithmetic
     (the careful path) on every byte pair, spare high bits included, and at lengths around
     the 32-lane blocks; a table with one wrong entry is rejected, and so are maximum and
     minimum, whose results keep an operand's spare high bits (they keep the byte table)."""
@@ -611,7 +611,7 @@ def test_f4_pairs_in_registers_equal_ml_dtypes(op):
 @pytest.mark.parametrize("op", ["add", "subtract", "multiply", "divide"])
 def test_sums_in_registers_equal_ml_dtypes(t, op):
     """Sums and differences of one-byte floats, products and quotients of f6 ones, in f16/f32
-    arithmetic (``_bytes_jit.exact_arithmetic``): the same bits as ml_dtypes' arithmetic on
+    arithmetic (``_pairs_jit.exact_arithmetic``): the same bits as ml_dtypes' arithmetic on
     every pair (NaN and infinity operands looked up, overflow, zeros of both signs, 0 / 0, f6
     bytes with spare high bits), on normal-distributed values and at lengths around the
     32-lane blocks;
@@ -652,7 +652,7 @@ def test_sums_in_registers_equal_ml_dtypes(t, op):
 
 @pytest.mark.parametrize("op", ["add", "subtract"])
 def test_f6_sums_as_signed_bytes(op):
-    """f6E2M3FN sums and differences as signed bytes (``_bytes_jit.fixed_sums``): its values
+    """f6E2M3FN sums and differences as signed bytes (``_pairs_jit.fixed_sums``): its values
     are multiples of 1/8 up to 60/8, so each sum is exact in a byte. Offered for that format
     alone (f6E3M2FN reaches 448 sixteenths; f4 has its 16 x 16 table); equal to the table on
     every pair (spare high bits, both zeros: -0 only from -0 + -0 or -0 - +0), and one wrong

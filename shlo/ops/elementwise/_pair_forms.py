@@ -2,7 +2,7 @@
 
 A lookup costs ~1.2 cycles per element on this project's machine whatever the loop
 (docs/performance.md, "Issue 17, stop 30"), about twice a float32 kernel's time. Where a table
-has a form that registers compute, that form runs instead (``_bytes_jit``):
+has a form that registers compute, that form runs instead (``_bytes_jit``, ``_pairs_jit``):
 
 * the widening to float32 (``convert``): the bits placed as an f16's, widened and scaled
   (``widen_bytes``); the narrowing from float32: subnormal results rounded by the float32
@@ -200,7 +200,7 @@ _ARITH_OPS = {"add": 0, "multiply": 1, "divide": 2, "subtract": 3}
 
 def _arithmetic_form(key: str, dt: np.dtype, table: np.ndarray, mod: Any) -> Form:
     """add/subtract (f6/f8 with 2-4 mantissa bits), multiply and divide (f6) in f16/f32
-    arithmetic (``_bytes_jit.exact_arithmetic``): NaN and infinity operands looked up, the
+    arithmetic (``_pairs_jit.exact_arithmetic``): NaN and infinity operands looked up, the
     overflow code the cast's of a large float32 (a NaN, the infinity, f6's largest finite),
     0 / 0 the table's."""
     op, info = key.rpartition(".")[2], _format(dt)
@@ -237,7 +237,7 @@ def _factored_form(key: str, dt: np.dtype, table: np.ndarray, mod: Any) -> Form:
 
 
 def _chained(entries: np.ndarray, chunks: int) -> np.ndarray:
-    """A table of up to 16 * ``chunks`` byte ``entries`` as ``_bytes_jit._chained`` reads
+    """A table of up to 16 * ``chunks`` byte ``entries`` as ``_pairs_jit._chained`` reads
     it: 16-entry chunks, each but the last xor the next one, each twice."""
     table = np.zeros((chunks, 16), np.uint8)
     table.reshape(-1)[:entries.size] = entries
@@ -246,7 +246,7 @@ def _chained(entries: np.ndarray, chunks: int) -> np.ndarray:
 
 
 def fixed_spec(key: str, dt: np.dtype) -> np.ndarray | None:
-    """The spec of ``_bytes_jit.fixed_sums`` for add/subtract (``key``) of an f6 format whose
+    """The spec of ``_pairs_jit.fixed_sums`` for add/subtract (``key``) of an f6 format whose
     values are multiples of its least subnormal q up to 63 q (f6E2M3FN), else None: each
     magnitude code's multiple of q, and each multiple's code (the float32 cast's, ties to
     even)."""
@@ -276,7 +276,7 @@ def _fixed_form(key: str, dt: np.dtype, table: np.ndarray, mod: Any) -> Form:
 
 
 def scaled_form(key: str, table: np.ndarray, dt: np.dtype) -> np.ndarray | None:
-    """The spec of ``_bytes_jit.scaled_pairs`` for a product (``key`` ends in "multiply") or
+    """The spec of ``_pairs_jit.scaled_pairs`` for a product (``key`` ends in "multiply") or
     quotient ("divide") ``table`` of a signed 6- or 8-bit float format with 1-3 mantissa bits,
     derived from the table itself: ``R`` is the table at operands of fixed exponents. None for
     other ops and formats (and where the compiled loop cannot run)."""
