@@ -300,19 +300,21 @@ def _arith32(typingctx, spec, table, x, y, out, n, form):  # type: ignore[no-unt
             # f6 products and quotients: magnitudes only, the sign the xor of the operands'
             # (five instructions fewer per operand than placing signed codes)
             unsigned = bits == 6 and op in (1, 2)
-            codes, sign, mags, coded = [], c(0), [], ir.Constant(ir.VectorType(i1, 32), [0] * 32)
+            codes, sign, mags = [], c(0), []
+            coded = ir.Constant(ir.VectorType(i1, 32), [0] * 32)  # spec[1] either side
             for v in (xs, ys):
                 v = b_.load(b_.bitcast(b_.gep(v.data, [i]), vb.as_pointer()), align=1)
                 mag = b_.and_(v, c(magmask))
                 zero = b_.and_(zero, b_.icmp_unsigned("==", mag, c(0)))
-                mags.append(mag)
-                coded = b_.or_(coded, b_.icmp_unsigned("==", v, nan_code))
-                # ml_dtypes: any bit above the magnitude is the sign
-                negative = b_.sext(b_.icmp_unsigned(">", v, c(magmask)), vb)
-                if unsigned:
-                    sign, v = b_.xor(sign, negative), mag
-                elif bits != 8:
-                    v = b_.or_(mag, b_.and_(negative, c(0x80)))
+                if bits == 8:  # the byte placed as it is; NaN, infinity lanes found below
+                    mags.append(mag)
+                    coded = b_.or_(coded, b_.icmp_unsigned("==", v, nan_code))
+                else:  # ml_dtypes: any bit above an f6 magnitude is the sign
+                    negative = b_.sext(b_.icmp_unsigned(">", v, c(magmask)), vb)
+                    if unsigned:
+                        sign, v = b_.xor(sign, negative), mag
+                    else:
+                        v = b_.or_(mag, b_.and_(negative, c(0x80)))
                 codes.append(v)
             results = []
             for order in unpack:
